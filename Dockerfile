@@ -1,0 +1,53 @@
+# syntax=docker/dockerfile:1
+# One image for all five services; the command picks the service:
+#   docker run moniro node services/<gateway|agent-runner|tool-executor|scheduler|signal-bridge>/dist/main.js
+# Services read MONIRO_* variables (docs/configuration.md, docs/deployment.md).
+
+ARG NODE_IMAGE=node:20-slim
+
+# ---- build: install with dev dependencies, compile, then drop dev dependencies
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+
+# Manifests first, so `npm ci` is cached until a dependency changes.
+COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY libs/bus/package.json libs/bus/
+COPY libs/cli/package.json libs/cli/
+COPY libs/config/package.json libs/config/
+COPY libs/envelopes/package.json libs/envelopes/
+COPY libs/llm/package.json libs/llm/
+COPY libs/ports/package.json libs/ports/
+COPY libs/store/package.json libs/store/
+COPY libs/telemetry/package.json libs/telemetry/
+COPY libs/tool-catalog/package.json libs/tool-catalog/
+COPY services/agent-runner/package.json services/agent-runner/
+COPY services/gateway/package.json services/gateway/
+COPY services/scheduler/package.json services/scheduler/
+COPY services/signal-bridge/package.json services/signal-bridge/
+COPY services/tool-executor/package.json services/tool-executor/
+RUN npm ci --ignore-scripts
+
+COPY libs libs
+COPY services services
+# Only the runtime's projects (and what they reference), not test/ or bench/.
+RUN npx tsc --build libs/cli services/gateway services/agent-runner services/tool-executor services/scheduler services/signal-bridge \
+ && npm prune --omit=dev --ignore-scripts \
+ && find libs services -maxdepth 2 \( -name src -o -name '*.tsbuildinfo' -o -name 'tsconfig.json' \) -exec rm -rf {} +
+
+# ---- runtime: compiled JavaScript and production dependencies only
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    MONIRO_HTTP_HOST=0.0.0.0 \
+    MONIRO_AGENTS_DIR=/etc/moniro/agents \
+    MONIRO_WORKSPACES_DIR=/data/workspaces
+WORKDIR /app
+COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/libs libs
+COPY --from=build /app/services services
+RUN mkdir -p /etc/moniro/agents /data/workspaces && chown -R node:node /data
+USER node
+# gateway API; health/metrics ports of the other services (see docs/deployment.md)
+EXPOSE 8080 9101 9102 9103 9104
+CMD ["node", "services/gateway/dist/main.js"]

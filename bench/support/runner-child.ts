@@ -1,0 +1,80 @@
+import { join } from "node:path";
+import { writeHeapSnapshot } from "node:v8";
+import { loopSettings, startRunner, staticDirectory } from "@moniro/agent-runner";
+import { createSubjects } from "@moniro/envelopes";
+import { connect } from "@nats-io/transport-node";
+import { Redis } from "ioredis";
+import { countRedisCommands, natsMessagesOut } from "./diagnostics.js";
+import { inputNumbers } from "./input-counter.js";
+import { instantLlm, newUserText } from "./instant-llm.js";
+
+/**
+ * A runner process for the benchmarks that need the runner alone in its
+ * process (throughput over several runners, memory): the real startRunner
+ * with the zero-latency model. It reports the numbered inputs (`input #n;`)
+ * its model sees to the parent over IPC, batched, and answers `memory`
+ * (after full GCs; started with --expose-gc) and `stop`.
+ *
+ * argv: namespace prefix agentPrefix agentCount holder
+ */
+type ParentMessage = { type: "memory" } | { type: "sent" } | { type: "snapshot"; dir: string } | { type: "stop" };
+
+const [namespace, prefix, agentPrefix, count, holder] = process.argv.slice(2);
+if (!namespace || !prefix || !agentPrefix || !count || !holder) {
+  throw new Error("usage: runner-child.js <namespace> <redisPrefix> <agentPrefix> <agentCount> <holder>");
+}
+const send = (message: unknown) => process.send?.(message);
+let seen: number[] = [];
+const flush = setInterval(() => {
+  if (seen.length === 0) return;
+  send({ type: "seen", inputs: seen, at: Date.now() });
+  seen = [];
+}, 20);
+
+const settings = loopSettings({ model: "bench-model", systemPrompt: "You are a benchmark agent.", tools: [] });
+const agents = Array.from({ length: Number(count) }, (_, i) => {
+  const name = `${agentPrefix}${i}`;
+  return {
+    name,
+    settings,
+    llm: instantLlm(name, (_agent, request) => {
+      seen.push(...inputNumbers(newUserText(request)));
+      return { text: "ok" };
+    }),
+  };
+});
+const nc = await connect({ servers: process.env.MONIRO_NATS_URL ?? "nats://127.0.0.1:4222", name: holder });
+const redis = new Redis(process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379");
+const redisCommands = countRedisCommands(redis);
+const runner = await startRunner({
+  holder,
+  subjects: createSubjects(namespace),
+  nc,
+  redis,
+  redisPrefix: prefix,
+  directory: staticDirectory(agents, "the benchmark's agent list"),
+});
+
+process.on("message", async (message: ParentMessage) => {
+  if (message.type === "memory") {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    for (let i = 0; i < 4; i++) {
+      gc?.();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const usage = process.memoryUsage();
+    send({ type: "memory", heap: usage.heapUsed, rss: usage.rss, running: runner.runtime.running().length, gc: !!gc });
+  } else if (message.type === "sent") {
+    send({ type: "sent", redisCommands: redisCommands.count(), natsMessages: natsMessagesOut(nc) });
+  } else if (message.type === "snapshot") {
+    send({ type: "snapshot", file: writeHeapSnapshot(join(message.dir, `runner-${process.pid}.heapsnapshot`)) });
+  } else if (message.type === "stop") {
+    clearInterval(flush);
+    await runner.stop();
+    await nc.drain();
+    redis.disconnect();
+    send({ type: "stopped" });
+    process.exit(0);
+  }
+});
+send({ type: "ready" });

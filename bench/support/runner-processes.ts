@@ -1,0 +1,152 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createSubjects, stamp } from "@moniro/envelopes";
+import { jetstream } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { Redis } from "ioredis";
+import { cleanup, NATS_URL, REDIS_URL } from "./bench-runner.js";
+import { randomToken } from "./random.js";
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), "runner-child.js");
+
+type ChildMessage =
+  | { type: "ready" }
+  | { type: "seen"; inputs: number[]; at: number }
+  | { type: "memory"; heap: number; rss: number; running: number; gc: boolean }
+  | { type: "sent"; redisCommands: number; natsMessages: number }
+  | { type: "snapshot"; file: string }
+  | { type: "stopped" };
+
+export interface Memory {
+  heap: number;
+  rss: number;
+  running: number;
+}
+
+/**
+ * Runner processes (bench/support/runner-child) sharing one random namespace
+ * and key prefix, with `agents` agents named `<agentPrefix><i>`. Counts the
+ * numbered inputs their models see; `close()` stops them and deletes what
+ * the namespace made.
+ */
+export async function startRunnerProcesses(options: { runners: number; agents: number; inputs: number }) {
+  const namespace = randomToken("bench");
+  const prefix = `${namespace}:`;
+  const agentPrefix = "a";
+  const subjects = createSubjects(namespace);
+  const counts = new Uint16Array(options.inputs);
+  let seen = 0;
+  let duplicates = 0;
+  let lastSeenAt = 0;
+  const waiters: Array<() => void> = [];
+  const children: ChildProcess[] = [];
+  const onMessage = (message: ChildMessage) => {
+    if (message.type !== "seen") return;
+    for (const n of message.inputs) {
+      if (!(n >= 0 && n < counts.length)) continue;
+      const count = counts[n] ?? 0;
+      counts[n] = count + 1;
+      if (count === 0) seen++;
+      else duplicates++;
+    }
+    lastSeenAt = performance.now();
+    if (seen === counts.length) for (const waiter of waiters.splice(0)) waiter();
+  };
+  for (let i = 0; i < options.runners; i++) {
+    const child = fork(CHILD, [namespace, prefix, agentPrefix, String(options.agents), `${namespace}-r${i}`], {
+      // MONIRO_BENCH_CPU_PROF=<dir> profiles the runner processes (docs/performance.md).
+      execArgv: [
+        "--expose-gc",
+        ...(process.env.MONIRO_BENCH_CPU_PROF
+          ? ["--cpu-prof", `--cpu-prof-dir=${process.env.MONIRO_BENCH_CPU_PROF}`]
+          : []),
+      ],
+      env: { ...process.env, MONIRO_NATS_URL: NATS_URL, MONIRO_REDIS_URL: REDIS_URL },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    child.on("message", onMessage);
+    children.push(child);
+    await reply(child, "ready", undefined, 30_000);
+  }
+  const nc: NatsConnection = await connect({ servers: NATS_URL });
+  const js = jetstream(nc);
+
+  return {
+    namespace,
+    pids: children.map((child) => child.pid ?? -1),
+    agentName: (i: number) => `${agentPrefix}${i}`,
+    async publish(agent: string, text: string): Promise<void> {
+      const envelope = { ...stamp(), agent, source: "http:bench", replyTo: "http:bench", text };
+      await js.publish(subjects.in(agent), JSON.stringify(envelope));
+    },
+    stats: () => ({ seen, duplicates, lastSeenAt, missing: counts.length - seen }),
+    allSeen(timeoutMs: number): Promise<boolean> {
+      if (seen === counts.length) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    },
+    /** Heap and RSS of each runner after full GCs. */
+    memory: (): Promise<Memory[]> =>
+      Promise.all(children.map((child) => reply<Memory>(child, "memory", { type: "memory" }, 30_000))),
+    /** Redis commands and NATS messages the runners sent so far, summed. */
+    async sent(): Promise<{ redisCommands: number; natsMessages: number }> {
+      const all = await Promise.all(
+        children.map((child) =>
+          reply<{ redisCommands: number; natsMessages: number }>(child, "sent", { type: "sent" }, 30_000),
+        ),
+      );
+      return all.reduce((sum, one) => ({
+        redisCommands: sum.redisCommands + one.redisCommands,
+        natsMessages: sum.natsMessages + one.natsMessages,
+      }));
+    },
+    /** Heap snapshots of the runners, written to `dir` (for a look at what an idle agent keeps). */
+    snapshot: (dir: string): Promise<Array<{ file: string }>> =>
+      Promise.all(
+        children.map((child) => reply<{ file: string }>(child, "snapshot", { type: "snapshot", dir }, 60_000)),
+      ),
+    async close(): Promise<void> {
+      await Promise.all(
+        children.map((child) =>
+          child.exitCode === null
+            ? reply(child, "stopped", { type: "stop" }, 30_000).catch(() => child.kill("SIGKILL"))
+            : undefined,
+        ),
+      );
+      const redis = new Redis(REDIS_URL);
+      try {
+        await cleanup(nc, redis, subjects, prefix);
+      } finally {
+        redis.disconnect();
+        await nc.close();
+      }
+    },
+  };
+}
+
+function reply<T>(child: ChildProcess, type: string, request: unknown, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`runner process did not answer '${type}' within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const onMessage = (message: ChildMessage) => {
+      if (message.type !== type) return;
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      resolve(message as T);
+    };
+    child.on("message", onMessage);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`runner process exited with ${code} before answering '${type}'`));
+    });
+    if (request !== undefined) child.send(request as object);
+  });
+}

@@ -1,0 +1,126 @@
+import { cpus, loadavg } from "node:os";
+import { NatsToolBus } from "@moniro/agent-runner";
+import { createBus } from "@moniro/bus";
+import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
+import { connect } from "@nats-io/transport-node";
+import { NATS_URL } from "./support/bench-runner.js";
+import { cpuMs } from "./support/proc.js";
+import { randomToken } from "./support/random.js";
+import { type Row, report } from "./support/report.js";
+import { type ServiceProcess, startServiceStack } from "./support/service-stack.js";
+
+/** Calls one executor runs at once (MONIRO_TOOL_CONCURRENCY). */
+const CONCURRENCY = 4;
+/** Rounds of calls per slot: each run is ROUNDS × 0.2 s long at best. */
+const ROUNDS = 15;
+/** Calls the client keeps in flight per executor slot: more than the fleet takes, so it never waits on the client. */
+const OFFERED = 2;
+const FLEETS = [1, 2, 4];
+
+async function counterOf(service: ServiceProcess, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
+
+/**
+ * Issue 4: throughput of `exec sleep 0.2` with 1, 2 and 4 tool-executor
+ * processes. Each executor runs at most CONCURRENCY calls at once, so a
+ * perfect fleet completes executors × CONCURRENCY / 0.2 s calls per second.
+ * The client (the runner's NatsToolBus, with its busy retries) keeps twice
+ * that many calls in flight, so the fleet is saturated and the client is
+ * never the limit. Goal: ≥ 3.6× from 1 to 4.
+ */
+export async function run(): Promise<void> {
+  const rows: Row[] = [];
+  const rates = new Map<number, number>();
+  for (const executors of FLEETS) {
+    const stack = await startServiceStack({
+      agents: { ada: "name: ada\nmodel: mock\nbackend: mock\n" },
+      env: { MONIRO_LOG_LEVEL: "warn", MONIRO_TOOL_CONCURRENCY: String(CONCURRENCY) },
+    });
+    const nc = await connect({ servers: NATS_URL });
+    try {
+      const fleet: ServiceProcess[] = [];
+      for (let i = 0; i < executors; i++) fleet.push(await stack.start("tool-executor"));
+      const tools = new NatsToolBus(createBus(nc), createSubjects(stack.namespace), { busyRetries: 50 });
+      const call = (): ToolCallEnvelope => ({
+        ...stamp(),
+        callId: randomToken("c"),
+        agent: "ada",
+        context: "personal",
+        tool: "exec",
+        input: { command: "sleep 0.2" },
+        deadlineMs: Date.now() + 60_000,
+      });
+      await Promise.all(Array.from({ length: executors * CONCURRENCY }, () => tools.call(call())));
+      const refused0 = (await Promise.all(fleet.map((s) => counterOf(s, "moniro_tool_calls_refused_total")))).reduce(
+        (a, b) => a + b,
+        0,
+      );
+      const slots = executors * CONCURRENCY;
+      const inFlight = slots * OFFERED;
+      const total = slots * ROUNDS;
+      let started = 0;
+      let errors = 0;
+      const cpu0 = fleet.map((service) => cpuMs(service.pid));
+      const load0 = loadavg()[0] ?? Number.NaN;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          while (started < total) {
+            started++;
+            const result = await tools.call(call());
+            if (result.isError) errors++;
+          }
+        }),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      const executorCpu = fleet.reduce((sum, service, i) => sum + cpuMs(service.pid) - (cpu0[i] ?? 0), 0);
+      const refused =
+        (await Promise.all(fleet.map((s) => counterOf(s, "moniro_tool_calls_refused_total")))).reduce(
+          (a, b) => a + b,
+          0,
+        ) - refused0;
+      const rate = total / seconds;
+      rates.set(executors, rate);
+      const ideal = slots / 0.2;
+      const label = executors === 1 ? "1 executor" : `${executors} executors`;
+      rows.push(
+        {
+          metric: `${label}: calls/s (ideal ${ideal.toFixed(0)})`,
+          value: `${rate.toFixed(1)} (${((rate / ideal) * 100).toFixed(0)}%)`,
+        },
+        { metric: `  ${label}: busy refusals retried / error results`, value: `${refused} / ${errors}` },
+        {
+          metric: `  ${label}: executor CPU per call (1-min load before)`,
+          value: `${(executorCpu / total).toFixed(1)} ms (${load0.toFixed(1)})`,
+        },
+      );
+    } finally {
+      await nc.close();
+      await stack.stop();
+    }
+  }
+  const one = rates.get(1) ?? Number.NaN;
+  for (const executors of [2, 4]) {
+    const ratio = (rates.get(executors) ?? Number.NaN) / one;
+    rows.push({
+      metric: `scaling 1 → ${executors} executors`,
+      value: `${ratio.toFixed(2)}×`,
+      ...(executors === 4 ? { goal: "≥ 3.6×", met: ratio >= 3.6 } : {}),
+    });
+  }
+  report({
+    benchmark: "tool-executor-throughput",
+    title: "Tool-executor throughput: exec sleep 0.2 with 1, 2 and 4 executor processes",
+    rows,
+    notes: [
+      `MONIRO_TOOL_CONCURRENCY=${CONCURRENCY} per executor (ideal = executors × ${CONCURRENCY} / 0.2 s); the client keeps ${OFFERED}× that many calls in flight, ${ROUNDS} calls per slot, so the fleet, not the client, is the limit.`,
+      `Machine: ${cpus().length} cores shared with NATS, the client and the sleeps' bash processes; the executor CPU figure excludes the spawned bash.`,
+      "The queue group picks an executor at random: a call that meets a full executor is refused with executor_busy and retried by the runner's tool bus (counted above).",
+    ],
+  });
+}

@@ -1,0 +1,150 @@
+import type { Subjects } from "@moniro/envelopes";
+import { decode } from "@moniro/envelopes";
+import { ensureContextManager } from "@moniro/telemetry";
+import { AckPolicy, type ConsumerConfig, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
+import type { z } from "zod";
+import { dlqRecord, dlqSubjectFor, publishDlq } from "./dlq.js";
+import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
+import { inMessageSpan } from "./message-span.js";
+
+/** What a handler may return: nothing (ack), or a reason to dead-letter the envelope (term). */
+// biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing (ack) are the usual case
+export type HandlerOutcome = void | undefined | { dlq: string };
+
+export interface ConsumeOptions<S extends z.ZodType> {
+  js: JetStreamClient;
+  stream: string;
+  /** Durable consumer name (shared by every replica: each message goes to one of them). */
+  durable: string;
+  /** Subject filter inside the stream (all of it when absent). */
+  filter?: string | undefined;
+  schema: S;
+  /** DLQ origin (`in`, `out`, …): invalid envelopes go to `<ns>.dlq.<origin>`. */
+  origin: string;
+  /** The namespace's subjects (for the DLQ subject); else the filter's first token is the namespace. */
+  subjects?: Subjects | undefined;
+  /** Runs inside the message's trace context; resolves → ack, throws → nak with `retryDelayMs`. */
+  handler: (envelope: z.output<S>, msg: JsMsg) => Promise<HandlerOutcome>;
+  logger?: BusLogger | undefined;
+  /** What the envelope is called in DLQ reasons and logs ("inbound envelope"). */
+  what?: string | undefined;
+  /** Redelivery delay after a handler failure (default 1 s). */
+  retryDelayMs?: number | undefined;
+  /** How long a message may stay unacknowledged before redelivery (default 30 s). */
+  ackWaitMs?: number | undefined;
+  /** Called after each DLQ record is published (a metrics counter). */
+  onDlq?: ((record: { origin: string; subject: string; reason: string }) => void) | undefined;
+  /** Messages buffered per pull (default 64). */
+  maxMessages?: number | undefined;
+}
+
+export interface EnvelopeConsumer {
+  /** Stops pulling and waits for the message in hand to finish. */
+  stop(): Promise<void>;
+  /** Resolves when the consume loop ends (after stop, or if the consumer was deleted). */
+  done: Promise<void>;
+}
+
+/**
+ * A durable JetStream consumer of envelopes. Each message is decoded with the
+ * schema: invalid → a DLQ record with the zod issues, then `term`; valid →
+ * `handler` inside the message's trace context, `ack` after it resolved (or
+ * DLQ + term when it returns `{ dlq }`), `nak` with a delay when it throws.
+ * Nothing a message contains stops the loop.
+ */
+export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOptions<S>): Promise<EnvelopeConsumer> {
+  ensureContextManager();
+  const { js, stream, durable } = options;
+  const logger = options.logger ?? silentBusLogger;
+  const what = options.what ?? "envelope";
+  const dlqSubject = options.subjects
+    ? options.subjects.dlq(options.origin)
+    : dlqSubjectFor(options.filter ?? stream.toLowerCase(), options.origin);
+  await ensureConsumer(js, stream, durable, {
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: (options.ackWaitMs ?? 30_000) * 1_000_000,
+    ...(options.filter ? { filter_subject: options.filter } : {}),
+  });
+  const consumer = await js.consumers.get(stream, durable);
+  const messages = await consumer.consume({ max_messages: options.maxMessages ?? 64 });
+
+  async function toDlq(msg: JsMsg, reason: string, issues: { path: string; message: string }[]): Promise<void> {
+    await publishDlq(
+      js,
+      dlqSubject,
+      dlqRecord({ origin: options.origin, subject: msg.subject, reason, issues, data: msg.data }),
+    );
+    logger.warn({ subject: msg.subject, dlq: dlqSubject, reason }, `${what} sent to the DLQ`);
+    options.onDlq?.({ origin: options.origin, subject: msg.subject, reason });
+  }
+
+  async function handle(msg: JsMsg): Promise<void> {
+    const decoded = decode(options.schema, msg.data, what);
+    if (!decoded.ok) {
+      await toDlq(msg, decoded.error.message, decoded.error.issues);
+      msg.term(decoded.error.message.slice(0, 200));
+      return;
+    }
+    const outcome = await options.handler(decoded.value, msg);
+    if (outcome && "dlq" in outcome) {
+      await toDlq(msg, outcome.dlq, []);
+      msg.term(outcome.dlq.slice(0, 200));
+      return;
+    }
+    msg.ack();
+  }
+
+  const done = (async () => {
+    for await (const msg of messages) {
+      const id = msg.headers?.get("Nats-Msg-Id");
+      try {
+        await inMessageSpan(
+          "receive",
+          msg,
+          { ...(id ? { "messaging.message.id": id } : {}), "moniro.redeliveries": msg.info.deliveryCount - 1 },
+          () => handle(msg),
+        );
+      } catch (error) {
+        logger.warn(
+          { subject: msg.subject, err: errorMessage(error), deliveries: msg.info.deliveryCount },
+          `${what} handling failed; it will be redelivered`,
+        );
+        msg.nak(options.retryDelayMs ?? 1_000);
+      }
+    }
+  })();
+
+  return {
+    done,
+    async stop() {
+      messages.stop();
+      await done;
+    },
+  };
+}
+
+/** Creates the durable consumer unless it exists (another replica may create it concurrently). */
+async function ensureConsumer(
+  js: JetStreamClient,
+  stream: string,
+  durable: string,
+  config: Partial<ConsumerConfig>,
+): Promise<void> {
+  const jsm = await js.jetstreamManager();
+  try {
+    await jsm.consumers.info(stream, durable);
+  } catch {
+    try {
+      await jsm.consumers.add(stream, { durable_name: durable, ...config });
+    } catch (error) {
+      if (!/already|exists/i.test(errorMessage(error))) {
+        throw new Error(
+          `could not create the durable consumer ${durable} on stream ${stream}: ${errorMessage(error)}`,
+          {
+            cause: error,
+          },
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import type { DlqIssue, DlqRecordInput } from "@moniro/envelopes";
+import { stamp } from "@moniro/envelopes";
+import type { JetStreamClient } from "@nats-io/jetstream";
+import { publishEnvelope } from "./publish.js";
+
+/** Payloads are kept up to 64 KiB in a DLQ record. */
+export const MAX_DLQ_PAYLOAD = 64 * 1024;
+
+/** `<namespace>.dlq.<origin>` for the namespace a subject or filter belongs to (its first token). */
+export function dlqSubjectFor(subjectInNamespace: string, origin: string): string {
+  const namespace = subjectInNamespace.split(".")[0] || "moniro";
+  return `${namespace}.dlq.${origin}`;
+}
+
+/** A DLQ record (dlqRecordSchema) for bytes that could not be handled. */
+export function dlqRecord(options: {
+  origin: string;
+  subject: string;
+  reason: string;
+  issues?: DlqIssue[];
+  data: Uint8Array;
+}): DlqRecordInput {
+  return {
+    ...stamp(),
+    origin: options.origin,
+    subject: options.subject,
+    reason: options.reason,
+    issues: options.issues ?? [],
+    payload: new TextDecoder().decode(options.data.subarray(0, MAX_DLQ_PAYLOAD)),
+  };
+}
+
+/** Publishes a DLQ record to JetStream (MONIRO_DLQ keeps it), with the current trace headers. */
+export async function publishDlq(js: JetStreamClient, dlqSubject: string, record: DlqRecordInput): Promise<void> {
+  await publishEnvelope(js, dlqSubject, record);
+}

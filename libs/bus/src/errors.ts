@@ -1,0 +1,67 @@
+/** A bus operation failed; `subject` says where. */
+export class BusError extends Error {
+  override name = "BusError";
+  constructor(
+    message: string,
+    readonly subject: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Nobody subscribes to the request's subject (NATS answered 503 at once). */
+export class NoRespondersError extends BusError {
+  override name = "NoRespondersError";
+  constructor(subject: string, options?: { cause?: unknown }) {
+    super(
+      `no responders on ${subject}: nothing subscribes to it right now (is the service running?)`,
+      subject,
+      options,
+    );
+  }
+}
+
+/** A responder exists (or existed) but gave no reply in time. */
+export class RequestTimeoutError extends BusError {
+  override name = "RequestTimeoutError";
+  constructor(
+    subject: string,
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`no reply on ${subject} within ${timeoutMs} ms`, subject, options);
+  }
+}
+
+/** The connection is closed or draining: nothing can be sent any more. */
+export class BusClosedError extends BusError {
+  override name = "BusClosedError";
+  constructor(subject: string, options?: { cause?: unknown }) {
+    super(`cannot use ${subject}: the NATS connection is closed or draining`, subject, options);
+  }
+}
+
+export type RequestFailure = "no-responders" | "timeout" | "closed" | "other";
+
+/** Tells the reasons a NATS request failed apart (our typed errors, or nats.js v3 errors matched by name). */
+export function requestFailure(error: unknown): RequestFailure {
+  if (error instanceof NoRespondersError) return "no-responders";
+  if (error instanceof RequestTimeoutError) return "timeout";
+  if (error instanceof BusClosedError) return "closed";
+  const chain: unknown[] = [];
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    chain.push(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  const names = chain.map((item) => `${(item as Error)?.name ?? ""} ${(item as { code?: unknown })?.code ?? ""}`);
+  const isNoResponders = chain.some(
+    (item) =>
+      typeof (item as { isNoResponders?: unknown })?.isNoResponders === "function" &&
+      (item as { isNoResponders: () => boolean }).isNoResponders(),
+  );
+  if (isNoResponders || names.some((name) => /NoResponders|no_responders|503/i.test(name))) return "no-responders";
+  if (names.some((name) => /Timeout/i.test(name))) return "timeout";
+  if (names.some((name) => /Closed|Draining/i.test(name))) return "closed";
+  return "other";
+}

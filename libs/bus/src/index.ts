@@ -1,0 +1,26 @@
+export { type Bus, createBus } from "./bus.js";
+export {
+  type ConnectOptions,
+  connectDelay,
+  connectNats,
+  type NatsConfigFields,
+  type NatsSettings,
+  natsSettingsOf,
+} from "./connect.js";
+export { type ConsumeOptions, consumeEnvelopes, type EnvelopeConsumer, type HandlerOutcome } from "./consume.js";
+export { dlqRecord, dlqSubjectFor, MAX_DLQ_PAYLOAD, publishDlq } from "./dlq.js";
+export {
+  BusClosedError,
+  BusError,
+  NoRespondersError,
+  type RequestFailure,
+  RequestTimeoutError,
+  requestFailure,
+} from "./errors.js";
+export { type BusLogger, silentBusLogger } from "./logger.js";
+export { inMessageSpan } from "./message-span.js";
+export { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";
+export { drainNats, onShutdown } from "./shutdown.js";
+export { deleteStreams, ensureStreams, type StreamKey, streamConfigs } from "./streams.js";
+export { type SubscribeOptions, subscribeEnvelopes } from "./subscribe.js";
+export { traceCarrierOf, traceContextOf, traceHeaders } from "./trace-headers.js";

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { stackOptions } from "./cli-options.js";
+import { planService, STACK_SERVICES, servicePort } from "./stack-plan.js";
+
+const options = stackOptions({}, {}, "/home/me/project", "/repo");
+
+describe("planService", () => {
+  it("starts node on the service's built entry point with its own port and the stack's URLs", () => {
+    const plan = planService("scheduler", options, { PATH: "/usr/bin", UNSET: undefined }, "/usr/bin/node");
+    expect(plan.command).toBe("/usr/bin/node");
+    expect(plan.args).toEqual(["/repo/services/scheduler/dist/main.js"]);
+    expect(plan.readyUrl).toBe("http://127.0.0.1:9103/readyz");
+    expect(plan.env).toMatchObject({
+      PATH: "/usr/bin",
+      MONIRO_NATS_URL: "nats://127.0.0.1:4222",
+      MONIRO_REDIS_URL: "redis://127.0.0.1:6379",
+      MONIRO_HTTP_HOST: "127.0.0.1",
+      MONIRO_HTTP_PORT: "9103",
+      MONIRO_AGENTS_DIR: "/home/me/project/.agents",
+      MONIRO_WORKSPACES_DIR: "/home/me/project/.moniro/workspaces",
+      MONIRO_GATEWAY_OPEN: "true",
+      OTEL_SERVICE_NAME: "scheduler",
+    });
+    expect(plan.env).not.toHaveProperty("UNSET");
+    expect(plan.env).not.toHaveProperty("MONIRO_NAMESPACE");
+    expect(plan.env).not.toHaveProperty("MONIRO_REDIS_PREFIX");
+  });
+
+  it("gives the gateway 8080 and the others 9101-9104, all distinct", () => {
+    const ports = STACK_SERVICES.map((s) => servicePort(s, options));
+    expect(servicePort("gateway", options)).toBe(8080);
+    expect(new Set(ports).size).toBe(5);
+    expect(ports.filter((p) => p !== 8080).sort()).toEqual([9101, 9102, 9103, 9104]);
+  });
+
+  it("opens the gateway only when no API keys are configured", () => {
+    const plan = planService("gateway", options, { MONIRO_API_KEYS: "k1" }, "node");
+    expect(plan.env).not.toHaveProperty("MONIRO_GATEWAY_OPEN");
+    expect(plan.env.MONIRO_API_KEYS).toBe("k1");
+  });
+
+  it("uses ports chosen for port 0, and passes namespace and key prefix", () => {
+    const chosen = stackOptions({ namespace: "demo_1", gatewayPort: "0" }, {}, "/p", "/repo");
+    const plan = planService("gateway", { ...chosen, ports: { gateway: 41000 } }, {}, "node");
+    expect(plan.env).toMatchObject({
+      MONIRO_HTTP_PORT: "41000",
+      MONIRO_NAMESPACE: "demo_1",
+      MONIRO_REDIS_PREFIX: "demo_1:",
+    });
+    expect(plan.readyUrl).toBe("http://127.0.0.1:41000/readyz");
+  });
+
+  it("keeps the user's own MONIRO_* settings but not their port or URLs", () => {
+    const custom = stackOptions({ gatewayPort: "18080", natsUrl: "nats://127.0.0.1:14222" }, {}, "/p", "/repo");
+    const plan = planService(
+      "gateway",
+      custom,
+      { MONIRO_LOG_LEVEL: "debug", MONIRO_HTTP_PORT: "1", MONIRO_GATEWAY_OPEN: "false", MONIRO_NATS_URL: "nats://x" },
+      "node",
+    );
+    expect(plan.env).toMatchObject({
+      MONIRO_LOG_LEVEL: "debug",
+      MONIRO_GATEWAY_OPEN: "false",
+      MONIRO_HTTP_PORT: "18080",
+      MONIRO_NATS_URL: "nats://127.0.0.1:14222",
+    });
+  });
+});
+
+describe("stackOptions", () => {
+  it("takes flags over MONIRO_* variables over defaults, and rejects bad ports naming the flag", () => {
+    const fromEnv = stackOptions({}, { MONIRO_REDIS_URL: "redis://127.0.0.1:7000", MONIRO_BASE_PORT: "9200" }, "/p");
+    expect(fromEnv).toMatchObject({ redisUrl: "redis://127.0.0.1:7000", basePort: 9200, dataDir: "/p/.moniro" });
+    expect(stackOptions({ redisUrl: "redis://h:1" }, { MONIRO_REDIS_URL: "redis://x" }, "/p").redisUrl).toBe(
+      "redis://h:1",
+    );
+    expect(() => stackOptions({ gatewayPort: "http" }, {}, "/p")).toThrow("--gateway-port must be a port number");
+  });
+
+  it("takes namespace, key prefix and directories from flags or MONIRO_* variables", () => {
+    const fromEnv = stackOptions(
+      {},
+      {
+        MONIRO_NAMESPACE: "dev",
+        MONIRO_REDIS_PREFIX: "mine:",
+        MONIRO_AGENTS_DIR: "defs",
+        MONIRO_WORKSPACES_DIR: "/ws",
+        MONIRO_DATA_DIR: "state",
+      },
+      "/p",
+    );
+    expect(fromEnv).toMatchObject({
+      namespace: "dev",
+      redisPrefix: "mine:",
+      agentsDir: "/p/defs",
+      workspacesDir: "/ws",
+      dataDir: "/p/state",
+    });
+    expect(stackOptions({ namespace: "t1" }, { MONIRO_NAMESPACE: "dev" }, "/p")).toMatchObject({
+      namespace: "t1",
+      redisPrefix: "t1:",
+      agentsDir: "/p/.agents",
+      workspacesDir: "/p/.moniro/workspaces",
+    });
+    expect(stackOptions({}, {}, "/p")).not.toHaveProperty("namespace");
+    expect(() => stackOptions({ namespace: "a.b" }, {}, "/p")).toThrow("--namespace must be one subject token");
+  });
+});

@@ -1,0 +1,97 @@
+import { resolve } from "node:path";
+
+/** The five services in start order: consumers before producers, the gateway (the way in) last. */
+export const STACK_SERVICES = ["tool-executor", "agent-runner", "scheduler", "signal-bridge", "gateway"] as const;
+export type StackService = (typeof STACK_SERVICES)[number];
+
+export interface StackOptions {
+  /** The repository root holding `services/<svc>/dist/main.js`. */
+  root: string;
+  /** The user's directory: `.agents/` and `.moniro/` live here. */
+  cwd: string;
+  natsUrl: string;
+  redisUrl: string;
+  gatewayPort: number;
+  /** agent-runner, tool-executor, scheduler, signal-bridge get basePort … basePort+3. 0: any free ports. */
+  basePort: number;
+  /** Ports already chosen (free ports picked for a 0 gateway or base port); these win. */
+  ports?: Partial<Record<StackService, number>>;
+  /** Agent definitions (`<cwd>/.agents` unless MONIRO_AGENTS_DIR says otherwise). */
+  agentsDir: string;
+  /** Root of the agents' workspaces (`<dataDir>/workspaces` unless MONIRO_WORKSPACES_DIR says otherwise). */
+  workspacesDir: string;
+  /** First token of every subject (MONIRO_NAMESPACE); unset: the services' default, `moniro`. */
+  namespace?: string;
+  /** Prefix of every Redis key (MONIRO_REDIS_PREFIX); unset: the services' default, `moniro:`. */
+  redisPrefix?: string;
+  /** Local state: data of servers started by `up`, logs, workspaces. */
+  dataDir: string;
+}
+
+export const DEFAULT_GATEWAY_PORT = 8080;
+export const DEFAULT_BASE_PORT = 9101;
+
+const PORT_ORDER: Record<Exclude<StackService, "gateway">, number> = {
+  "agent-runner": 0,
+  "tool-executor": 1,
+  scheduler: 2,
+  "signal-bridge": 3,
+};
+
+export function servicePort(
+  service: StackService,
+  options: Pick<StackOptions, "gatewayPort" | "basePort" | "ports">,
+): number {
+  const chosen = options.ports?.[service];
+  if (chosen !== undefined) return chosen;
+  return service === "gateway" ? options.gatewayPort : options.basePort + PORT_ORDER[service];
+}
+
+export interface ServiceLaunch {
+  service: StackService;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  port: number;
+  readyUrl: string;
+}
+
+/**
+ * How to start one service: `node services/<svc>/dist/main.js` with the
+ * parent's environment plus the stack's wiring: the per-service port, the URLs,
+ * directories, namespace and key prefix `up` resolved (from flags, else the
+ * parent's MONIRO_* variables). The gateway is open (no API key) unless the
+ * parent sets MONIRO_API_KEYS: the local stack listens on loopback only.
+ */
+export function planService(
+  service: StackService,
+  options: StackOptions,
+  parentEnv: Record<string, string | undefined>,
+  nodePath = process.execPath,
+): ServiceLaunch {
+  const port = servicePort(service, options);
+  const inherited = Object.fromEntries(
+    Object.entries(parentEnv).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  const env: Record<string, string> = {
+    ...(parentEnv.MONIRO_API_KEYS ? {} : { MONIRO_GATEWAY_OPEN: "true" }),
+    ...inherited,
+    MONIRO_NATS_URL: options.natsUrl,
+    MONIRO_REDIS_URL: options.redisUrl,
+    MONIRO_AGENTS_DIR: options.agentsDir,
+    MONIRO_WORKSPACES_DIR: options.workspacesDir,
+    ...(options.namespace ? { MONIRO_NAMESPACE: options.namespace } : {}),
+    ...(options.redisPrefix ? { MONIRO_REDIS_PREFIX: options.redisPrefix } : {}),
+    MONIRO_HTTP_HOST: "127.0.0.1",
+    MONIRO_HTTP_PORT: String(port),
+    OTEL_SERVICE_NAME: service,
+  };
+  return {
+    service,
+    command: nodePath,
+    args: [resolve(options.root, "services", service, "dist", "main.js")],
+    env,
+    port,
+    readyUrl: `http://127.0.0.1:${port}/readyz`,
+  };
+}

@@ -1,0 +1,165 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ChildHandle, Spawner } from "./child-handle.js";
+import { choosePorts } from "./free-ports.js";
+import { findExecutable, planServers, serverSearchDirs } from "./infra.js";
+import { formatLogLine, LineSplitter } from "./log-format.js";
+import { waitUntilAnswers, waitUntilReady } from "./readiness.js";
+import { planService, STACK_SERVICES, type StackOptions, type StackService } from "./stack-plan.js";
+import { type StopReport, Supervisor } from "./supervisor.js";
+import { tcpAnswers } from "./tcp-probe.js";
+
+export interface Terminal {
+  /** A line for the user (already formatted). */
+  line(text: string): void;
+  colour: boolean;
+}
+
+export interface StartStackOptions extends StackOptions {
+  env: Record<string, string | undefined>;
+  spawn: Spawner;
+  terminal: Terminal;
+  /** Print the services' log lines (up) or only keep them in .moniro/logs (demo). */
+  printLogs: boolean;
+  readyTimeoutMs?: number;
+  graceMs?: number;
+  /** Pass one in to be able to stop a stack that is still starting (Ctrl-C during startup). */
+  supervisor?: Supervisor;
+}
+
+export interface RunningStack {
+  services: Array<{ service: StackService; port: number; url: string }>;
+  namespace?: string;
+  redisPrefix?: string;
+  startedServers: string[];
+  supervisor: Supervisor;
+  logFile(name: string): string;
+  stop(): Promise<StopReport[]>;
+}
+
+/** The last lines of a log file, for error messages. */
+export function tail(file: string, lines = 20): string {
+  if (!existsSync(file)) return "";
+  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+/**
+ * Brings up the local stack: NATS and Redis (started from PATH when they do not
+ * answer), then the five services as child processes, each waited for on
+ * /readyz. On any failure everything started so far is stopped again.
+ */
+export async function startStack(requested: StartStackOptions): Promise<RunningStack> {
+  const options = await choosePorts(requested);
+  const { terminal } = options;
+  const logsDir = join(options.dataDir, "logs");
+  mkdirSync(logsDir, { recursive: true });
+  const logFile = (name: string) => join(logsDir, `${name}.log`);
+  const supervisor = options.supervisor ?? new Supervisor(options.graceMs);
+  const names = [...STACK_SERVICES, "nats", "redis"];
+  const width = Math.max(...names.map((n) => n.length));
+  const startedServers: string[] = [];
+
+  const launch = (name: string, command: string, args: string[], env: Record<string, string>, print: boolean) => {
+    const splitter = new LineSplitter();
+    const colourIndex = names.indexOf(name);
+    appendFileSync(logFile(name), `--- ${new Date().toISOString()} ${command} ${args.join(" ")}\n`);
+    return options.spawn({
+      command,
+      args,
+      env,
+      cwd: options.cwd,
+      onOutput: (chunk) => {
+        appendFileSync(logFile(name), chunk);
+        if (!print) return;
+        for (const line of splitter.push(chunk)) {
+          terminal.line(formatLogLine(name, colourIndex, line, { colour: terminal.colour, width }));
+        }
+      },
+    });
+  };
+
+  try {
+    const plans = await planServers({ nats: options.natsUrl, redis: options.redisUrl }, options.dataDir, {
+      answers: (host, port) => tcpAnswers(host, port),
+      findExecutable: (name) => findExecutable(name, serverSearchDirs(options.env)),
+    });
+    for (const plan of plans) {
+      if (supervisor.isStopping) throw new Error("interrupted");
+      const [command, ...args] = plan.start ?? [];
+      if (!command) {
+        terminal.line(`${plan.name}: answering at ${plan.endpoint.host}:${plan.endpoint.port}`);
+        continue;
+      }
+      mkdirSync(join(options.dataDir, plan.name), { recursive: true });
+      terminal.line(`${plan.name}: not answering; starting ${command} (data in ${join(options.dataDir, plan.name)})`);
+      const handle = launch(plan.name, command, args, stringEnv(options.env), false);
+      supervisor.add({ name: plan.name, handle, tier: "server" });
+      await waitUntilAnswers(() => tcpAnswers(plan.endpoint.host, plan.endpoint.port), handle, command).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}\n${tail(logFile(plan.name))}`);
+        },
+      );
+      startedServers.push(plan.name);
+    }
+
+    const launches = STACK_SERVICES.map((service) => planService(service, options, options.env));
+    for (const plan of launches) {
+      const entry = plan.args[0] ?? "";
+      if (!existsSync(entry)) {
+        const source = join(options.root, "services", plan.service, "src", "main.ts");
+        throw new Error(
+          existsSync(source)
+            ? `${entry} does not exist: build first with 'npx tsc --build' (npm run up / npm run demo do)`
+            : `${plan.service} has no ${source}: this checkout does not contain the service yet`,
+        );
+      }
+      if (await tcpAnswers("127.0.0.1", plan.port)) {
+        throw new Error(
+          `port ${plan.port} (${plan.service}) is already in use — is another 'moniro up' running? ` +
+            "Stop it, or choose other ports with --gateway-port / --base-port.",
+        );
+      }
+    }
+    const handles = new Map<StackService, ChildHandle>();
+    for (const plan of launches) {
+      if (supervisor.isStopping) throw new Error("interrupted");
+      const handle = launch(plan.service, plan.command, plan.args, plan.env, options.printLogs);
+      handles.set(plan.service, handle);
+      supervisor.add({ name: plan.service, handle, tier: "service" });
+      void handle.exited.then((status) => {
+        if (!supervisor.isStopping) {
+          terminal.line(
+            `${plan.service} exited unexpectedly (code ${status.code ?? "-"}, signal ${status.signal ?? "-"}); log: ${logFile(plan.service)}`,
+          );
+        }
+      });
+    }
+    await Promise.all(
+      launches.map(async (plan) => {
+        const handle = handles.get(plan.service);
+        if (!handle) return;
+        try {
+          await waitUntilReady({ url: plan.readyUrl, handle, timeoutMs: options.readyTimeoutMs ?? 30_000 });
+        } catch (error) {
+          throw new Error(`${plan.service} ${(error as Error).message}\n${tail(logFile(plan.service))}`);
+        }
+      }),
+    );
+    return {
+      services: launches.map((p) => ({ service: p.service, port: p.port, url: `http://127.0.0.1:${p.port}` })),
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.redisPrefix ? { redisPrefix: options.redisPrefix } : {}),
+      startedServers,
+      supervisor,
+      logFile,
+      stop: () => supervisor.stopAll(),
+    };
+  } catch (error) {
+    await supervisor.stopAll();
+    throw error;
+  }
+}
+
+function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}

@@ -1,0 +1,141 @@
+import { nameSchema } from "@moniro/envelopes";
+import { z } from "zod";
+import { strictObject, withShorthand } from "./strict-object.js";
+import { agentToolPolicySchema } from "./tool-policy.js";
+
+/** The LLM backends an agent can run on; `mock` runs in process (demo, tests without an API key). */
+export const BACKENDS = ["anthropic", "mock"] as const;
+/** DESIGN §5 queue modes: how inputs that arrive while the agent works reach it. */
+export const QUEUE_MODES = ["inject", "steer", "followup", "collect", "interrupt"] as const;
+export const THREAD_MODES = ["unified", "per-context"] as const;
+export const CONTEXT_TYPES = ["compaction", "thin_thread"] as const;
+
+const positiveInt = (what: string) => z.number().int(`must be a whole number (${what})`);
+
+const promptSchema = strictObject({
+  /** The base system prompt, inline. */
+  system: z.string().optional(),
+  /** A file holding the base system prompt, relative to the YAML file. */
+  system_file: z.string().min(1, "must name a file, relative to the YAML file").optional(),
+}).superRefine((prompt, ctx) => {
+  if (prompt.system !== undefined && prompt.system_file !== undefined) {
+    ctx.addIssue({ code: "custom", message: "set either 'system' or 'system_file', not both" });
+  }
+});
+
+/** `context: thin_thread` is short for `context: { type: thin_thread }`. */
+const contextSchema = withShorthand(
+  "type",
+  strictObject({
+    type: z.enum(CONTEXT_TYPES).default("compaction"),
+    /** Same as the top-level `threads`; either place works. */
+    threads: z.enum(THREAD_MODES).optional(),
+    /** compaction: summarise once one LLM call's input passes this many tokens. */
+    threshold_tokens: positiveInt("tokens").positive().optional(),
+    /** compaction: turns kept verbatim after the summary. */
+    keep_recent_turns: positiveInt("turns").min(1).optional(),
+    /** thin_thread: only the last N turns are sent. */
+    turns: positiveInt("turns").min(1).optional(),
+  }),
+);
+
+const queueSchema = withShorthand("mode", strictObject({ mode: z.enum(QUEUE_MODES) }));
+
+const retrySchema = strictObject({
+  /** First backoff delay of a transient LLM error; doubles each attempt. */
+  base_ms: positiveInt("milliseconds").positive().optional(),
+  /** Total LLM attempts for one step, the first included. */
+  max_attempts: positiveInt("attempts").positive().optional(),
+  /** ± fraction applied to each delay (0..1). */
+  jitter: z.number().min(0).max(1).optional(),
+});
+
+const restartSchema = strictObject({
+  min_ms: positiveInt("milliseconds").positive().optional(),
+  max_ms: positiveInt("milliseconds").positive().optional(),
+  max_restarts: positiveInt("restarts").nonnegative().optional(),
+});
+
+const agingSchema = strictObject({
+  /** Preempted this many times → promoted to the normal lane. */
+  preemptions_to_promote: positiveInt("preemptions").positive().optional(),
+  /** Queued longer than this → treated as immediate. */
+  queued_ms_to_immediate: positiveInt("milliseconds").positive().optional(),
+});
+
+/**
+ * `schedule: '0 9 * * *'` is short for `schedule: { cron: '0 9 * * *' }`: a
+ * wakeup the scheduler fires; `heartbeat_ms` asks for the idle heartbeat.
+ */
+const scheduleSchema = withShorthand(
+  "cron",
+  strictObject({
+    cron: z.string().min(1).max(120).optional(),
+    every_ms: positiveInt("milliseconds").min(1000, "must be at least 1000 (one second)").optional(),
+    tz: z.string().max(64).optional(),
+    /** What the agent sees when the wakeup fires: `[cron:wakeup] <reason>`. */
+    reason: z.string().min(1).max(2000).optional(),
+    heartbeat_ms: positiveInt("milliseconds").min(1000, "must be at least 1000 (one second)").optional(),
+  }).superRefine((schedule, ctx) => {
+    if (schedule.cron !== undefined && schedule.every_ms !== undefined) {
+      ctx.addIssue({ code: "custom", message: "set either 'cron' or 'every_ms', not both" });
+    }
+  }),
+);
+
+/**
+ * `.agents/<name>.yaml` (DESIGN §6). Field names are the YAML's (snake_case).
+ * Every key is known: a typo is an error that names the closest known key.
+ */
+export const agentDefinitionSchema = strictObject({
+  name: nameSchema,
+  model: z.string().min(1, "must name the model, e.g. 'claude-sonnet-4-5'"),
+  backend: z.enum(BACKENDS).default("anthropic"),
+  prompt: promptSchema.optional(),
+  /** Personality text appended to the system prompt. */
+  soul: z.string().optional(),
+  context: contextSchema.optional(),
+  threads: z.enum(THREAD_MODES).optional(),
+  max_tokens: positiveInt("tokens").positive().optional(),
+  max_steps: positiveInt("steps").positive().optional(),
+  queue: queueSchema.optional(),
+  retry: retrySchema.optional(),
+  restart: restartSchema.optional(),
+  aging: agingSchema.optional(),
+  tool_deadline_ms: positiveInt("milliseconds").positive().optional(),
+  schedule: scheduleSchema.optional(),
+  tools: agentToolPolicySchema.optional(),
+  /** Free text for people reading the file; the runtime ignores it. */
+  description: z.string().optional(),
+});
+export type AgentDefinitionFields = z.output<typeof agentDefinitionSchema>;
+export type AgentDefinitionInput = z.input<typeof agentDefinitionSchema>;
+
+/** A loaded definition: the YAML's fields, the composed system prompt, and where it came from. */
+export type AgentDefinition = AgentDefinitionFields & {
+  /** `prompt.system`, or the text of `prompt.system_file` ('' when neither is set). */
+  systemPrompt: string;
+  /** Absolute path of the YAML file. */
+  file: string;
+};
+
+/** Top-level keys, for "did you mean" suggestions and docs. */
+export const AGENT_DEFINITION_KEYS = [
+  "name",
+  "model",
+  "backend",
+  "prompt",
+  "soul",
+  "context",
+  "threads",
+  "max_tokens",
+  "max_steps",
+  "queue",
+  "retry",
+  "restart",
+  "aging",
+  "tool_deadline_ms",
+  "schedule",
+  "tools",
+  "description",
+] as const;

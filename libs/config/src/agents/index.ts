@@ -1,0 +1,23 @@
+export {
+  AgentDefinitionError,
+  type DefinitionIssue,
+  displayPath,
+} from "./agent-definition-error.js";
+export {
+  AGENT_DEFINITION_KEYS,
+  type AgentDefinition,
+  type AgentDefinitionFields,
+  type AgentDefinitionInput,
+  agentDefinitionSchema,
+  BACKENDS,
+  CONTEXT_TYPES,
+  QUEUE_MODES,
+  THREAD_MODES,
+} from "./agent-definition-schema.js";
+export { closestKey } from "./closest-key.js";
+export {
+  AgentDefinitionsError,
+  loadAgentDefinition,
+  loadAgentDefinitions,
+  parseAgentDefinition,
+} from "./load-agent-definitions.js";

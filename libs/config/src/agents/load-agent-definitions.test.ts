@@ -1,0 +1,176 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AgentDefinitionError } from "./agent-definition-error.js";
+import { closestKey } from "./closest-key.js";
+import { loadAgentDefinitions } from "./load-agent-definitions.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "moniro-config-agents-"));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function write(file: string, lines: string[]): void {
+  writeFileSync(join(dir, file), `${lines.join("\n")}\n`);
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<AgentDefinitionError> {
+  const error = await promise.then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  if (!(error instanceof AgentDefinitionError)) throw new Error(`expected an AgentDefinitionError, got ${error}`);
+  return error;
+}
+
+describe("loadAgentDefinitions", () => {
+  it("loads every definition keyed by name, with defaults and the system prompt from its file", async () => {
+    mkdirSync(join(dir, "prompts"));
+    writeFileSync(join(dir, "prompts", "alice.md"), "You are Alice.");
+    write("alice.yaml", ["name: alice", "model: claude-sonnet-4-5", "prompt:", "  system_file: prompts/alice.md"]);
+    write("bob.yml", [
+      "name: bob",
+      "model: m",
+      "backend: mock",
+      "prompt: { system: Be brief. }",
+      "queue: steer",
+      "context: thin_thread",
+      "retry: { base_ms: 10, max_attempts: 3 }",
+      "schedule: '*/5 * * * *'",
+      "tools: { profile: readonly, deny: [exec] }",
+    ]);
+    write("notes.txt", ["not a definition"]);
+    const definitions = await loadAgentDefinitions(dir);
+    expect([...definitions.keys()]).toEqual(["alice", "bob"]);
+    expect(definitions.get("alice")).toMatchObject({
+      backend: "anthropic",
+      systemPrompt: "You are Alice.",
+      file: join(dir, "alice.yaml"),
+    });
+    expect(definitions.get("bob")).toMatchObject({
+      backend: "mock",
+      systemPrompt: "Be brief.",
+      queue: { mode: "steer" },
+      context: { type: "thin_thread" },
+      retry: { base_ms: 10, max_attempts: 3 },
+      schedule: { cron: "*/5 * * * *" },
+      tools: { profile: "readonly", deny: ["exec"] },
+    });
+  });
+
+  it("refuses prompt.system together with prompt.system_file, naming file, field and fix", async () => {
+    write("alice.yaml", ["name: alice", "model: m", "prompt:", "  system: hi", "  system_file: a.md"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toMatch(/alice\.yaml: prompt: set either 'system' or 'system_file', not both$/);
+    expect(error.issues).toEqual([{ path: "prompt", message: "set either 'system' or 'system_file', not both" }]);
+  });
+
+  it("names a missing prompt.system_file and says the path is relative to the YAML file", async () => {
+    write("alice.yaml", ["name: alice", "model: m", "prompt:", "  system_file: missing.md"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toMatch(/alice\.yaml: prompt\.system_file: file .*missing\.md does not exist/);
+    expect(error.message).toContain("relative to the YAML file");
+  });
+
+  it("requires name to equal the file name", async () => {
+    write("cy.yaml", ["name: cyrus", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toContain("cy.yaml: name: name 'cyrus' must match the file name ('cy')");
+    expect(error.message).toContain("set 'name: cy' or rename the file to cyrus.yaml");
+  });
+
+  it("rejects a name that cannot be a subject token", async () => {
+    write("Al.ice.yaml", ["name: Al.ice", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.issues[0]?.path).toBe("name");
+    expect(error.message).toContain("NATS subject token");
+  });
+
+  it("names an unknown key and suggests the closest known one, at any depth", async () => {
+    write("alice.yaml", [
+      "name: alice",
+      "model: m",
+      "max_step: 5",
+      "prompt: { sytem: hi }",
+      "tools: { denny: [exec] }",
+    ]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.issues).toEqual(
+      expect.arrayContaining([
+        { path: "max_step", message: "unknown key 'max_step'; did you mean 'max_steps'?" },
+        { path: "prompt.sytem", message: "unknown key 'sytem'; did you mean 'system'?" },
+        { path: "tools.denny", message: "unknown key 'denny'; did you mean 'deny'?" },
+      ]),
+    );
+    expect(error.message).toMatch(/alice\.yaml: invalid agent definition \(3 problems\)/);
+  });
+
+  it("lists every bad field of a file at once: missing model, bad number, bad enum with a suggestion", async () => {
+    write("bob.yaml", ["name: bob", "max_steps: -1", "backend: antropic", "queue: { mode: steer }", "threads: 3"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    const byPath = Object.fromEntries(error.issues.map((issue) => [issue.path, issue.message]));
+    expect(byPath.model).toBe("is required: add the model id, e.g. 'model: claude-sonnet-4-5'");
+    expect(byPath.max_steps).toBe("must be greater than 0");
+    expect(byPath.backend).toBe("must be one of anthropic, mock (got 'antropic'); did you mean 'anthropic'?");
+    expect(byPath.threads).toMatch(/^must be one of unified, per-context/);
+  });
+
+  it("refuses an unknown tool in the tools policy, naming the list entry", async () => {
+    write("alice.yaml", ["name: alice", "model: m", "tools:", "  allow: [reed]"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.issues[0]?.path).toBe("tools.allow.0");
+    expect(error.message).toContain("unknown tool 'reed'");
+  });
+
+  it("reports a YAML syntax error with its line and column", async () => {
+    write("alice.yaml", ["name: alice", "model: m", "prompt:", "  system: [unclosed"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toMatch(/alice\.yaml: not valid YAML at line \d+, column \d+: /);
+  });
+
+  it("explains an empty file and a file that is not a mapping", async () => {
+    write("alice.yaml", [""]);
+    expect((await errorOf(loadAgentDefinitions(dir))).message).toContain(
+      "alice.yaml: the file is empty: write at least 'name: alice' and 'model: <model id>'",
+    );
+    write("alice.yaml", ["- name: alice"]);
+    expect((await errorOf(loadAgentDefinitions(dir))).message).toContain("must be a mapping of keys");
+  });
+
+  it("refuses two files defining the same agent", async () => {
+    write("alice.yaml", ["name: alice", "model: m"]);
+    write("alice.yml", ["name: alice", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toMatch(/alice\.yml: name: agent 'alice' is also defined in .*alice\.yaml/);
+  });
+
+  it("reports every broken file in one error", async () => {
+    write("alice.yaml", ["name: alice"]);
+    write("bob.yaml", ["name: bob", "model: m", "queue: fifo"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toMatch(/alice\.yaml: model: is required/);
+    expect(error.message).toMatch(/bob\.yaml: queue\.mode: must be one of inject, steer/);
+  });
+
+  it("says so when the directory is missing, or is a file", async () => {
+    const missing = await errorOf(loadAgentDefinitions(join(dir, "nope")));
+    expect(missing.kind).toBe("missing-dir");
+    expect(missing.message).toContain("the agents directory does not exist");
+    expect(missing.message).toContain("MONIRO_AGENTS_DIR");
+    write("file.yaml", ["x: 1"]);
+    const notDir = await errorOf(loadAgentDefinitions(join(dir, "file.yaml")));
+    expect(notDir.message).toContain("is not a directory");
+  });
+});
+
+describe("closestKey", () => {
+  it("suggests near misses and nothing for unrelated words", () => {
+    expect(closestKey("systemFile", ["system", "system_file"])).toBe("system_file");
+    expect(closestKey("modle", ["name", "model"])).toBe("model");
+    expect(closestKey("zzzzzz", ["name", "model"])).toBeUndefined();
+  });
+});

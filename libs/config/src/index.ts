@@ -1,0 +1,2 @@
+export * from "./agents/index.js";
+export * from "./service-config.js";

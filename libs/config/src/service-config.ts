@@ -1,0 +1,56 @@
+import { nameSchema } from "@moniro/envelopes";
+import { z } from "zod";
+
+/**
+ * Settings every service reads from its environment. Each field names the
+ * environment variable it comes from, so a config error says exactly what to fix.
+ */
+export const serviceConfigSchema = z.object({
+  MONIRO_NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  MONIRO_NATS_USER: z.string().optional(),
+  MONIRO_NATS_PASSWORD: z.string().optional(),
+  MONIRO_NATS_TOKEN: z.string().optional(),
+  /** Subject namespace; `moniro` is the public contract, tests use a random one. */
+  MONIRO_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9_-]+$/, "must be a single subject token of a-z, 0-9, '_' or '-'")
+    .default("moniro"),
+  MONIRO_REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  MONIRO_REDIS_PREFIX: z.string().default("moniro:"),
+  /** Directory of agent definitions (`<name>.yaml`). */
+  MONIRO_AGENTS_DIR: z.string().default(".agents"),
+  /** Root of the agents' workspaces (`<root>/<agent>/`). */
+  MONIRO_WORKSPACES_DIR: z.string().default(".moniro/workspaces"),
+  /** HTTP port for health, readiness and metrics (gateway: also the API). 0 picks a free port. */
+  MONIRO_HTTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  MONIRO_HTTP_HOST: z.string().default("127.0.0.1"),
+  MONIRO_LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
+});
+export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/**
+ * Parses `env` against a schema; an error lists every bad variable with the
+ * reason, e.g. "MONIRO_HTTP_PORT: must be at most 65535".
+ */
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+  source = "environment",
+): z.output<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration in ${source}:\n${lines.join("\n")}`);
+}
+
+export function loadServiceConfig(env: Record<string, string | undefined> = process.env): ServiceConfig {
+  return parseEnv(serviceConfigSchema, env);
+}
+
+export { nameSchema };

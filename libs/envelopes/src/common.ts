@@ -1,0 +1,37 @@
+import { monotonicFactory } from "ulid";
+import { z } from "zod";
+
+export const ENVELOPE_VERSION = 1;
+
+export const ulidSchema = z
+  .string()
+  .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, "must be a ULID (26 Crockford base32 characters)");
+
+/** Fields every envelope carries: schema version, id (ULID, idempotency key), timestamp. */
+export const envelopeBase = {
+  v: z.literal(ENVELOPE_VERSION, { error: `must be ${ENVELOPE_VERSION} (the envelope schema version)` }),
+  id: ulidSchema,
+  ts: z.iso.datetime({ offset: true, error: "must be an ISO-8601 timestamp" }),
+};
+
+export const attachmentSchema = z.object({
+  name: z.string().min(1).max(256),
+  contentType: z.string().min(1).max(128),
+  /** Either a URL the receiver can fetch, or inline base64 data (small files only). */
+  url: z.string().url().optional(),
+  data: z.string().optional(),
+  size: z.number().int().nonnegative().optional(),
+});
+export type Attachment = z.infer<typeof attachmentSchema>;
+
+const nextUlid = monotonicFactory();
+
+/** A new envelope id. Producers outside Moniro may use any ULID library. */
+export function newId(now: number = Date.now()): string {
+  return nextUlid(now);
+}
+
+/** The common fields for a new envelope. */
+export function stamp(now: number = Date.now()): { v: typeof ENVELOPE_VERSION; id: string; ts: string } {
+  return { v: ENVELOPE_VERSION, id: newId(now), ts: new Date(now).toISOString() };
+}

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { envelopeBase } from "./common.js";
+
+export const dlqIssueSchema = z.object({ path: z.string(), message: z.string() });
+export type DlqIssue = z.infer<typeof dlqIssueSchema>;
+
+/** What lands on `moniro.dlq.<origin>`: the rejected bytes, where they came from, and why. */
+export const dlqRecordSchema = z.object({
+  ...envelopeBase,
+  /** Which consumer rejected it: `in`, `out`, `tool`, `ctl`, `sched`, or a bridge's name. */
+  origin: z.string().min(1),
+  /** The subject the envelope arrived on. */
+  subject: z.string(),
+  /** One line a human can act on. */
+  reason: z.string(),
+  /** The schema errors, one per offending field. */
+  issues: z.array(dlqIssueSchema).default([]),
+  /** The rejected payload as received (UTF-8, truncated to 64 KiB). */
+  payload: z.string(),
+});
+export type DlqRecord = z.output<typeof dlqRecordSchema>;
+export type DlqRecordInput = z.input<typeof dlqRecordSchema>;

@@ -1,0 +1,47 @@
+import { z } from "zod";
+
+/**
+ * Agent, workflow, tag and channel names become NATS subject tokens and Redis
+ * key parts, so they are validated where they enter: no dots, spaces or
+ * wildcards can ever reach a subject.
+ */
+export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export const nameSchema = z
+  .string()
+  .regex(
+    NAME_PATTERN,
+    "must be 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit (it becomes a NATS subject token)",
+  );
+export type Name = z.infer<typeof nameSchema>;
+
+/** A tool name is a subject token too (moniro.tool.<name>). */
+export const toolNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,62}$/, "must be snake_case: a-z, 0-9 and '_', starting with a letter");
+
+/**
+ * A source / reply tag: `<kind>:<rest>`, e.g. `signal:+15551234567`,
+ * `signal:group:<id>`, `webhook:<name>`, `cron:<job>`, `http:<user>`,
+ * `ws:<workflow>:<tag>`, `agent:<name>`. The kind selects the outbound channel.
+ */
+export const TAG_PATTERN = /^([a-z][a-z0-9_-]{0,31}):(\S{1,256})$/;
+export const tagSchema = z
+  .string()
+  .regex(TAG_PATTERN, "must look like '<channel>:<address>' (e.g. 'http:alice', 'signal:+15551234567')");
+export type Tag = z.infer<typeof tagSchema>;
+
+/** The channel of a tag is its first token: `signal:+1555…` → `signal`. */
+export function channelOf(tag: string): string {
+  const index = tag.indexOf(":");
+  return index < 0 ? tag : tag.slice(0, index);
+}
+
+/** `personal`, or `<workflow>:<tag>` for a workspace context. */
+export const contextSchema = z
+  .string()
+  .regex(/^(personal|[a-z0-9][a-z0-9_-]{0,62}:[a-z0-9][a-z0-9_-]{0,62})$/, "must be 'personal' or '<workflow>:<tag>'");
+
+export const LANES = ["immediate", "normal", "background"] as const;
+export const laneSchema = z.enum(LANES);
+export type Lane = z.infer<typeof laneSchema>;

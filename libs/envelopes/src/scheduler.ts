@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { envelopeBase } from "./common.js";
+import { nameSchema } from "./names.js";
+
+export const SCHEDULER_OPS = ["upsert", "delete", "list"] as const;
+export const schedulerOpSchema = z.enum(SCHEDULER_OPS);
+
+/** When a job fires: once (at a time or after a delay) or repeatedly (cron pattern or interval). */
+export const scheduleSpecSchema = z
+  .object({
+    at: z.iso.datetime({ offset: true }).optional(),
+    delayMs: z.number().int().positive().optional(),
+    cron: z.string().min(1).max(120).optional(),
+    everyMs: z.number().int().min(1000).optional(),
+    tz: z.string().max(64).optional(),
+  })
+  .refine((s) => [s.at, s.delayMs, s.cron, s.everyMs].filter((x) => x !== undefined).length === 1, {
+    message: "give exactly one of at, delayMs, cron or everyMs",
+  });
+export type ScheduleSpec = z.infer<typeof scheduleSpecSchema>;
+
+/** Request on `moniro.sched.<op>` (core request/reply). */
+export const schedulerRequestSchema = z.discriminatedUnion("op", [
+  z.object({
+    ...envelopeBase,
+    op: z.literal("upsert"),
+    agent: nameSchema,
+    job: nameSchema,
+    schedule: scheduleSpecSchema,
+    /** What the agent sees when the job fires: `[cron:<job>] <reason>`. */
+    reason: z.string().min(1).max(2000),
+  }),
+  z.object({ ...envelopeBase, op: z.literal("delete"), agent: nameSchema, job: nameSchema }),
+  z.object({ ...envelopeBase, op: z.literal("list"), agent: nameSchema }),
+]);
+export type SchedulerRequest = z.output<typeof schedulerRequestSchema>;
+export type SchedulerRequestInput = z.input<typeof schedulerRequestSchema>;
+
+export const scheduledJobSchema = z.object({
+  agent: nameSchema,
+  job: nameSchema,
+  schedule: scheduleSpecSchema,
+  reason: z.string(),
+  nextRunAt: z.string().optional(),
+});
+export type ScheduledJob = z.infer<typeof scheduledJobSchema>;
+
+export const schedulerReplySchema = z.object({
+  ok: z.boolean(),
+  jobs: z.array(scheduledJobSchema).optional(),
+  error: z.string().optional(),
+});
+export type SchedulerReply = z.infer<typeof schedulerReplySchema>;

@@ -1,0 +1,65 @@
+import type { EventType } from "./event.js";
+import { NAME_PATTERN } from "./names.js";
+
+/** The JetStream streams of DESIGN §2. */
+export const STREAMS = { in: "MONIRO_IN", out: "MONIRO_OUT", dlq: "MONIRO_DLQ" } as const;
+
+export const TOOL_EXECUTOR_QUEUE = "tool-executor";
+
+function token(value: string, what: string): string {
+  if (!/^[^\s.*>]+$/.test(value)) {
+    throw new Error(`${what} '${value}' cannot be a NATS subject token (no dots, spaces, '*' or '>')`);
+  }
+  return value;
+}
+
+function name(value: string, what: string): string {
+  if (!NAME_PATTERN.test(value)) throw new Error(`${what} '${value}' must match ${NAME_PATTERN}`);
+  return value;
+}
+
+/**
+ * Subject and stream names for one namespace. Production uses the namespace
+ * `moniro` (the public contract); tests use a random one so they can share a
+ * NATS server without seeing each other's traffic.
+ */
+export function createSubjects(namespace = "moniro") {
+  const ns = token(namespace, "namespace");
+  const streamPrefix = ns === "moniro" ? "" : `${ns.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}_`;
+  return {
+    namespace: ns,
+    streams: {
+      in: `${streamPrefix}${STREAMS.in}`,
+      out: `${streamPrefix}${STREAMS.out}`,
+      dlq: `${streamPrefix}${STREAMS.dlq}`,
+    },
+    /** Inbound envelopes for one agent. */
+    in: (agent: string) => `${ns}.in.${name(agent, "agent")}`,
+    inAll: `${ns}.in.>`,
+    /** Outbound envelopes for one channel (`signal`, `http`, …). */
+    out: (channel: string) => `${ns}.out.${token(channel, "channel")}`,
+    outAll: `${ns}.out.>`,
+    tool: (tool: string) => `${ns}.tool.${token(tool, "tool")}`,
+    /** Every tool subject except the proc/cancel ones (those have more tokens). */
+    toolAll: `${ns}.tool.*`,
+    toolProc: (executorId: string) => `${ns}.tool.proc.${token(executorId, "executor id")}`,
+    toolCancel: (callId: string) => `${ns}.tool.cancel.${token(callId, "call id")}`,
+    toolCancelAll: `${ns}.tool.cancel.*`,
+    evt: (agent: string, type: EventType) => `${ns}.evt.${name(agent, "agent")}.${type}`,
+    evtAgent: (agent: string) => `${ns}.evt.${name(agent, "agent")}.*`,
+    evtAll: `${ns}.evt.>`,
+    ctl: (agent: string) => `${ns}.ctl.${name(agent, "agent")}`,
+    ctlAll: `${ns}.ctl.*`,
+    sched: (op: "upsert" | "delete" | "list") => `${ns}.sched.${op}`,
+    schedAll: `${ns}.sched.*`,
+    dlq: (origin: string) => `${ns}.dlq.${token(origin, "origin")}`,
+    dlqAll: `${ns}.dlq.>`,
+  };
+}
+export type Subjects = ReturnType<typeof createSubjects>;
+
+/** The last token of a subject (the agent of `moniro.in.<agent>`, the tool of `moniro.tool.<name>`). */
+export function lastToken(subject: string): string {
+  const index = subject.lastIndexOf(".");
+  return index < 0 ? subject : subject.slice(index + 1);
+}

@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { attachmentSchema } from "./common.js";
+import { contextSchema, laneSchema, tagSchema } from "./names.js";
+
+/**
+ * One record of an agent's thread (Redis stream `agent:<a>:thread:<ctx>`). The
+ * thread is append-only; the window builder turns it into LLM messages.
+ */
+const entryBase = {
+  /** The cycle (one wake → stop) that wrote the entry. */
+  cycleId: z.string(),
+  ts: z.number().int(),
+};
+
+export const inputEntrySchema = z.object({
+  ...entryBase,
+  kind: z.literal("input"),
+  envelopeId: z.string(),
+  source: tagSchema,
+  replyTo: tagSchema,
+  context: contextSchema,
+  lane: laneSchema,
+  text: z.string(),
+  attachments: z.array(attachmentSchema).default([]),
+});
+
+export const toolUseSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+});
+export type ToolUse = z.infer<typeof toolUseSchema>;
+
+export const usageSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadInputTokens: z.number().int().nonnegative().optional(),
+  cacheCreationInputTokens: z.number().int().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof usageSchema>;
+
+export const assistantEntrySchema = z.object({
+  ...entryBase,
+  kind: z.literal("assistant"),
+  step: z.number().int().nonnegative(),
+  /** Private monologue: never delivered to anyone. */
+  text: z.string(),
+  toolUses: z.array(toolUseSchema).default([]),
+  stopReason: z.string().nullable(),
+  usage: usageSchema.optional(),
+  /** Set when the step was aborted (interrupt / cancel) and this is the partial message. */
+  aborted: z.boolean().optional(),
+});
+
+export const toolResultEntrySchema = z.object({
+  ...entryBase,
+  kind: z.literal("tool-result"),
+  callId: z.string(),
+  tool: z.string(),
+  content: z.string(),
+  isError: z.boolean(),
+  /** The runner died or the call was cut short while it ran. */
+  interrupted: z.boolean().optional(),
+});
+
+export const skipEntrySchema = z.object({
+  ...entryBase,
+  kind: z.literal("skip"),
+  reason: z.string(),
+  /** Entries of this cycle are left out of every later window. */
+  skippedCycleId: z.string(),
+});
+
+export const compactionEntrySchema = z.object({
+  ...entryBase,
+  kind: z.literal("compaction"),
+  summary: z.string(),
+  /** Thread entry id up to which (inclusive) the summary stands for the history. */
+  upTo: z.string(),
+});
+
+export const instructionEntrySchema = z.object({
+  ...entryBase,
+  kind: z.literal("instruction"),
+  status: z.enum(["incomplete", "failed", "canceled", "interrupted", "preempted"]),
+  envelopeIds: z.array(z.string()).default([]),
+  detail: z.string(),
+});
+
+export const threadEntrySchema = z.discriminatedUnion("kind", [
+  inputEntrySchema,
+  assistantEntrySchema,
+  toolResultEntrySchema,
+  skipEntrySchema,
+  compactionEntrySchema,
+  instructionEntrySchema,
+]);
+export type ThreadEntryData = z.output<typeof threadEntrySchema>;
+export type ThreadEntryInput = z.input<typeof threadEntrySchema>;
+export type InputEntry = z.output<typeof inputEntrySchema>;
+export type AssistantEntry = z.output<typeof assistantEntrySchema>;
+export type ToolResultEntry = z.output<typeof toolResultEntrySchema>;
+/** A stored entry: its data plus the stream id Redis gave it. */
+export type ThreadEntry = ThreadEntryData & { entryId: string };

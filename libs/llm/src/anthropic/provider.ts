@@ -1,0 +1,124 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { LlmCallOptions, LlmProvider, LlmRequest, LlmResponse } from "@moniro/ports";
+import { LlmError } from "@moniro/ports";
+import { toLlmError } from "./errors.js";
+import { MessageAccumulator } from "./message-accumulator.js";
+import { toAnthropicParams } from "./request.js";
+
+export const DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
+
+export interface AnthropicProviderOptions {
+  apiKey: string;
+  /** Without `/v1`; default https://api.anthropic.com. */
+  baseURL?: string;
+  /**
+   * Longest wait for the response headers, and for each next stream event
+   * after them (the API pings while it thinks, so silence this long means a
+   * dead connection). Either is a transient `timeout`. Default 120 s.
+   */
+  timeoutMs?: number;
+  /** `cache_control` breakpoints on tools, system and conversation (default on). */
+  promptCaching?: boolean;
+}
+
+/**
+ * The Anthropic Messages API through the official SDK, always streamed. The
+ * SDK's own retries are off (`maxRetries: 0`): the loop owns retries and
+ * reads the verdict on the `LlmError` this rejects with.
+ */
+export function createAnthropicProvider(options: AnthropicProviderOptions): LlmProvider {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
+    maxRetries: 0,
+    timeout: timeoutMs,
+    // The runner traces each call itself (a `chat <model>` span with gen_ai
+    // attributes); the SDK's own spans would double it, and its propagation
+    // would send our trace ids to the API.
+    openTelemetry: { traces: false, propagation: false },
+  });
+  const promptCaching = options.promptCaching ?? true;
+
+  return {
+    name: "anthropic",
+    stream(request: LlmRequest, callOptions: LlmCallOptions = {}): Promise<LlmResponse> {
+      const { signal } = callOptions;
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      const params = toAnthropicParams(request, { promptCaching });
+      return untilAborted(streamMessage(client, params, callOptions, timeoutMs), signal);
+    },
+  };
+}
+
+async function streamMessage(
+  client: Anthropic,
+  params: Anthropic.MessageCreateParamsStreaming,
+  { signal, onTextDelta }: LlmCallOptions,
+  timeoutMs: number,
+): Promise<LlmResponse> {
+  const silence = new IdleTimer(timeoutMs);
+  const combined = signal ? AbortSignal.any([signal, silence.signal]) : silence.signal;
+  const accumulator = new MessageAccumulator(onTextDelta);
+  try {
+    const events = await client.messages.create(params, { signal: combined });
+    silence.restart();
+    for await (const event of events) {
+      silence.restart();
+      accumulator.add(event);
+    }
+    // The SDK ends the iteration quietly when the request is aborted.
+    if (combined.aborted) throw combined.reason;
+    return accumulator.result();
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    if (silence.signal.aborted) throw silence.signal.reason;
+    throw toLlmError(error);
+  } finally {
+    silence.stop();
+  }
+}
+
+/** Aborts its signal when `restart()` has not been called for `ms`. */
+class IdleTimer {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  readonly signal = this.controller.signal;
+
+  constructor(private readonly ms: number) {
+    this.restart();
+  }
+
+  restart(): void {
+    this.stop();
+    this.timer = setTimeout(() => {
+      this.controller.abort(
+        new LlmError(`Anthropic API sent nothing for ${this.ms} ms`, { errorClass: "transient", code: "timeout" }),
+      );
+    }, this.ms);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
+/** Settles with `promise`, or rejects with the abort reason the moment `signal` fires. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
+}

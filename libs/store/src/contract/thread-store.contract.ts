@@ -1,0 +1,138 @@
+import type { InputEntry, ThreadEntryData } from "@moniro/envelopes";
+import type { Lease, ThreadStore } from "@moniro/ports";
+import { LeaseLostError } from "@moniro/ports";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+export interface ThreadStoreHarness {
+  threads: ThreadStore;
+  /** The lease the store's fence check reads. */
+  lease: Lease;
+  passTime(ms: number): Promise<void>;
+  cleanup?(): Promise<void>;
+}
+
+const input = (envelopeId: string, text: string, cycleId = "c1"): InputEntry => ({
+  kind: "input",
+  envelopeId,
+  source: "http:alice",
+  replyTo: "http:alice",
+  context: "personal",
+  lane: "immediate",
+  text,
+  attachments: [],
+  cycleId,
+  ts: 1,
+});
+
+const assistant = (text: string, step = 0): ThreadEntryData => ({
+  kind: "assistant",
+  cycleId: "c1",
+  ts: 2,
+  step,
+  text,
+  toolUses: [{ id: "toolu_1", name: "message", input: { text: "hi", nested: { a: [1] } } }],
+  stopReason: "tool_use",
+  usage: { inputTokens: 10, outputTokens: 3 },
+});
+
+const result = (callId: string): ThreadEntryData => ({
+  kind: "tool-result",
+  cycleId: "c1",
+  ts: 3,
+  callId,
+  tool: "message",
+  content: "sent",
+  isError: false,
+});
+
+/** The ThreadStore port's behaviour, for the in-memory fake and the Redis adapter alike. */
+export function describeThreadStoreContract(
+  name: string,
+  factory: () => Promise<ThreadStoreHarness> | ThreadStoreHarness,
+): void {
+  describe(`ThreadStore contract: ${name}`, () => {
+    let h: ThreadStoreHarness;
+    beforeEach(async () => {
+      h = await factory();
+    });
+    afterEach(async () => {
+      await h.cleanup?.();
+    });
+
+    async function acquire(holder = "r1", ttlMs = 10_000) {
+      const fence = await h.lease.acquire("ada", holder, ttlMs);
+      if (!fence) throw new Error("expected the lease");
+      return fence;
+    }
+
+    it("appends entries in order with increasing ids and reads them back unchanged", async () => {
+      const fence = await acquire();
+      const entries = [input("E1", "hello"), assistant("thinking"), result("toolu_1")];
+      const stored = await h.threads.append(fence, "personal", entries);
+      expect(stored.map(({ entryId: _, ...data }) => data)).toEqual(entries);
+      const read = await h.threads.read("ada", "personal");
+      expect(read).toEqual(stored);
+      const more = await h.threads.append(fence, "personal", [assistant("more", 1)]);
+      expect((await h.threads.read("ada", "personal")).map((entry) => entry.entryId)).toEqual([
+        ...stored.map((entry) => entry.entryId),
+        more[0]?.entryId,
+      ]);
+      expect(await h.threads.append(fence, "personal", [])).toEqual([]);
+      expect(await h.threads.read("ada", "flow:chat")).toEqual([]);
+    });
+
+    it("reads after an entry id (exclusive), the first N, or the last N", async () => {
+      const fence = await acquire();
+      const stored = await h.threads.append(fence, "personal", [
+        input("E1", "one"),
+        input("E2", "two"),
+        input("E3", "three"),
+        input("E4", "four"),
+      ]);
+      const idsOf = (entries: ReadonlyArray<{ entryId: string }>) => entries.map((entry) => entry.entryId);
+      const all = idsOf(stored);
+      expect(idsOf(await h.threads.read("ada", "personal", { after: all[1] }))).toEqual(all.slice(2));
+      expect(idsOf(await h.threads.read("ada", "personal", { limit: 2 }))).toEqual(all.slice(0, 2));
+      expect(idsOf(await h.threads.read("ada", "personal", { limit: 2, last: true }))).toEqual(all.slice(2));
+      expect(idsOf(await h.threads.read("ada", "personal", { after: all[0], limit: 1 }))).toEqual([all[1]]);
+      expect(idsOf(await h.threads.read("ada", "personal", { after: all[3] }))).toEqual([]);
+    });
+
+    it("knows which envelope ids each thread holds", async () => {
+      const fence = await acquire();
+      await h.threads.append(fence, "personal", [input("E1", "hello"), assistant("x")]);
+      await h.threads.append(fence, "flow:chat", [{ ...input("E2", "ws"), context: "flow:chat" }]);
+      expect(await h.threads.hasEnvelope("ada", "personal", "E1")).toBe(true);
+      expect(await h.threads.hasEnvelope("ada", "personal", "E2")).toBe(false);
+      expect(await h.threads.hasEnvelope("ada", "flow:chat", "E2")).toBe(true);
+      expect(await h.threads.hasEnvelope("bob", "personal", "E1")).toBe(false);
+    });
+
+    it("rejects an append under a stale epoch with LeaseLostError and writes nothing", async () => {
+      const stale = await acquire("r1", 100);
+      await h.threads.append(stale, "personal", [input("E1", "before")]);
+      await h.passTime(250);
+      const current = await acquire("r2");
+      expect(current.epoch).toBeGreaterThan(stale.epoch);
+      const error = await h.threads.append(stale, "personal", [input("E2", "stale write")]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect(error).toMatchObject({ code: "lease_lost", details: { agent: "ada", epoch: stale.epoch } });
+      expect(await h.threads.hasEnvelope("ada", "personal", "E2")).toBe(false);
+      await h.threads.append(current, "personal", [input("E3", "after")]);
+      expect(
+        (await h.threads.read("ada", "personal")).map((entry) => (entry.kind === "input" ? entry.text : "")),
+      ).toEqual(["before", "after"]);
+    });
+
+    it("rejects an append once the lease was released or taken by another holder", async () => {
+      const fence = await acquire("r1");
+      await h.lease.release(fence);
+      await expect(h.threads.append(fence, "personal", [input("E1", "late")])).rejects.toBeInstanceOf(LeaseLostError);
+      await acquire("r2");
+      await expect(h.threads.append({ ...fence, epoch: fence.epoch + 1 }, "personal", [])).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      expect(await h.threads.read("ada", "personal")).toEqual([]);
+    });
+  });
+}

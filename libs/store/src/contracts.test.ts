@@ -1,0 +1,44 @@
+import {
+  FakeClock,
+  InMemoryAgentStateStore,
+  InMemoryInbox,
+  InMemoryLease,
+  InMemoryThreadStore,
+} from "@moniro/ports/test";
+import { describeAgentStateContract } from "./contract/agent-state.contract.js";
+import { describeInboxContract } from "./contract/inbox.contract.js";
+import { describeLeaseContract } from "./contract/lease.contract.js";
+import { describeThreadStoreContract } from "./contract/thread-store.contract.js";
+
+// The in-memory fakes of @moniro/ports/test against the same suites as the
+// Redis adapters (contracts.int.test.ts), so the fakes cannot drift.
+
+describeInboxContract("InMemoryInbox", () => {
+  const clock = new FakeClock();
+  const inbox = new InMemoryInbox(clock);
+  // One process holds the fake's state, so "another runner" sees the same instance.
+  return { inbox, clock, reopen: () => inbox };
+});
+
+describeLeaseContract("InMemoryLease", () => {
+  const clock = new FakeClock();
+  return {
+    lease: new InMemoryLease(clock),
+    passTime: async (ms) => clock.advance(ms),
+  };
+});
+
+describeThreadStoreContract("InMemoryThreadStore", () => {
+  const clock = new FakeClock();
+  const lease = new InMemoryLease(clock);
+  return {
+    threads: new InMemoryThreadStore({ lease, clock }),
+    lease,
+    passTime: async (ms) => clock.advance(ms),
+  };
+});
+
+describeAgentStateContract("InMemoryAgentStateStore", () => {
+  const clock = new FakeClock();
+  return { state: new InMemoryAgentStateStore(clock), clock };
+});

@@ -1,0 +1,82 @@
+import type { AgentState } from "@moniro/envelopes";
+import { agentStateSchema } from "@moniro/envelopes";
+import type { AgentStateRecord, AgentStateStore, Clock } from "@moniro/ports";
+import { systemClock } from "@moniro/ports";
+import type { Redis } from "ioredis";
+import type { Keys } from "./keys.js";
+import { createKeys } from "./keys.js";
+
+/** States in which an agent has no unfinished work for a runner to take over. */
+export const RESTING_STATES: ReadonlySet<AgentState> = new Set<AgentState>(["idle", "stopped"]);
+
+const STRING_FIELDS = ["cycleId", "holder", "context", "error"] as const;
+const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
+
+/**
+ * `agent:<a>:state`, a hash with one field per record field (so the gateway
+ * and the scheduler can HGET `state` alone). A patch field given as
+ * `undefined` is removed: `{ cycleId: undefined }` clears it. Every state
+ * change also maintains `agents:active` (agents not idle or stopped), in the
+ * same transaction.
+ */
+export class RedisAgentStateStore implements AgentStateStore {
+  private readonly keys: Keys;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly redis: Redis,
+    options: { prefix?: string; clock?: Clock } = {},
+  ) {
+    this.keys = createKeys(options.prefix);
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async get(agent: string): Promise<AgentStateRecord | null> {
+    const hash = await this.redis.hgetall(this.keys.state(agent));
+    if (Object.keys(hash).length === 0) return null;
+    return decodeState(hash);
+  }
+
+  async update(agent: string, patch: Partial<AgentStateRecord>): Promise<void> {
+    const set: Record<string, string> = { updatedAt: String(this.clock.now()) };
+    const remove: string[] = [];
+    for (const [field, value] of Object.entries(patch)) {
+      if (field === "updatedAt") continue;
+      if (value === undefined) remove.push(field);
+      else set[field] = String(value);
+    }
+    const key = this.keys.state(agent);
+    const transaction = this.redis.multi().hset(key, set);
+    if (remove.length > 0) transaction.hdel(key, ...remove);
+    if (patch.state !== undefined) {
+      if (RESTING_STATES.has(patch.state)) transaction.srem(this.keys.activeAgents, agent);
+      else transaction.sadd(this.keys.activeAgents, agent);
+    }
+    const results = await transaction.exec();
+    for (const [error] of results ?? []) if (error) throw error;
+  }
+
+  /** Agents whose last state was neither idle nor stopped (running, paused, error). */
+  async activeAgents(): Promise<string[]> {
+    return (await this.redis.smembers(this.keys.activeAgents)).sort();
+  }
+}
+
+/** Hash → record; a missing or unknown `state` reads as `idle`, unparsable numbers as absent (restarts: 0). */
+export function decodeState(hash: Record<string, string>): AgentStateRecord {
+  const state = agentStateSchema.safeParse(hash.state);
+  const record: AgentStateRecord = {
+    state: state.success ? state.data : "idle",
+    restarts: 0,
+    updatedAt: 0,
+  };
+  for (const field of STRING_FIELDS) {
+    const value = hash[field];
+    if (value !== undefined) record[field] = value;
+  }
+  for (const field of NUMBER_FIELDS) {
+    const value = Number(hash[field]);
+    if (hash[field] !== undefined && Number.isFinite(value)) record[field] = value;
+  }
+  return record;
+}

@@ -1,0 +1,170 @@
+import type { InboundEnvelope, Lane } from "@moniro/envelopes";
+import { LANES } from "@moniro/envelopes";
+import type { AppendOptions, Clock, Inbox, InboxItem } from "@moniro/ports";
+import { systemClock } from "@moniro/ports";
+import type { Redis } from "ioredis";
+import { decodeInboxRecord, encodeInboxRecord, fieldValue } from "./codec.js";
+import { corruptEntry, type StoreError } from "./errors.js";
+import type { Keys } from "./keys.js";
+import { createKeys, ENTRY_FIELD } from "./keys.js";
+import { runScript } from "./scripts/loader.js";
+
+/** The consumer group on every inbox lane stream. */
+export const INBOX_GROUP = "loop";
+/**
+ * The one consumer of an agent's inbox. Only the lease holder runs the loop,
+ * so every runner reads under the same name: a runner taking over an agent
+ * gets the entries its dead predecessor read but never acknowledged.
+ */
+export const INBOX_CONSUMER = "agent";
+
+export const DEFAULT_DEDUPE_TTL_SECONDS = 24 * 60 * 60;
+
+export interface RedisInboxOptions {
+  /** Key prefix (default `moniro:`). */
+  prefix?: string;
+  /** Stamps `enqueuedAt` of new inputs. */
+  clock?: Clock;
+  /** How long an envelope id is remembered for dedupe (default 24 h). */
+  dedupeTtlSeconds?: number;
+  /**
+   * Called for an entry that cannot be decoded (written by something else, or
+   * by an older version). Given a handler, the entry is reported and removed
+   * so one bad record cannot block the agent; without one, `pending` throws.
+   */
+  onCorruptEntry?: (error: StoreError) => void;
+}
+
+/**
+ * The agent's inbox over Redis streams (DESIGN §4): one stream per lane
+ * `agent:<a>:inbox:<lane>` with a consumer group, entries `{ e: JSON }`.
+ * Acknowledged entries are deleted, so a stream holds exactly the pending
+ * inputs and its length is the lane's depth.
+ */
+export class RedisInbox implements Inbox {
+  private readonly keys: Keys;
+  private readonly clock: Clock;
+  private readonly dedupeTtlSeconds: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisInboxOptions = {},
+  ) {
+    this.keys = createKeys(options.prefix);
+    this.clock = options.clock ?? systemClock;
+    this.dedupeTtlSeconds = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
+  }
+
+  async append(envelope: InboundEnvelope, options: AppendOptions = {}): Promise<{ duplicate: boolean }> {
+    const lane = options.lane ?? envelope.priority;
+    const record = encodeInboxRecord({
+      envelope,
+      enqueuedAt: options.enqueuedAt ?? this.clock.now(),
+      preemptions: options.preemptions ?? 0,
+      ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+    });
+    const result = await runScript(
+      this.redis,
+      "appendInbox",
+      [this.keys.dedupe(envelope.id), this.keys.inbox(envelope.agent, lane), this.keys.pendingAgents],
+      [record, INBOX_GROUP, envelope.agent, this.dedupeTtlSeconds],
+    );
+    return { duplicate: result === 0 };
+  }
+
+  async pending(agent: string): Promise<InboxItem[]> {
+    const reply = await runScript(this.redis, "readInbox", this.laneKeys(agent), [INBOX_GROUP, INBOX_CONSUMER]);
+    const lanes = reply as Array<Array<string | null>>;
+    const items: InboxItem[] = [];
+    const corrupt: Array<{ lane: Lane; entryId: string }> = [];
+    for (const [index, lane] of LANES.entries()) {
+      const flat = lanes[index] ?? [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const entryId = String(flat[i]);
+        const json = flat[i + 1];
+        const decoded = typeof json === "string" ? decodeInboxRecord(json) : undefined;
+        if (decoded?.ok) {
+          items.push({ entryId, lane, ...decoded.value });
+          continue;
+        }
+        const error = corruptEntry(
+          this.keys.inbox(agent, lane),
+          entryId,
+          decoded ? decoded.error.message : "no field 'e'",
+        );
+        if (!this.options.onCorruptEntry) throw error;
+        this.options.onCorruptEntry(error);
+        corrupt.push({ lane, entryId });
+      }
+    }
+    if (corrupt.length > 0) await this.remove(agent, corrupt);
+    return items;
+  }
+
+  async ack(agent: string, items: readonly InboxItem[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.remove(agent, items);
+  }
+
+  async requeue(agent: string, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem> {
+    const lane = changes.lane ?? item.lane;
+    const record = {
+      envelope: item.envelope,
+      enqueuedAt: item.enqueuedAt,
+      preemptions: changes.preemptions ?? item.preemptions,
+      ...(item.traceparent ? { traceparent: item.traceparent } : {}),
+    };
+    const entryId = await runScript(
+      this.redis,
+      "requeueInbox",
+      [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane), this.keys.pendingAgents],
+      [INBOX_GROUP, agent, item.entryId, encodeInboxRecord(record)],
+    );
+    return { entryId: String(entryId), lane, ...record };
+  }
+
+  async depth(agent: string): Promise<Record<Lane, number>> {
+    const pipeline = this.redis.pipeline();
+    for (const key of this.laneKeys(agent)) pipeline.xlen(key);
+    const results = (await pipeline.exec()) ?? [];
+    const counts = results.map(([error, count]) => {
+      if (error) throw error;
+      return Number(count);
+    });
+    return { immediate: counts[0] ?? 0, normal: counts[1] ?? 0, background: counts[2] ?? 0 };
+  }
+
+  async agentsWithPending(): Promise<string[]> {
+    return (await this.redis.smembers(this.keys.pendingAgents)).sort();
+  }
+
+  /**
+   * The pending items without reading them as the agent's consumer (for
+   * inspection: the gateway's queue view). Corrupt entries are left out.
+   */
+  async peek(agent: string): Promise<InboxItem[]> {
+    const items: InboxItem[] = [];
+    for (const lane of LANES) {
+      for (const [entryId, fields] of await this.redis.xrange(this.keys.inbox(agent, lane), "-", "+")) {
+        const json = fieldValue(fields, ENTRY_FIELD);
+        const decoded = json === undefined ? undefined : decodeInboxRecord(json);
+        if (decoded?.ok) items.push({ entryId, lane, ...decoded.value });
+      }
+    }
+    return items;
+  }
+
+  private laneKeys(agent: string): string[] {
+    return LANES.map((lane) => this.keys.inbox(agent, lane));
+  }
+
+  private async remove(agent: string, items: ReadonlyArray<Pick<InboxItem, "lane" | "entryId">>): Promise<void> {
+    const pairs = items.flatMap((item) => [LANES.indexOf(item.lane) + 1, item.entryId]);
+    await runScript(
+      this.redis,
+      "ackInbox",
+      [...this.laneKeys(agent), this.keys.pendingAgents],
+      [INBOX_GROUP, agent, ...pairs],
+    );
+  }
+}

@@ -1,0 +1,98 @@
+import { FakeClock, inbound, sequentialIds } from "@moniro/ports/test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StoreError } from "./errors.js";
+import { createKeys, ENTRY_FIELD } from "./keys.js";
+import { RedisAgentStateStore } from "./redis-agent-state-store.js";
+import { INBOX_GROUP, RedisInbox } from "./redis-inbox.js";
+import { RedisLease } from "./redis-lease.js";
+import { RedisThreadStore } from "./redis-thread-store.js";
+import { runScript } from "./scripts/loader.js";
+import { type TestRedis, testRedis } from "./test/redis-fixture.js";
+
+// Redis-specific behaviour beyond the port contracts: the stored layout other
+// services read, races between runners, and bad records.
+describe("Redis adapters", () => {
+  let t: TestRedis;
+  const ids = sequentialIds(50_000);
+  beforeEach(() => {
+    t = testRedis();
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  it("appends a redelivered envelope once even when two ingesters race", async () => {
+    const inboxes = [0, 1, 2, 3].map(() => new RedisInbox(t.connect(), { prefix: t.prefix }));
+    const envelope = inbound({ text: "raced" }, { ids });
+    const results = await Promise.all(inboxes.map((inbox) => inbox.append(envelope)));
+    expect(results.filter((result) => !result.duplicate)).toHaveLength(1);
+    expect(await inboxes[0]?.depth("ada")).toEqual({ immediate: 1, normal: 0, background: 0 });
+  });
+
+  it("keeps the documented layout: lane streams with a consumer group, field e, the pending set, a dedupe TTL", async () => {
+    const keys = createKeys(t.prefix);
+    const inbox = new RedisInbox(t.redis, { prefix: t.prefix });
+    const envelope = inbound({ text: "layout" }, { ids });
+    await inbox.append(envelope);
+    const [[, fields] = ["", []]] = await t.redis.xrange(keys.inbox("ada", "immediate"), "-", "+");
+    expect(fields[0]).toBe(ENTRY_FIELD);
+    expect(JSON.parse(fields[1] ?? "")).toMatchObject({ envelope: { id: envelope.id }, preemptions: 0 });
+    const groups = (await t.redis.xinfo("GROUPS", keys.inbox("ada", "immediate"))) as unknown[][];
+    expect(groups[0]).toContain(INBOX_GROUP);
+    expect(await t.redis.smembers(keys.pendingAgents)).toEqual(["ada"]);
+    expect(await t.redis.ttl(keys.dedupe(envelope.id))).toBeGreaterThan(23 * 3600);
+  });
+
+  it("reports and removes an undecodable inbox entry when given a handler, and throws without one", async () => {
+    const keys = createKeys(t.prefix);
+    const reported: StoreError[] = [];
+    const tolerant = new RedisInbox(t.redis, { prefix: t.prefix, onCorruptEntry: (error) => reported.push(error) });
+    await tolerant.append(inbound({ text: "good" }, { ids }));
+    await t.redis.xadd(keys.inbox("ada", "immediate"), "*", ENTRY_FIELD, '{"envelope":{"text":"no id"}}');
+    await expect(new RedisInbox(t.redis, { prefix: t.prefix }).pending("ada")).rejects.toBeInstanceOf(StoreError);
+    const pending = await tolerant.pending("ada");
+    expect(pending.map((item) => item.envelope.text)).toEqual(["good"]);
+    expect(reported[0]).toMatchObject({ code: "corrupt_entry", details: { key: keys.inbox("ada", "immediate") } });
+    expect(await tolerant.depth("ada")).toEqual({ immediate: 1, normal: 0, background: 0 });
+  });
+
+  it("peek lists pending items without delivering them to the agent's consumer", async () => {
+    const keys = createKeys(t.prefix);
+    const inbox = new RedisInbox(t.redis, { prefix: t.prefix });
+    await inbox.append(inbound({ text: "look" }, { ids }));
+    expect((await inbox.peek("ada")).map((item) => item.envelope.text)).toEqual(["look"]);
+    const summary = (await t.redis.xpending(keys.inbox("ada", "immediate"), INBOX_GROUP)) as unknown[];
+    expect(summary[0]).toBe(0);
+    await inbox.pending("ada");
+    const delivered = (await t.redis.xpending(keys.inbox("ada", "immediate"), INBOX_GROUP)) as unknown[];
+    expect(delivered[0]).toBe(1);
+  });
+
+  it("a thread entry that does not match its schema is refused before anything is written", async () => {
+    const lease = new RedisLease(t.redis, { prefix: t.prefix });
+    const threads = new RedisThreadStore(t.redis, { prefix: t.prefix });
+    const fence = await lease.acquire("ada", "r1", 10_000);
+    if (!fence) throw new Error("expected the lease");
+    const bad = { kind: "skip", cycleId: "c", ts: 0 } as never;
+    await expect(threads.append(fence, "personal", [bad])).rejects.toThrow(/invalid thread entry/);
+    expect(await threads.length("ada", "personal")).toBe(0);
+  });
+
+  it("maintains the active-agents set with the state", async () => {
+    const state = new RedisAgentStateStore(t.redis, { prefix: t.prefix, clock: new FakeClock() });
+    await state.update("ada", { state: "running" });
+    await state.update("bob", { state: "error", error: "boom" });
+    await state.update("cy", { state: "running" });
+    await state.update("cy", { step: 3 });
+    expect(await state.activeAgents()).toEqual(["ada", "bob", "cy"]);
+    await state.update("ada", { state: "idle" });
+    await state.update("cy", { state: "stopped" });
+    expect(await state.activeAgents()).toEqual(["bob"]);
+  });
+
+  it("checks a script's key count against its file name", async () => {
+    await expect(runScript(t.redis, "acquireLease", ["only-one"], ["holder", 100])).rejects.toThrow(
+      "script 'acquireLease' takes 2 keys, got 1",
+    );
+  });
+});

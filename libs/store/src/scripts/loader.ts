@@ -1,0 +1,79 @@
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+
+/**
+ * The Lua scripts of `libs/store/lua/`, one file per script named
+ * `verbNoun-<numKeys>.lua` (BullMQ style). The directory sits beside `src/`
+ * and `dist/`, so the same relative path works from the sources (vitest) and
+ * from the build (services).
+ */
+export const SCRIPT_FILES = {
+  appendInbox: "appendInbox-3.lua",
+  readInbox: "readInbox-3.lua",
+  ackInbox: "ackInbox-4.lua",
+  requeueInbox: "requeueInbox-3.lua",
+  acquireLease: "acquireLease-2.lua",
+  renewLease: "renewLease-1.lua",
+  releaseLease: "releaseLease-1.lua",
+  appendThread: "appendThread-3.lua",
+} as const;
+
+export type ScriptName = keyof typeof SCRIPT_FILES;
+
+export interface Script {
+  name: ScriptName;
+  numberOfKeys: number;
+  lua: string;
+}
+
+const LUA_DIR = new URL("../../lua/", import.meta.url);
+
+let cache: Map<ScriptName, Script> | undefined;
+
+/** Reads every script once (at first use) and checks each file name's key count. */
+export function scripts(): Map<ScriptName, Script> {
+  if (cache) return cache;
+  const loaded = new Map<ScriptName, Script>();
+  for (const [name, file] of Object.entries(SCRIPT_FILES) as Array<[ScriptName, string]>) {
+    const match = /^[a-z][A-Za-z]*-(\d+)\.lua$/.exec(file);
+    if (!match) throw new Error(`script file '${file}' must be named verbNoun-<numKeys>.lua`);
+    const lua = readFileSync(new URL(file, LUA_DIR), "utf8");
+    loaded.set(name, { name, numberOfKeys: Number(match[1]), lua });
+  }
+  cache = loaded;
+  return loaded;
+}
+
+/** Commands defined per client: ioredis keeps them on the instance (EVALSHA, falling back to EVAL on NOSCRIPT). */
+const defined = new WeakSet<Redis>();
+
+function ensureDefined(redis: Redis): void {
+  if (defined.has(redis)) return;
+  for (const script of scripts().values()) {
+    redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  }
+  defined.add(redis);
+}
+
+type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
+
+/**
+ * Runs one script on a client. The key count is checked against the file
+ * name, so a caller that passes the wrong keys fails here, not in Lua.
+ */
+export async function runScript(
+  redis: Redis,
+  name: ScriptName,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number>,
+): Promise<unknown> {
+  ensureDefined(redis);
+  const script = scripts().get(name);
+  if (!script) throw new Error(`unknown script '${name}'`);
+  if (keys.length !== script.numberOfKeys) {
+    throw new Error(`script '${name}' takes ${script.numberOfKeys} keys, got ${keys.length}`);
+  }
+  const command = (redis as unknown as Record<string, ScriptCommand>)[name];
+  if (typeof command !== "function") throw new Error(`script '${name}' is not defined on this client`);
+  return command.call(redis, ...keys, ...args);
+}

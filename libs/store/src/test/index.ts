@@ -1,0 +1,2 @@
+/** Test helpers for code that uses Redis (`@moniro/store/test`). */
+export * from "./redis-fixture.js";

@@ -1,0 +1,27 @@
+/**
+ * Thrown by `ToolContext.requestScheduler` when no scheduler answers
+ * (NATS no-responders or timeout). The `cron` tool turns it into an error result.
+ */
+export class SchedulerUnavailableError extends Error {
+  override readonly name = "SchedulerUnavailableError";
+  readonly retryable = true;
+  constructor(
+    readonly op: string,
+    readonly detail: string,
+  ) {
+    super(`no scheduler answered moniro.sched.${op} (${detail})`);
+  }
+}
+
+/** A path the model gave resolves outside the workspace (traversal, absolute path, symlink). */
+export class PathOutsideWorkspaceError extends Error {
+  override readonly name = "PathOutsideWorkspaceError";
+  constructor(
+    readonly requested: string,
+    readonly why: string,
+  ) {
+    super(
+      `path '${requested}' is outside the workspace (${why}); use a path relative to the workspace root, without '..' leaving it`,
+    );
+  }
+}

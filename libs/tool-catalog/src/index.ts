@@ -1,0 +1,34 @@
+export { allToolSpecs, toolCatalog, toolNames, toolSpec } from "./catalog.js";
+export { compactSchema } from "./compact-schema.js";
+export { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
+export { type ExecLimits, type ExecLimitsInput, execLimits, execLimitsSchema } from "./limits.js";
+export {
+  type ResolvedPolicy,
+  resolvePolicy,
+  specsForPolicy,
+  TOOL_PROFILES,
+  type ToolPolicy,
+  type ToolProfileName,
+  toolPolicySchema,
+} from "./policy/policy.js";
+export { ownerOf, processCallOwner, processIdOf } from "./process/process-id.js";
+export {
+  type ProcessInfo,
+  ProcessLimitError,
+  ProcessNotFoundError,
+  ProcessRegistry,
+  type ProcessRegistryOptions,
+  type ProcessStatus,
+} from "./process/process-registry.js";
+export { type RunToolOptions, runTool } from "./run-tool.js";
+export {
+  defineTool,
+  fail,
+  ok,
+  type SchedulerOp,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolLogger,
+  type ToolOutcome,
+} from "./tool.js";
+export { readPersonalContext } from "./tools/context/personal-context.js";

@@ -1,0 +1,55 @@
+import { z } from "zod";
+
+/**
+ * Limits for exec / process / file tools, from the executor's config. Parse
+ * config with `execLimitsSchema.parse({...})`; every field has a default.
+ */
+export const execLimitsSchema = z.object({
+  /** exec timeout when the call gives none. */
+  defaultTimeoutMs: z.number().int().positive().default(60_000),
+  /** Largest timeout a call may ask for. */
+  maxTimeoutMs: z.number().int().positive().default(600_000),
+  /** Combined stdout+stderr kept per exec call; the rest is cut with a marker. */
+  outputCapBytes: z.number().int().positive().default(30_000),
+  /** Between SIGTERM to the process group and SIGKILL. */
+  killGraceMs: z.number().int().nonnegative().default(2_000),
+  /** prlimit values; absent = not limited. */
+  cpuSeconds: z.number().int().positive().optional().default(300),
+  addressSpaceBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .default(4 * 1024 ** 3),
+  maxProcesses: z.number().int().positive().optional(),
+  fileSizeBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .default(1024 ** 3),
+  /** Run exec / process commands as this unprivileged user (needs the executor to run as root). */
+  runAs: z.object({ uid: z.number().int().nonnegative(), gid: z.number().int().nonnegative() }).optional(),
+  /** Wrap commands in bubblewrap when `bwrap` is installed. */
+  bwrap: z
+    .object({ enabled: z.boolean().default(false), network: z.boolean().default(true) })
+    .default({ enabled: false, network: true }),
+  /** Background processes not touched for this long are killed and forgotten. */
+  processIdleTtlMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30 * 60_000),
+  /** Lines of combined output kept per background process. */
+  processLogLines: z.number().int().positive().default(1_000),
+  /** Background processes per executor. */
+  maxBackgroundProcesses: z.number().int().positive().default(32),
+  /** `read` refuses files larger than this without a line range, and caps returned text. */
+  readMaxBytes: z.number().int().positive().default(100_000),
+});
+export type ExecLimits = z.output<typeof execLimitsSchema>;
+export type ExecLimitsInput = z.input<typeof execLimitsSchema>;
+
+export function execLimits(input: ExecLimitsInput = {}): ExecLimits {
+  return execLimitsSchema.parse(input);
+}

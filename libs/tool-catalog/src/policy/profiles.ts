@@ -1,0 +1,37 @@
+/**
+ * Named tool profiles (the `tools.profile` of an agent YAML). `skip` is not
+ * listed: the runner handles it itself for every agent.
+ */
+const FILES_READ = ["read", "grep", "glob", "ls"] as const;
+const FILES_WRITE = ["write", "edit", "apply_patch"] as const;
+const COMMANDS = ["exec", "process"] as const;
+const CONTEXT_READ = [
+  "memory_get",
+  "memory_search",
+  "note_read",
+  "todo_list",
+  "history_search",
+  "history_read",
+] as const;
+const CONTEXT_WRITE = ["memory_write", "memory_delete", "note_write", "todo_add", "todo_done"] as const;
+
+export const TOOL_PROFILES = {
+  full: [...FILES_READ, ...FILES_WRITE, ...COMMANDS, "message", ...CONTEXT_READ, ...CONTEXT_WRITE, "cron"],
+  coding: [...FILES_READ, ...FILES_WRITE, ...COMMANDS, "message", ...CONTEXT_READ, ...CONTEXT_WRITE],
+  messaging: ["message", ...CONTEXT_READ, ...CONTEXT_WRITE, "cron"],
+  /** Sub-agents: look, recall and report back to the parent; change nothing. */
+  readonly: [...FILES_READ, "message", ...CONTEXT_READ],
+} as const satisfies Record<string, readonly string[]>;
+
+export type ToolProfileName = keyof typeof TOOL_PROFILES;
+export const PROFILE_NAMES = Object.keys(TOOL_PROFILES) as ToolProfileName[];
+
+/** Tools other components provide (runner, workflows): valid in allow/deny, not executed here. */
+export const EXTERNAL_TOOL_NAMES = [
+  "skip",
+  "channel_send",
+  "channel_read",
+  "inbox",
+  "team_members",
+  "subagent",
+] as const;

@@ -1,0 +1,59 @@
+import { mkdir } from "node:fs/promises";
+import { toolCatalog, toolNames } from "./catalog.js";
+import { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
+import { type ResolvedPolicy, resolvePolicy, type ToolPolicy } from "./policy/policy.js";
+import { fail, type ToolContext, type ToolOutcome } from "./tool.js";
+
+function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+  return issues
+    .map((issue) => `'${issue.path.length === 0 ? "(input)" : issue.path.map(String).join(".")}': ${issue.message}`)
+    .join("; ");
+}
+
+export interface RunToolOptions {
+  /** The agent's tool policy (or an already resolved one): a refused tool is an error result naming the policy. */
+  policy?: ToolPolicy | ResolvedPolicy;
+}
+
+/**
+ * Runs one tool call. Never throws: unknown tool, policy refusal, invalid
+ * input, cancellation and crashes all become error outcomes that tell the
+ * model what went wrong and what to do instead.
+ */
+export async function runTool(
+  name: string,
+  rawInput: unknown,
+  ctx: ToolContext,
+  options: RunToolOptions = {},
+): Promise<ToolOutcome> {
+  const definition = toolCatalog.get(name);
+  if (definition === undefined) {
+    return fail("unknown-tool", `There is no tool '${name}'. Available tools: ${toolNames.join(", ")}.`);
+  }
+  if (options.policy !== undefined) {
+    const policy = "allowed" in options.policy ? options.policy : resolvePolicy(options.policy);
+    if (!policy.allowed(name)) return fail("tool-denied", policy.reason(name));
+  }
+  const parsed = definition.input.safeParse(rawInput ?? {});
+  if (!parsed.success) {
+    return fail(
+      "invalid-input",
+      `Invalid input for '${name}': ${describeIssues(parsed.error.issues)}. Fix these fields and call again.`,
+      { data: { issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) } },
+    );
+  }
+  if (ctx.signal.aborted) return fail("canceled", `The '${name}' call was canceled before it started.`);
+  try {
+    await mkdir(ctx.workspace, { recursive: true });
+    return await definition.run(parsed.data, ctx);
+  } catch (error) {
+    if (error instanceof PathOutsideWorkspaceError) return fail("path-outside-workspace", error.message);
+    if (error instanceof SchedulerUnavailableError) {
+      return fail("scheduler-unavailable", `${error.message}. Try again later.`, { retryable: true });
+    }
+    if (ctx.signal.aborted) return fail("canceled", `The '${name}' call was canceled or ran past its deadline.`);
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.logger?.error({ tool: name, callId: ctx.callId, err: message }, "tool crashed");
+    return fail("tool-failed", `'${name}' failed: ${message}`);
+  }
+}

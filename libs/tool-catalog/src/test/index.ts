@@ -1,0 +1,2 @@
+/** Test helpers (`@moniro/tool-catalog/test`): a ToolContext over fakes and temp workspaces. */
+export * from "./test-context.js";

@@ -1,0 +1,77 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { OutboundEnvelopeInput } from "@moniro/envelopes";
+import type { Redis } from "ioredis";
+import { type ExecLimitsInput, execLimits } from "../limits.js";
+import { ProcessRegistry } from "../process/process-registry.js";
+import type { SchedulerOp, ToolContext } from "../tool.js";
+
+export interface TestToolContext extends ToolContext {
+  /** Envelopes given to publishOutbound, in order. */
+  published: OutboundEnvelopeInput[];
+  /** Requests given to requestScheduler, in order. */
+  schedulerRequests: { op: SchedulerOp; request: unknown }[];
+  abort: AbortController;
+}
+
+export interface TestToolContextOptions {
+  workspace?: string;
+  redis?: Redis;
+  redisPrefix?: string;
+  agent?: string;
+  context?: string;
+  replyTo?: string;
+  inReplyTo?: string;
+  limits?: ExecLimitsInput;
+  processes?: ProcessRegistry;
+  /** The scheduler's answer (value or function); throw to simulate no scheduler. */
+  scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
+}
+
+/** A workspace in a fresh temp directory. */
+export function tempWorkspace(): string {
+  return mkdtempSync(join(tmpdir(), "moniro-ws-"));
+}
+
+const noRedis = new Proxy({} as Redis, {
+  get(_target, property) {
+    if (property === "then") return undefined;
+    throw new Error(`this test context has no Redis (redis.${String(property)} was used)`);
+  },
+});
+
+/** A ToolContext over fakes that records what the tools publish and request. */
+export function testToolContext(options: TestToolContextOptions = {}): TestToolContext {
+  const limits = execLimits({ killGraceMs: 300, ...options.limits });
+  const abort = new AbortController();
+  const published: OutboundEnvelopeInput[] = [];
+  const schedulerRequests: { op: SchedulerOp; request: unknown }[] = [];
+  const context: TestToolContext = {
+    agent: options.agent ?? "ada",
+    context: options.context ?? "personal",
+    callId: "call-1",
+    workspace: options.workspace ?? tempWorkspace(),
+    signal: abort.signal,
+    deadlineMs: Date.now() + 60_000,
+    executorId: "exec-test",
+    redis: options.redis ?? noRedis,
+    redisPrefix: options.redisPrefix ?? "moniro-test:",
+    async publishOutbound(envelope) {
+      published.push(envelope);
+    },
+    async requestScheduler(op, request) {
+      schedulerRequests.push({ op, request });
+      if (options.scheduler === undefined) return { ok: true, jobs: [] };
+      return options.scheduler(op, request);
+    },
+    processes: options.processes ?? new ProcessRegistry({ executorId: "exec-test", limits }),
+    limits,
+    published,
+    schedulerRequests,
+    abort,
+  };
+  if (options.replyTo !== undefined) context.replyTo = options.replyTo;
+  if (options.inReplyTo !== undefined) context.inReplyTo = options.inReplyTo;
+  return context;
+}

@@ -1,0 +1,84 @@
+import type { OutboundEnvelopeInput } from "@moniro/envelopes";
+import type { Redis } from "ioredis";
+import type { z } from "zod";
+import type { ExecLimits } from "./limits.js";
+import type { ProcessRegistry } from "./process/process-registry.js";
+
+/** The minimal logger a tool may use (pino-compatible). */
+export interface ToolLogger {
+  debug(object: Record<string, unknown>, message?: string): void;
+  info(object: Record<string, unknown>, message?: string): void;
+  warn(object: Record<string, unknown>, message?: string): void;
+  error(object: Record<string, unknown>, message?: string): void;
+}
+
+/** Scheduler operations a tool may request (`moniro.sched.<op>`). */
+export type SchedulerOp = "upsert" | "delete" | "list";
+
+/**
+ * Everything a tool may touch, injected by the executor per call. Tools never
+ * open their own connections, read the clock for deadlines or pick ids.
+ */
+export interface ToolContext {
+  agent: string;
+  context: string;
+  callId: string;
+  /** From the call envelope; `message` defaults `to` to it. */
+  replyTo?: string;
+  inReplyTo?: string;
+  /** Absolute path of this agent's workspace root (created if missing by runTool). */
+  workspace: string;
+  /** Fires on cancel or deadline. */
+  signal: AbortSignal;
+  /** Absolute epoch ms. */
+  deadlineMs: number;
+  executorId: string;
+  /** For memory / notes / todos / history (DESIGN §4 keys under redisPrefix). */
+  redis: Redis;
+  redisPrefix: string;
+  /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
+  publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;
+  /** `moniro.sched.<op>`; throws SchedulerUnavailableError when no scheduler answers. */
+  requestScheduler(op: SchedulerOp, request: unknown): Promise<unknown>;
+  /** Background processes owned by THIS executor. */
+  processes: ProcessRegistry;
+  limits: ExecLimits;
+  logger?: ToolLogger;
+}
+
+/** A tool's result: `content` is what the model reads; `data` is the structured form. */
+export interface ToolOutcome {
+  content: string;
+  isError?: boolean;
+  /** Stable machine code for errors, e.g. `path-outside-workspace`, `invalid-input`, `timeout`. */
+  errorCode?: string;
+  retryable?: boolean;
+  data?: unknown;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  /** What the model reads: when to use the tool, what it returns. Keep it short — paid on every step. */
+  description: string;
+  /** zod input schema; the model sees `z.toJSONSchema(input)`. */
+  input: S;
+  run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+/** Helper that keeps the input type of `run` tied to the schema. */
+export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition {
+  return definition as unknown as ToolDefinition;
+}
+
+/** A successful outcome with structured data; content is the JSON the model reads. */
+export function ok(data: unknown, content?: string): ToolOutcome {
+  return { content: content ?? (typeof data === "string" ? data : JSON.stringify(data)), data };
+}
+
+/** An error outcome: say what went wrong and what to do instead. */
+export function fail(errorCode: string, content: string, options: { retryable?: boolean; data?: unknown } = {}) {
+  const outcome: ToolOutcome = { content, isError: true, errorCode };
+  if (options.retryable !== undefined) outcome.retryable = options.retryable;
+  if (options.data !== undefined) outcome.data = options.data;
+  return outcome;
+}

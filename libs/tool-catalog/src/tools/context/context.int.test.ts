@@ -1,0 +1,158 @@
+import type { ThreadEntryData } from "@moniro/envelopes";
+import { createKeys, ENTRY_FIELD, encodeThreadEntry } from "@moniro/store";
+import { type TestRedis, testRedis } from "@moniro/store/test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runTool } from "../../run-tool.js";
+import { testToolContext } from "../../test/test-context.js";
+import { readPersonalContext } from "./personal-context.js";
+
+let t: TestRedis;
+beforeEach(() => {
+  t = testRedis();
+});
+afterEach(async () => {
+  await t.cleanup();
+});
+
+/** A context over a connection of its own, as a new executor process would have. */
+const freshContext = (agent = "ada") => testToolContext({ redis: t.connect(), redisPrefix: t.prefix, agent });
+
+describe("memory", () => {
+  it("write / get / search / delete, persisting for a new connection", async () => {
+    const first = freshContext();
+    await runTool("memory_write", { key: "favourite-color", value: "Teal, not blue" }, first);
+    await runTool("memory_write", { key: "timezone", value: "Europe/Berlin" }, first);
+    expect((await runTool("memory_write", { key: "timezone", value: "Europe/Paris" }, first)).content).toContain(
+      "Updated",
+    );
+
+    const second = freshContext();
+    expect((await runTool("memory_get", { key: "timezone" }, second)).content).toBe("Europe/Paris");
+    expect((await runTool("memory_get", {}, second)).content).toBe(
+      "favourite-color: Teal, not blue\ntimezone: Europe/Paris",
+    );
+    const search = await runTool("memory_search", { query: "TEAL color" }, second);
+    expect(search.data).toEqual({ matches: [{ key: "favourite-color", value: "Teal, not blue" }] });
+    expect((await runTool("memory_search", { query: "teal berlin" }, second)).content).toContain("No memory matches");
+    expect((await runTool("memory_delete", { key: "timezone" }, second)).isError).toBeUndefined();
+    expect((await runTool("memory_get", { key: "timezone" }, second)).errorCode).toBe("not-found");
+    expect((await runTool("memory_delete", { key: "timezone" }, second)).errorCode).toBe("not-found");
+    // Another agent has its own memory.
+    expect((await runTool("memory_get", {}, freshContext("bob"))).content).toBe("No memories yet.");
+    expect(await t.redis.hgetall(createKeys(t.prefix).memory("ada"))).toEqual({ "favourite-color": "Teal, not blue" });
+  });
+});
+
+describe("notes", () => {
+  it("append and read newest, filtered by query, from a new connection", async () => {
+    const first = freshContext();
+    for (const text of ["bought milk", "meeting notes: ship v2", "called the plumber"]) {
+      await runTool("note_write", { text }, first);
+    }
+    const second = freshContext();
+    const all = await runTool("note_read", {}, second);
+    expect((all.data as { notes: { text: string }[] }).notes.map((n) => n.text)).toEqual([
+      "bought milk",
+      "meeting notes: ship v2",
+      "called the plumber",
+    ]);
+    const last = await runTool("note_read", { last: 1 }, second);
+    expect(last.content).toMatch(/\] called the plumber$/);
+    const filtered = await runTool("note_read", { query: "SHIP" }, second);
+    expect((filtered.data as { notes: { text: string }[] }).notes.map((n) => n.text)).toEqual([
+      "meeting notes: ship v2",
+    ]);
+    expect(await t.redis.type(createKeys(t.prefix).notes("ada"))).toBe("stream");
+  });
+});
+
+describe("todos", () => {
+  it("add / list / done, persisting for a new connection", async () => {
+    const first = freshContext();
+    const a = (await runTool("todo_add", { text: "write the report" }, first)).data as { id: string };
+    await runTool("todo_add", { text: "water plants" }, first);
+    const second = freshContext();
+    expect((await runTool("todo_list", {}, second)).content).toContain(`${a.id} [ ] write the report`);
+    expect((await runTool("todo_done", { id: a.id }, second)).content).toBe(`Done: ${a.id} write the report`);
+    const open = (await runTool("todo_list", {}, freshContext())).data as { todos: { text: string }[] };
+    expect(open.todos.map((todo) => todo.text)).toEqual(["water plants"]);
+    const all = (await runTool("todo_list", { include_done: true }, second)).data as { todos: unknown[] };
+    expect(all.todos).toHaveLength(2);
+    expect((await runTool("todo_done", { id: "t000000" }, second)).errorCode).toBe("not-found");
+    await runTool("memory_write", { key: "name", value: "Ada" }, second);
+    expect(await readPersonalContext(t.connect(), t.prefix, "ada")).toEqual({
+      memory: "- name: Ada",
+      todos: expect.stringMatching(/^- t[0-9a-f]{6}: water plants$/),
+    });
+  });
+});
+
+describe("history", () => {
+  async function seedThread(context: string, entries: ThreadEntryData[]): Promise<void> {
+    const key = createKeys(t.prefix).thread("ada", context);
+    for (const entry of entries) await t.redis.xadd(key, "*", ENTRY_FIELD, encodeThreadEntry(entry));
+  }
+  const base = { cycleId: "c1", ts: Date.now() };
+  const input = (text: string, context = "personal"): ThreadEntryData => ({
+    ...base,
+    kind: "input",
+    envelopeId: "01J00000000000000000000000",
+    source: "http:alice",
+    replyTo: "http:alice",
+    context,
+    lane: "immediate",
+    text,
+    attachments: [],
+  });
+
+  beforeEach(async () => {
+    await seedThread("personal", [
+      input("what is the wifi password?"),
+      { ...base, kind: "assistant", step: 0, text: "looking it up", toolUses: [], stopReason: "tool_use" },
+      { ...base, kind: "tool-result", callId: "x", tool: "memory_get", content: "wifi: hunter2", isError: false },
+      { ...base, kind: "compaction", summary: "Alice asked about the garden party in May", upTo: "0-1" },
+      { ...base, kind: "skip", reason: "spam about crypto", skippedCycleId: "c0" },
+      input("thanks!"),
+    ]);
+    await seedThread("proj:dev", [input("deploy the wifi dashboard", "proj:dev")]);
+    // Thread metadata keys next to the streams are not threads.
+    await t.redis.hset(`${createKeys(t.prefix).thread("ada", "personal")}:meta`, "pointer", "0-1");
+  });
+
+  it("history_search finds keywords across every thread, including compacted and skipped parts", async () => {
+    const ctx = freshContext();
+    const wifi = await runTool("history_search", { query: "WIFI" }, ctx);
+    const matches = (wifi.data as { matches: { context: string; kind: string }[] }).matches;
+    expect(matches.map((m) => `${m.context}/${m.kind}`).sort()).toEqual([
+      "personal/input",
+      "personal/tool-result",
+      "proj:dev/input",
+    ]);
+    expect((await runTool("history_search", { query: "garden party" }, ctx)).content).toContain("(summary)");
+    expect((await runTool("history_search", { query: "crypto spam" }, ctx)).content).toContain("skipped cycle");
+    const scoped = await runTool("history_search", { query: "wifi", context: "proj:dev" }, ctx);
+    expect((scoped.data as { matches: unknown[] }).matches).toHaveLength(1);
+    expect((await runTool("history_search", { query: "zebra" }, ctx)).content).toContain("Nothing in your history");
+  });
+
+  it("history_read returns the last N of the current thread or a time range", async () => {
+    const ctx = freshContext();
+    const last = await runTool("history_read", { last: 2 }, ctx);
+    const lines = (last.data as { entries: { text: string }[] }).entries.map((e) => e.text);
+    expect(lines).toEqual(["(skipped cycle: spam about crypto)", "[http:alice] thanks!"]);
+    const other = await runTool("history_read", { context: "proj:dev" }, ctx);
+    expect(other.content).toContain("deploy the wifi dashboard");
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const empty = await runTool("history_read", { since: future }, ctx);
+    expect(empty.content).toContain("Threads: personal, proj:dev");
+    const since = await runTool(
+      "history_read",
+      { since: new Date(Date.now() - 3_600_000).toISOString(), last: 1 },
+      ctx,
+    );
+    expect(since.content).toContain("what is the wifi password?");
+    expect((await runTool("history_read", { since: future, until: new Date().toISOString() }, ctx)).errorCode).toBe(
+      "invalid-input",
+    );
+  });
+});

@@ -1,0 +1,15 @@
+import { createKeys } from "@moniro/store";
+import type { ToolContext } from "../../tool.js";
+
+/** DESIGN §4 keys of the calling agent, under the executor's prefix. */
+export function agentKeys(ctx: Pick<ToolContext, "agent" | "redisPrefix">) {
+  const keys = createKeys(ctx.redisPrefix);
+  return {
+    memory: keys.memory(ctx.agent),
+    notes: keys.notes(ctx.agent),
+    todo: keys.todo(ctx.agent),
+    threadPattern: `${keys.thread(ctx.agent, "")}*`,
+    thread: (context: string) => keys.thread(ctx.agent, context),
+    threadPrefix: keys.thread(ctx.agent, ""),
+  };
+}

@@ -1,0 +1,199 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runTool } from "../../run-tool.js";
+import { testToolContext } from "../../test/test-context.js";
+
+function workspaceWith(files: Record<string, string>) {
+  const ctx = testToolContext({ limits: { readMaxBytes: 2_000 } });
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(ctx.workspace, path, ".."), { recursive: true });
+    writeFileSync(join(ctx.workspace, path), content);
+  }
+  const file = (path: string) => readFileSync(join(ctx.workspace, path), "utf8");
+  return { ctx, file };
+}
+
+describe("read", () => {
+  it("numbers lines and reads a range", async () => {
+    const { ctx } = workspaceWith({ "a.txt": "one\ntwo\nthree\nfour\n" });
+    const all = await runTool("read", { path: "a.txt" }, ctx);
+    expect(all.isError).toBeUndefined();
+    expect(all.content).toContain("     1\tone");
+    const range = await runTool("read", { path: "a.txt", offset: 2, limit: 2 }, ctx);
+    expect(range.content).toBe("     2\ttwo\n     3\tthree\n[… more lines; continue with offset 4]");
+    expect(range.data).toMatchObject({ firstLine: 2, lastLine: 3, truncated: true });
+  });
+
+  it("caps the returned size and says how to continue", async () => {
+    const { ctx } = workspaceWith({ "big.txt": `${"x".repeat(90)}\n`.repeat(100) });
+    const outcome = await runTool("read", { path: "big.txt" }, ctx);
+    expect(outcome.content).toMatch(/continue with offset \d+\]$/);
+    expect(outcome.content.length).toBeLessThan(2_500);
+  });
+
+  it("explains a missing file, a directory, a binary file and an offset past the end", async () => {
+    const { ctx } = workspaceWith({ "a.txt": "one\n", "dir/x": "", "bin.dat": "ab\0cd" });
+    expect((await runTool("read", { path: "nope.txt" }, ctx)).errorCode).toBe("not-found");
+    expect((await runTool("read", { path: "dir" }, ctx)).errorCode).toBe("is-directory");
+    expect((await runTool("read", { path: "bin.dat" }, ctx)).errorCode).toBe("binary-file");
+    expect((await runTool("read", { path: "a.txt", offset: 5 }, ctx)).errorCode).toBe("out-of-range");
+  });
+});
+
+describe("write", () => {
+  it("creates parents, then overwrites", async () => {
+    const { ctx, file } = workspaceWith({});
+    const created = await runTool("write", { path: "deep/dir/f.txt", content: "v1" }, ctx);
+    expect(created.data).toMatchObject({ path: "deep/dir/f.txt", created: true, bytes: 2 });
+    const again = await runTool("write", { path: "deep/dir/f.txt", content: "v2" }, ctx);
+    expect(again.data).toMatchObject({ created: false });
+    expect(file("deep/dir/f.txt")).toBe("v2");
+  });
+});
+
+describe("edit", () => {
+  it("replaces a unique match", async () => {
+    const { ctx, file } = workspaceWith({ "a.ts": "const a = 1;\nconst b = 2;\n" });
+    const outcome = await runTool("edit", { path: "a.ts", old_string: "b = 2", new_string: "b = 3" }, ctx);
+    expect(outcome.isError).toBeUndefined();
+    expect(file("a.ts")).toBe("const a = 1;\nconst b = 3;\n");
+  });
+
+  it("refuses zero matches and leaves the file alone", async () => {
+    const { ctx, file } = workspaceWith({ "a.ts": "const a = 1;\n" });
+    const outcome = await runTool("edit", { path: "a.ts", old_string: "const z", new_string: "x" }, ctx);
+    expect(outcome).toMatchObject({ isError: true, errorCode: "no-match" });
+    expect(outcome.content).toContain("copy the text exactly");
+    expect(file("a.ts")).toBe("const a = 1;\n");
+  });
+
+  it("refuses two matches naming the lines, unless replace_all", async () => {
+    const { ctx, file } = workspaceWith({ "a.ts": "x = 1;\ny = 2;\nx = 1;\n" });
+    const refused = await runTool("edit", { path: "a.ts", old_string: "x = 1;", new_string: "x = 9;" }, ctx);
+    expect(refused).toMatchObject({ isError: true, errorCode: "ambiguous-match" });
+    expect(refused.content).toContain("occurs 2 times");
+    expect(refused.content).toContain("lines 1, 3");
+    expect(file("a.ts")).toBe("x = 1;\ny = 2;\nx = 1;\n");
+    const all = await runTool(
+      "edit",
+      { path: "a.ts", old_string: "x = 1;", new_string: "x = 9;", replace_all: true },
+      ctx,
+    );
+    expect(all.data).toMatchObject({ replacements: 2 });
+    expect(file("a.ts")).toBe("x = 9;\ny = 2;\nx = 9;\n");
+  });
+
+  it("keeps '$' sequences in new_string literal", async () => {
+    const { ctx, file } = workspaceWith({ "a.txt": "price\n" });
+    await runTool("edit", { path: "a.txt", old_string: "price", new_string: "$& $1 $$" }, ctx);
+    expect(file("a.txt")).toBe("$& $1 $$\n");
+  });
+});
+
+describe("apply_patch", () => {
+  const files = { "a.txt": "alpha\nbeta\ngamma\n", "b.txt": "one\ntwo\nthree\n", "old.txt": "bye\n" };
+  const goodPatch = [
+    "--- a/a.txt",
+    "+++ b/a.txt",
+    "@@ -1,3 +1,3 @@",
+    " alpha",
+    "-beta",
+    "+BETA",
+    " gamma",
+    "--- a/b.txt",
+    "+++ b/b.txt",
+    "@@ -1,3 +1,3 @@",
+    " one",
+    "-two",
+    "+TWO",
+    " three",
+    "--- /dev/null",
+    "+++ b/new/c.txt",
+    "@@ -0,0 +1,1 @@",
+    "+created",
+    "--- a/old.txt",
+    "+++ /dev/null",
+    "@@ -1,1 +0,0 @@",
+    "-bye",
+    "",
+  ].join("\n");
+
+  it("applies several files at once: modify, create, delete", async () => {
+    const { ctx, file } = workspaceWith(files);
+    const outcome = await runTool("apply_patch", { patch: goodPatch }, ctx);
+    expect(outcome.isError, outcome.content).toBeUndefined();
+    expect(file("a.txt")).toBe("alpha\nBETA\ngamma\n");
+    expect(file("b.txt")).toBe("one\nTWO\nthree\n");
+    expect(file("new/c.txt")).toBe("created\n");
+    expect(existsSync(join(ctx.workspace, "old.txt"))).toBe(false);
+  });
+
+  it("with one failing hunk leaves every file untouched", async () => {
+    const { ctx, file } = workspaceWith(files);
+    const bad = goodPatch.replace(" one\n-two", " one\n-TWO-NOT-THERE");
+    const outcome = await runTool("apply_patch", { patch: bad }, ctx);
+    expect(outcome).toMatchObject({ isError: true, errorCode: "patch-failed" });
+    expect(outcome.content).toContain("b.txt: hunk @@ -1,3 +1,3 @@ does not match");
+    expect(outcome.content).toContain("no file was changed");
+    expect(file("a.txt")).toBe(files["a.txt"]);
+    expect(file("b.txt")).toBe(files["b.txt"]);
+    expect(file("old.txt")).toBe(files["old.txt"]);
+    expect(existsSync(join(ctx.workspace, "new/c.txt"))).toBe(false);
+  });
+
+  it("refuses garbage and a patch touching a path outside the workspace, changing nothing", async () => {
+    const { ctx, file } = workspaceWith(files);
+    expect((await runTool("apply_patch", { patch: "not a diff" }, ctx)).errorCode).toMatch(/patch-invalid/);
+    const escaping = `${goodPatch}--- /dev/null\n+++ b/../evil.txt\n@@ -0,0 +1,1 @@\n+evil\n`;
+    const outcome = await runTool("apply_patch", { patch: escaping }, ctx);
+    expect(outcome.errorCode).toBe("path-outside-workspace");
+    expect(file("a.txt")).toBe(files["a.txt"]);
+  });
+});
+
+describe("grep", () => {
+  const tree = {
+    "src/a.ts": "import x\nconst needle = 1;\nexport {}\n",
+    "src/b.js": "needle here\n",
+    "docs/c.md": "# Needle\n",
+    "node_modules/m/i.js": "needle\n",
+  };
+
+  it("finds matches with path:line:text, honouring glob, ignore_case and context", async () => {
+    const { ctx } = workspaceWith(tree);
+    const plain = await runTool("grep", { pattern: "needle" }, ctx);
+    expect(plain.content).toBe("src/a.ts:2:const needle = 1;\nsrc/b.js:1:needle here");
+    const globbed = await runTool("grep", { pattern: "needle", glob: "**/*.ts" }, ctx);
+    expect(globbed.content).toBe("src/a.ts:2:const needle = 1;");
+    const folded = await runTool("grep", { pattern: "needle", ignore_case: true, path: "docs" }, ctx);
+    expect(folded.content).toBe("docs/c.md:1:# Needle");
+    const context = await runTool("grep", { pattern: "needle", context: 1, path: "src/a.ts" }, ctx);
+    expect(context.content).toBe("src/a.ts-1-import x\nsrc/a.ts:2:const needle = 1;\nsrc/a.ts-3-export {}");
+  });
+
+  it("caps results and reports an invalid regex", async () => {
+    const { ctx } = workspaceWith({ "many.txt": "hit\n".repeat(50) });
+    const capped = await runTool("grep", { pattern: "hit", max_results: 5 }, ctx);
+    expect(capped.data).toMatchObject({ matches: 5, truncated: true });
+    expect(capped.content).toContain("stopped at 5 matches");
+    expect((await runTool("grep", { pattern: "(" }, ctx)).errorCode).toBe("invalid-regex");
+  });
+});
+
+describe("glob and ls", () => {
+  it("glob lists sorted relative paths, skipping node_modules", async () => {
+    const { ctx } = workspaceWith({ "src/b.ts": "", "src/a.ts": "", "src/x.md": "", "node_modules/m.ts": "" });
+    expect((await runTool("glob", { pattern: "**/*.ts" }, ctx)).content).toBe("src/a.ts\nsrc/b.ts");
+    expect((await runTool("glob", { pattern: "*.ts", path: "src" }, ctx)).content).toBe("src/a.ts\nsrc/b.ts");
+    expect((await runTool("glob", { pattern: "*.none" }, ctx)).content).toBe("No files match.");
+  });
+
+  it("ls shows directories and files with sizes", async () => {
+    const { ctx } = workspaceWith({ "src/a.ts": "12345", "README.md": "hi" });
+    const outcome = await runTool("ls", {}, ctx);
+    expect(outcome.content).toBe("README.md\t2\nsrc/");
+    expect((await runTool("ls", { path: "README.md" }, ctx)).errorCode).toBe("not-a-directory");
+    expect((await runTool("ls", { path: "missing" }, ctx)).errorCode).toBe("not-found");
+  });
+});

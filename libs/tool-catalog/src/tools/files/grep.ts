@@ -1,0 +1,91 @@
+import { lstat, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { glob } from "tinyglobby";
+import { z } from "zod";
+import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
+import { defineTool, fail, ok } from "../../tool.js";
+import { IGNORED_DIRECTORIES } from "./file-helpers.js";
+import { checkPattern } from "./glob-pattern.js";
+
+const MAX_FILE_BYTES = 2 * 1024 * 1024;
+
+export const grepTool = defineTool({
+  name: "grep",
+  description:
+    "Search file contents with a JavaScript regex. Returns path:line:text (context lines use '-'). Skips binary files, .git and node_modules.",
+  input: z.object({
+    pattern: z.string().min(1).describe("Regular expression"),
+    path: z.string().optional().describe("File or directory, default the workspace root"),
+    glob: z.string().optional().describe("Only files matching this glob, e.g. '**/*.ts'"),
+    ignore_case: z.boolean().optional(),
+    context: z.number().int().min(0).max(10).optional().describe("Lines of context around each match"),
+    max_results: z.number().int().min(1).max(1_000).optional().describe("Default 100"),
+  }),
+  async run(input, ctx) {
+    let regex: RegExp;
+    try {
+      regex = new RegExp(input.pattern, input.ignore_case ? "i" : "");
+    } catch (error) {
+      return fail(
+        "invalid-regex",
+        `Invalid regular expression: ${(error as Error).message}. Escape special characters.`,
+      );
+    }
+    const globError = input.glob === undefined ? undefined : checkPattern(input.glob);
+    if (globError !== undefined) return fail("invalid-glob", globError);
+    const target = await resolveInWorkspace(ctx.workspace, input.path ?? ".");
+    let files: string[];
+    try {
+      const info = await lstat(target.absolute);
+      files = info.isDirectory()
+        ? (
+            await glob(input.glob ?? "**/*", {
+              cwd: target.absolute,
+              dot: true,
+              onlyFiles: true,
+              followSymbolicLinks: false,
+              ignore: IGNORED_DIRECTORIES,
+            })
+          )
+            .sort()
+            .map((file) => join(target.absolute, file))
+        : [target.absolute];
+    } catch {
+      return fail("not-found", `'${target.display}' does not exist. Use 'ls' or 'glob' to find it.`);
+    }
+    const max = input.max_results ?? 100;
+    const context = input.context ?? 0;
+    const out: string[] = [];
+    let matches = 0;
+    let truncated = false;
+    for (const file of files) {
+      if (ctx.signal.aborted || truncated) break;
+      const info = await lstat(file).catch(() => undefined);
+      if (info === undefined || !info.isFile() || info.size > MAX_FILE_BYTES) continue;
+      const bytes = await readFile(file);
+      if (bytes.subarray(0, 8_000).includes(0)) continue;
+      const lines = bytes.toString("utf8").split("\n");
+      const name = relative(target.root, file);
+      let printedUpTo = -1;
+      for (let index = 0; index < lines.length; index += 1) {
+        if (!regex.test(lines[index] as string)) continue;
+        if (matches >= max) {
+          truncated = true;
+          break;
+        }
+        matches += 1;
+        const from = Math.max(printedUpTo + 1, index - context);
+        const to = Math.min(lines.length - 1, index + context);
+        if (context > 0 && printedUpTo >= 0 && from > printedUpTo + 1) out.push("--");
+        for (let line = from; line <= to; line += 1) {
+          const separator = line === index || regex.test(lines[line] as string) ? ":" : "-";
+          out.push(`${name}${separator}${line + 1}${separator}${(lines[line] as string).slice(0, 500)}`);
+        }
+        printedUpTo = to;
+      }
+    }
+    if (matches === 0) return ok({ matches: 0, truncated: false }, "No matches.");
+    if (truncated) out.push(`[… stopped at ${max} matches; narrow the pattern, path or glob]`);
+    return ok({ matches, truncated }, out.join("\n"));
+  },
+});

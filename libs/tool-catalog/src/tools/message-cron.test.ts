@@ -1,0 +1,108 @@
+import { newId, outboundEnvelopeSchema, schedulerRequestSchema } from "@moniro/envelopes";
+import { describe, expect, it } from "vitest";
+import { SchedulerUnavailableError } from "../errors.js";
+import { runTool } from "../run-tool.js";
+import { testToolContext } from "../test/test-context.js";
+
+describe("message", () => {
+  it("publishes a valid outbound envelope, defaulting `to` to the reply target", async () => {
+    const inReplyTo = newId();
+    const ctx = testToolContext({ replyTo: "http:alice", inReplyTo });
+    const outcome = await runTool("message", { text: "hi there" }, ctx);
+    expect(outcome.isError).toBeUndefined();
+    expect(ctx.published).toHaveLength(1);
+    const envelope = outboundEnvelopeSchema.parse(ctx.published[0]);
+    expect(envelope).toMatchObject({ agent: "ada", to: "http:alice", text: "hi there", inReplyTo });
+    expect(outcome.data).toEqual({
+      success: true,
+      messageId: envelope.id,
+      status: "queued",
+      to: "http:alice",
+      channel: "http",
+    });
+  });
+
+  it("sends elsewhere with an explicit `to` (no inReplyTo) and carries attachments", async () => {
+    const ctx = testToolContext({ replyTo: "http:alice", inReplyTo: newId() });
+    const attachment = { name: "a.txt", contentType: "text/plain", url: "https://example.com/a.txt" };
+    await runTool("message", { to: "signal:+15551234567", text: "yo", attachments: [attachment] }, ctx);
+    const envelope = outboundEnvelopeSchema.parse(ctx.published[0]);
+    expect(envelope.to).toBe("signal:+15551234567");
+    expect(envelope.inReplyTo).toBeUndefined();
+    expect(envelope.attachments).toEqual([attachment]);
+  });
+
+  it("without `to` and without a reply target is an error result; a bad tag too", async () => {
+    const ctx = testToolContext();
+    expect(await runTool("message", { text: "hello?" }, ctx)).toMatchObject({
+      isError: true,
+      errorCode: "no-recipient",
+    });
+    expect((await runTool("message", { to: "alice", text: "x" }, ctx)).errorCode).toBe("invalid-recipient");
+    expect(ctx.published).toHaveLength(0);
+  });
+});
+
+describe("cron", () => {
+  it("creates a recurring job through the scheduler with the agent's name", async () => {
+    const ctx = testToolContext({
+      scheduler: (_op, request) => {
+        const parsed = schedulerRequestSchema.parse(request);
+        if (parsed.op !== "upsert") throw new Error("unexpected op");
+        return {
+          ok: true,
+          jobs: [{ agent: parsed.agent, job: parsed.job, schedule: parsed.schedule, reason: parsed.reason }],
+        };
+      },
+    });
+    const outcome = await runTool(
+      "cron",
+      { action: "create", job: "standup", cron: "0 9 * * 1-5", tz: "Europe/Berlin", reason: "post the standup" },
+      ctx,
+    );
+    expect(outcome.isError, outcome.content).toBeUndefined();
+    expect(outcome.content).toContain("standup: 0 9 * * 1-5 (Europe/Berlin) — post the standup");
+    expect(ctx.schedulerRequests[0]).toMatchObject({
+      op: "upsert",
+      request: { agent: "ada", job: "standup", schedule: { cron: "0 9 * * 1-5", tz: "Europe/Berlin" } },
+    });
+  });
+
+  it("creates a one-shot wakeup in N seconds, lists and deletes", async () => {
+    const ctx = testToolContext();
+    await runTool("cron", { action: "create", job: "nudge", in_seconds: 90, reason: "check the build" }, ctx);
+    expect(ctx.schedulerRequests[0]?.request).toMatchObject({ op: "upsert", schedule: { delayMs: 90_000 } });
+    expect((await runTool("cron", { action: "list" }, ctx)).content).toBe("No scheduled jobs.");
+    expect((await runTool("cron", { action: "delete", job: "nudge" }, ctx)).content).toBe("Deleted job 'nudge'.");
+    expect(ctx.schedulerRequests.map((r) => r.op)).toEqual(["upsert", "list", "delete"]);
+  });
+
+  it("explains a bad request before asking the scheduler", async () => {
+    const ctx = testToolContext();
+    const twoWhens = await runTool(
+      "cron",
+      { action: "create", job: "x", in_seconds: 5, cron: "* * * * *", reason: "r" },
+      ctx,
+    );
+    expect(twoWhens).toMatchObject({ isError: true, errorCode: "invalid-input" });
+    expect(twoWhens.content).toContain("exactly one of");
+    expect((await runTool("cron", { action: "delete" }, ctx)).content).toContain("'job' is required");
+    expect((await runTool("cron", { action: "create", job: "x", in_seconds: 5 }, ctx)).content).toContain("reason");
+    expect(ctx.schedulerRequests).toHaveLength(0);
+  });
+
+  it("a scheduler refusal and a missing scheduler are clear error results", async () => {
+    const refusing = testToolContext({ scheduler: () => ({ ok: false, error: "job: no scheduled job 'x'" }) });
+    const refused = await runTool("cron", { action: "delete", job: "x" }, refusing);
+    expect(refused).toMatchObject({ isError: true, errorCode: "scheduler-refused" });
+    expect(refused.content).toContain("no scheduled job 'x'");
+    const absent = testToolContext({
+      scheduler: (op) => {
+        throw new SchedulerUnavailableError(op, "no responders");
+      },
+    });
+    const outcome = await runTool("cron", { action: "list" }, absent);
+    expect(outcome).toMatchObject({ isError: true, errorCode: "scheduler-unavailable", retryable: true });
+    expect(outcome.content).toContain("no scheduler answered moniro.sched.list");
+  });
+});

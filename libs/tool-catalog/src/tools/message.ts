@@ -1,0 +1,68 @@
+import {
+  attachmentSchema,
+  channelOf,
+  outboundEnvelopeSchema,
+  stamp,
+  TAG_PATTERN,
+  ulidSchema,
+  validate,
+} from "@moniro/envelopes";
+import { z } from "zod";
+import { defineTool, fail, ok } from "../tool.js";
+
+export const messageTool = defineTool({
+  name: "message",
+  description:
+    "Send a message; the only way anyone sees what you say. `to` defaults to the sender of the input you are handling.",
+  input: z.object({
+    to: z.string().optional().describe("Target tag, e.g. 'http:alice', 'signal:+15551234567'"),
+    text: z.string().min(1),
+    attachments: z
+      .array(
+        z.object({
+          name: z.string(),
+          contentType: z.string(),
+          url: z.string().optional(),
+          data: z.string().optional(),
+        }),
+      )
+      .optional()
+      .describe("Files: url or base64 data"),
+  }),
+  async run(input, ctx) {
+    const to = input.to ?? ctx.replyTo;
+    if (to === undefined) {
+      return fail(
+        "no-recipient",
+        "No 'to' given and the current input has no reply target. Pass 'to', e.g. 'http:alice'.",
+      );
+    }
+    if (!TAG_PATTERN.test(to)) {
+      return fail("invalid-recipient", `'${to}' is not a tag; use '<channel>:<address>', e.g. 'http:alice'.`);
+    }
+    const attachments = z.array(attachmentSchema).safeParse(input.attachments ?? []);
+    if (!attachments.success) {
+      return fail(
+        "invalid-input",
+        `Invalid attachments: ${attachments.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}.`,
+      );
+    }
+    const inReplyTo = ulidSchema.safeParse(ctx.inReplyTo).success && to === ctx.replyTo ? ctx.inReplyTo : undefined;
+    const envelope = validate(
+      outboundEnvelopeSchema,
+      {
+        ...stamp(),
+        agent: ctx.agent,
+        to,
+        text: input.text,
+        attachments: attachments.data,
+        ...(inReplyTo ? { inReplyTo } : {}),
+      },
+      "outbound envelope",
+    );
+    if (!envelope.ok) return fail("invalid-input", `${envelope.error.message}. Fix the message and send again.`);
+    await ctx.publishOutbound(envelope.value);
+    const result = { success: true, messageId: envelope.value.id, status: "queued", to, channel: channelOf(to) };
+    return ok(result, `Sent to ${to} (id ${result.messageId}).`);
+  },
+});

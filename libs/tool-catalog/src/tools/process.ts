@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { type ProcessInfo, ProcessLimitError, ProcessNotFoundError } from "../process/process-registry.js";
+import { defineTool, fail, ok, type ToolOutcome } from "../tool.js";
+
+function summary(info: ProcessInfo): Record<string, unknown> {
+  return {
+    processId: info.processId,
+    command: info.command,
+    status: info.status,
+    exitCode: info.exitCode,
+    signal: info.signal,
+  };
+}
+
+const needsId = (action: string): ToolOutcome =>
+  fail("invalid-input", `Invalid input for 'process': 'processId' is required for action '${action}'.`);
+
+export const processTool = defineTool({
+  name: "process",
+  description:
+    "Background processes that outlive this call. start(command)→processId; list; poll(processId)→status/exit code; log(processId, lines)→output tail; write(processId, input, close?)→stdin; kill(processId).",
+  input: z.object({
+    action: z.enum(["start", "list", "poll", "log", "write", "kill"]),
+    command: z.string().min(1).optional().describe("For start"),
+    processId: z.string().min(1).optional(),
+    lines: z.number().int().min(1).max(1_000).optional().describe("For log, default 50"),
+    input: z.string().optional().describe("For write: text for stdin"),
+    close: z.boolean().optional().describe("For write: close stdin after"),
+  }),
+  async run(input, ctx) {
+    const registry = ctx.processes;
+    try {
+      switch (input.action) {
+        case "start": {
+          if (input.command === undefined) {
+            return fail("invalid-input", "Invalid input for 'process': 'command' is required for action 'start'.");
+          }
+          const info = registry.start(ctx.agent, input.command, ctx.workspace);
+          return ok(summary(info), `Started ${info.processId}. Use poll/log with this processId.`);
+        }
+        case "list": {
+          const list = registry.list(ctx.agent).map(summary);
+          return ok(
+            { processes: list },
+            list.length === 0 ? "No background processes on this executor." : JSON.stringify(list),
+          );
+        }
+        case "poll": {
+          if (input.processId === undefined) return needsId("poll");
+          return ok(summary(registry.poll(ctx.agent, input.processId)));
+        }
+        case "log": {
+          if (input.processId === undefined) return needsId("log");
+          const log = registry.log(ctx.agent, input.processId, input.lines ?? 50);
+          const header = `[${log.info.processId} ${log.info.status}${log.info.exitCode === null ? "" : ` exit ${log.info.exitCode}`}]`;
+          return ok({ ...summary(log.info), lines: log.lines }, [header, ...log.lines].join("\n"));
+        }
+        case "write": {
+          if (input.processId === undefined) return needsId("write");
+          if (input.input === undefined && !input.close) {
+            return fail(
+              "invalid-input",
+              "Invalid input for 'process': give 'input' and/or close: true for action 'write'.",
+            );
+          }
+          const info = await registry.write(ctx.agent, input.processId, input.input ?? "", input.close ?? false);
+          return ok(
+            summary(info),
+            `Wrote ${Buffer.byteLength(input.input ?? "")} bytes to ${info.processId}${input.close ? " and closed stdin" : ""}.`,
+          );
+        }
+        case "kill": {
+          if (input.processId === undefined) return needsId("kill");
+          return ok(summary(await registry.kill(ctx.agent, input.processId)));
+        }
+      }
+    } catch (error) {
+      if (error instanceof ProcessNotFoundError) {
+        return fail(
+          "process-not-found",
+          `${error.message}. It may have been reaped after being idle, or its executor restarted. Use action 'list' to see your processes.`,
+        );
+      }
+      if (error instanceof ProcessLimitError)
+        return fail("too-many-processes", `${error.message}; kill one first.`, { retryable: true });
+      throw error;
+    }
+  },
+});

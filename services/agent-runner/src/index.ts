@@ -1,0 +1,2 @@
+export * from "./loop/index.js";
+export * from "./runtime/index.js";

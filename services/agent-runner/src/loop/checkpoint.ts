@@ -1,0 +1,87 @@
+import type { InboxItem } from "@moniro/ports";
+import { injectInputs } from "./inject.js";
+import { laneRank, orderPending, requeueLane, topLane } from "./lanes.js";
+import { handledInputs, noteInstruction } from "./report.js";
+import type { CycleRun, Instruction } from "./run-context.js";
+import { now } from "./run-context.js";
+import { inputText } from "./window.js";
+
+/**
+ * The checkpoint after a step's tool results (DESIGN §5): new inputs for
+ * this thread are injected now (inject / interrupt), or steer the work (steer),
+ * or wait for the next cycle (followup / collect). With per-context threads,
+ * a more urgent input for another context preempts the instruction.
+ */
+export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempted"> {
+  const { run } = cycle;
+  const { settings } = run;
+  const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), settings);
+  const mine = pending.filter((input) => input.thread === cycle.thread.context);
+  if (mine.length > 0 && (settings.queue === "inject" || settings.queue === "interrupt")) {
+    await injectInputs(cycle, mine, { midTurn: true });
+  } else if (mine.length > 0 && settings.queue === "steer") {
+    await steer(cycle, mine);
+  }
+  if (settings.threads !== "per-context") return "continue";
+  const lane = topLane(cycle.instruction.lanes);
+  if (lane === undefined || cycle.instruction.items.length === 0) return "continue";
+  const urgent = pending.find(
+    (input) => input.thread !== cycle.thread.context && laneRank(input.lane) < laneRank(lane),
+  );
+  if (!urgent) return "continue";
+  await requeue(cycle, cycle.instruction.items);
+  await noteInstruction(
+    cycle,
+    "preempted",
+    `Set aside for more urgent input in another context (${urgent.thread}). Work resumes here afterwards.`,
+  );
+  return "preempted";
+}
+
+/**
+ * Steer: the new inputs become one message the agent turns to now; the
+ * instruction it was working on is re-queued behind them and resumed later.
+ */
+async function steer(cycle: CycleRun, mine: Parameters<typeof injectInputs>[1]): Promise<void> {
+  const interrupted: Instruction = {
+    items: [...cycle.instruction.items],
+    inputs: [...cycle.instruction.inputs],
+    lanes: [...cycle.instruction.lanes],
+  };
+  const previousInputs = handledInputs(cycle);
+  cycle.instruction = { items: [], inputs: [], lanes: [] };
+  const { fresh } = await injectInputs(cycle, mine, { midTurn: true });
+  if (fresh.length === 0 || interrupted.items.length === 0) {
+    cycle.instruction.items.push(...interrupted.items);
+    cycle.instruction.inputs.unshift(...interrupted.inputs);
+    cycle.instruction.lanes.push(...interrupted.lanes);
+    return;
+  }
+  await requeue(cycle, interrupted.items);
+  const what = previousInputs.map((input) => inputText(input)).join(" / ");
+  await cycle.thread.append([
+    {
+      kind: "instruction",
+      cycleId: cycle.cycleId,
+      ts: now(cycle.run),
+      status: "preempted",
+      envelopeIds: interrupted.inputs.map((input) => input.envelopeId),
+      detail: `Handle the message above first. The instruction you were working on (${what}) is set aside and comes back to you after it.`,
+    },
+  ]);
+}
+
+/** Re-queues the instruction's inbox items so the work is resumed later (one more preemption each; aging applies). */
+export async function requeue(cycle: CycleRun, items: readonly InboxItem[]): Promise<void> {
+  const { run } = cycle;
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (seen.has(item.envelope.id)) continue;
+    seen.add(item.envelope.id);
+    const preemptions = item.preemptions + 1;
+    await run.deps.inbox.requeue(run.agent, item, {
+      preemptions,
+      lane: requeueLane(item, preemptions, run.settings.aging),
+    });
+  }
+}

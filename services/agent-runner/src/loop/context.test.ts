@@ -1,0 +1,92 @@
+import type { LlmRequest } from "@moniro/ports";
+import { textReply } from "@moniro/ports/test";
+import { describe, expect, it } from "vitest";
+import { SUMMARY_SYSTEM } from "./compaction.js";
+import { harness, shapes } from "./test-harness.js";
+import { HISTORY_CUT_NOTE } from "./window.js";
+
+const big = { inputTokens: 5000, outputTokens: 10 };
+const small = { inputTokens: 100, outputTokens: 10 };
+
+describe("context window", () => {
+  it("compaction: past the token threshold older turns are summarised, the pointer moves and the window starts at the summary", async () => {
+    const replies = [textReply("answer one", small), textReply("answer two", big)];
+    const h = await harness({
+      settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
+      llm: (request: LlmRequest) =>
+        request.system === SUMMARY_SYSTEM
+          ? textReply("Alice asked one and two.")
+          : (replies.shift() ?? textReply("three")),
+    });
+    for (const text of ["question one", "question two", "question three"]) {
+      await h.send(text);
+      await h.run();
+    }
+
+    const summaryRequest = h.llm.requests.find((request) => request.system === SUMMARY_SYSTEM);
+    expect(summaryRequest?.tools).toEqual([]);
+    expect(shapes(summaryRequest).join("\n")).toContain("[http:alice] question two");
+    const compaction = h.thread().find((entry) => entry.kind === "compaction");
+    const answerTwo = h.thread().find((entry) => entry.kind === "assistant" && entry.text === "answer two");
+    expect(compaction).toMatchObject({ summary: "Alice asked one and two.", upTo: answerTwo?.entryId });
+    expect(shapes(h.llm.requests.at(-1))).toEqual([
+      "user: text:[moniro] Summary of the earlier part of this thread (details: history_search / history_read):\nAlice asked one and two. | text:[http:alice] question three",
+    ]);
+    // The full history is still there.
+    expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(3);
+  });
+
+  it("compaction moves the pointer forward the next time, summarising from the previous summary", async () => {
+    let summaries = 0;
+    const h = await harness({
+      settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
+      llm: (request: LlmRequest) =>
+        request.system === SUMMARY_SYSTEM ? textReply(`summary ${++summaries}`) : textReply("answer", big),
+    });
+    for (const text of ["one", "two", "three", "four"]) {
+      await h.send(text);
+      await h.run();
+    }
+
+    const pointers = h.thread().flatMap((entry) => (entry.kind === "compaction" ? [entry.upTo] : []));
+    // Every call is over the threshold, so cycles two, three and four each compact.
+    expect(pointers).toHaveLength(3);
+    const ids = h.thread().map((entry) => entry.entryId);
+    const positions = pointers.map((pointer) => ids.indexOf(pointer));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(new Set(positions).size).toBe(3);
+    const secondSummaryRequest = h.llm.requests.filter((request) => request.system === SUMMARY_SYSTEM)[1];
+    expect(shapes(secondSummaryRequest)[0]).toContain("summary 1");
+    expect(shapes(secondSummaryRequest).join("\n")).not.toContain("[http:alice] one");
+    expect(shapes(h.llm.requests.at(-1))).toEqual([
+      "user: text:[moniro] Summary of the earlier part of this thread (details: history_search / history_read):\nsummary 3 | text:[http:alice] four",
+    ]);
+  });
+
+  it("compaction does nothing below the threshold", async () => {
+    const h = await harness({
+      settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
+      llm: textReply("fine", small),
+    });
+    for (const text of ["one", "two", "three"]) {
+      await h.send(text);
+      await h.run();
+    }
+    expect(h.llm.requests.every((request) => request.system !== SUMMARY_SYSTEM)).toBe(true);
+    expect(h.llm.requests.at(-1)?.messages).toHaveLength(5);
+  });
+
+  it("thin_thread: only the last N turns are sent, with a note on how to recall the rest", async () => {
+    const h = await harness({ settings: { context: { type: "thin_thread", turns: 2 } }, llm: textReply("ok") });
+    for (const text of ["one", "two", "three"]) {
+      await h.send(text);
+      await h.run();
+    }
+    expect(shapes(h.llm.requests.at(-1))).toEqual([
+      `user: text:${HISTORY_CUT_NOTE} | text:[http:alice] two`,
+      "assistant: text:ok",
+      "user: text:[http:alice] three",
+    ]);
+    expect(h.thread()).toHaveLength(6);
+  });
+});

@@ -1,0 +1,215 @@
+import type { AssistantEntry, InputEntry, ThreadEntry } from "@moniro/envelopes";
+import { LeaseLostError } from "@moniro/ports";
+import { checkpoint, requeue } from "./checkpoint.js";
+import { compactIfNeeded } from "./compaction.js";
+import { LoopAbort } from "./control.js";
+import { announceInputs, injectInputs } from "./inject.js";
+import type { PendingInput } from "./lanes.js";
+import { callModel } from "./llm-step.js";
+import { buildSystemPrompt } from "./prompt.js";
+import { recoverInterruptedCalls } from "./recover.js";
+import { failInstruction, noteInstruction, report } from "./report.js";
+import type { AgentRun, CycleRun } from "./run-context.js";
+import { emit, now, setState } from "./run-context.js";
+import { isUnfinished } from "./thread-shape.js";
+import { ThreadView } from "./thread-view.js";
+import { isSoloSkip, runToolCalls } from "./tools.js";
+import { inputText } from "./window.js";
+
+export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
+
+/** What a cycle works on: one thread and the pending inputs that go to it (possibly none, to resume). */
+export interface Work {
+  context: string;
+  inputs: PendingInput[];
+}
+
+/**
+ * One cycle, top to bottom (DESIGN §5): open the thread, inject the inputs,
+ * then step — call the model, persist its message, end on no tool calls or a
+ * first-step skip, run the tools, checkpoint — until the cycle ends.
+ * Returns undefined when there was nothing to do (only duplicates).
+ */
+export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | undefined> {
+  const thread = await ThreadView.open(run.deps.threads, run.fence, work.context);
+  const cycle: CycleRun = {
+    run,
+    cycleId: run.deps.ids.newId(),
+    thread,
+    signal: run.control.beginCycle(),
+    instruction: { items: [], inputs: [], lanes: [] },
+    step: 0,
+    system: "",
+  };
+  try {
+    await thread.append(recoverInterruptedCalls(thread.entries));
+    const { fresh, known } = await injectInputs(cycle, work.inputs, { midTurn: false });
+    if (fresh.length === 0 && !isUnfinished(thread.entries)) {
+      const resumed = known.filter((input) => input.item.preemptions > 0);
+      if (resumed.length === 0) return undefined;
+      await noteResume(cycle, resumed);
+    }
+    return await run.deps.tracing.span(
+      "cycle",
+      { "moniro.agent": run.agent, "moniro.cycle_id": cycle.cycleId, "moniro.context": thread.context },
+      async (span) => {
+        const end = await steps(cycle, fresh);
+        span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
+        return end;
+      },
+      // The cycle joins the trace of the input that starts it (the gateway's request, a firing, …).
+      { parent: work.inputs.find((input) => input.item.traceparent)?.item.traceparent },
+    );
+  } catch (error) {
+    if (error instanceof LoopAbort && error.kind === "cancel") return endCycle(cycle, await cancel(cycle, error));
+    if (!(error instanceof LoopAbort) && !(error instanceof LeaseLostError)) await recordCrash(cycle, error);
+    throw error;
+  } finally {
+    run.control.endCycle();
+  }
+}
+
+async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<CycleEnd> {
+  const { run } = cycle;
+  const { settings } = run;
+  await setState(run, {
+    state: "running",
+    cycleId: cycle.cycleId,
+    step: 0,
+    holder: run.fence.holder,
+    context: cycle.thread.context,
+  });
+  emit(run, "cycle-started", {
+    cycleId: cycle.cycleId,
+    context: cycle.thread.context,
+    envelopeIds: cycle.instruction.inputs.map((input) => input.envelopeId),
+  });
+  announceInputs(cycle, injected, false);
+  const personal = run.deps.promptContext ? await run.deps.promptContext(run.agent) : {};
+  cycle.system = buildSystemPrompt({ base: settings.systemPrompt, ...personal });
+
+  for (;;) {
+    await run.control.whilePaused(
+      () => setState(run, { state: "paused" }),
+      () => setState(run, { state: "running" }),
+    );
+    if (cycle.signal.aborted) throw cycle.signal.reason;
+    if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
+    await compactIfNeeded(cycle);
+
+    cycle.step++;
+    await setState(run, { step: cycle.step });
+    const result = await callModel(cycle);
+    if (result.kind === "failed") {
+      await failInstruction(cycle, result.error, result.attempts);
+      return endCycle(cycle, "failed");
+    }
+    if (result.kind !== "response") {
+      await persistAssistant(cycle, { text: result.partial, toolUses: [], stopReason: null, aborted: true });
+      if (result.kind === "canceled") return endCycle(cycle, await cancel(cycle, cycle.signal.reason));
+      if ((await checkpoint(cycle)) === "preempted") return endCycle(cycle, "preempted");
+      continue;
+    }
+    const { response } = result;
+    await persistAssistant(cycle, response);
+    if (response.toolUses.length === 0) return endCycle(cycle, "completed");
+    if (cycle.step === 1 && isSoloSkip(response.toolUses)) return endCycle(cycle, await skip(cycle, response));
+
+    const { canceled } = await runToolCalls(cycle, response.toolUses);
+    if (canceled) return endCycle(cycle, await cancel(cycle, cycle.signal.reason));
+    if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
+    if ((await checkpoint(cycle)) === "preempted") return endCycle(cycle, "preempted");
+  }
+}
+
+async function persistAssistant(
+  cycle: CycleRun,
+  message: Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
+    Partial<Pick<AssistantEntry, "usage" | "aborted">>,
+): Promise<void> {
+  await cycle.thread.append([
+    {
+      kind: "assistant",
+      cycleId: cycle.cycleId,
+      ts: now(cycle.run),
+      step: cycle.step - 1,
+      text: message.text,
+      toolUses: message.toolUses,
+      stopReason: message.stopReason,
+      ...(message.usage ? { usage: message.usage } : {}),
+      ...(message.aborted ? { aborted: true } : {}),
+    },
+  ]);
+}
+
+/** skip() as the only call of the first step: the cycle is erased from every later window. */
+async function skip(cycle: CycleRun, response: { toolUses: AssistantEntry["toolUses"] }): Promise<CycleEnd> {
+  const reason = String(response.toolUses[0]?.input.reason ?? "");
+  await cycle.thread.append([
+    { kind: "skip", cycleId: cycle.cycleId, ts: now(cycle.run), reason, skippedCycleId: cycle.cycleId },
+  ]);
+  emit(cycle.run, "cycle-skipped", { cycleId: cycle.cycleId, reason });
+  return "skipped";
+}
+
+async function stopIncomplete(cycle: CycleRun): Promise<CycleEnd> {
+  const limit = cycle.run.settings.maxSteps;
+  await noteInstruction(
+    cycle,
+    "incomplete",
+    `Stopped after ${limit} steps (the step limit) before finishing. The work so far is above; a new message (e.g. "continue") resumes it.`,
+  );
+  await report(
+    cycle,
+    `I stopped after ${limit} steps without finishing (step limit reached). Reply "continue" to let me go on.`,
+  );
+  return "incomplete";
+}
+
+async function cancel(cycle: CycleRun, reason: unknown): Promise<CycleEnd> {
+  if (!(reason instanceof LoopAbort) || reason.kind === "stop") throw reason;
+  await noteInstruction(cycle, "canceled", `Canceled: ${reason.detail}.`);
+  return "canceled";
+}
+
+/** A re-queued instruction whose thread had moved on: a note brings it back to the model. */
+async function noteResume(cycle: CycleRun, resumed: readonly PendingInput[]): Promise<void> {
+  const ids = new Set(resumed.map((input) => input.item.envelope.id));
+  const inputs = cycle.thread.entries.filter((entry) => entry.kind === "input" && ids.has(entry.envelopeId));
+  const what = inputs.map((entry) => (entry.kind === "input" ? inputText(entry) : "")).join(" / ");
+  await cycle.thread.append([
+    {
+      kind: "instruction",
+      cycleId: cycle.cycleId,
+      ts: now(cycle.run),
+      status: "preempted",
+      envelopeIds: [...ids],
+      detail: `Back to the instruction that was set aside: ${what}. Continue it from where you left off.`,
+    },
+  ]);
+  cycle.instruction.inputs.push(...inputs.filter((entry): entry is InputEntry & ThreadEntry => entry.kind === "input"));
+}
+
+/**
+ * Best effort after an unexpected error: the thread says the instruction was
+ * interrupted, and its inputs are re-queued so a restarted loop (here or on
+ * another runner) resumes it. A lost lease still stops everything.
+ */
+async function recordCrash(cycle: CycleRun, error: unknown): Promise<void> {
+  const message = (error as Error)?.message ?? String(error);
+  try {
+    await noteInstruction(cycle, "interrupted", `The loop crashed (${message}) and was restarted. Continue from here.`);
+  } catch (noteError) {
+    if (noteError instanceof LeaseLostError) throw noteError;
+  }
+  try {
+    await requeue(cycle, cycle.instruction.items);
+  } catch {
+    // The inbox is unreachable too; the state record still names this thread for the restart.
+  }
+}
+
+function endCycle(cycle: CycleRun, end: CycleEnd): CycleEnd {
+  emit(cycle.run, "cycle-ended", { cycleId: cycle.cycleId, reason: end, steps: cycle.step });
+  return end;
+}

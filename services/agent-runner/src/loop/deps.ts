@@ -1,0 +1,49 @@
+import type {
+  AgentStateStore,
+  Clock,
+  EventSink,
+  Ids,
+  Inbox,
+  LlmProvider,
+  Outbox,
+  ThreadStore,
+  ToolBus,
+  Tracing,
+} from "@moniro/ports";
+
+/** Personal context that goes into the system prompt (DESIGN §5: soul, memory, active todos). */
+export interface PromptContext {
+  memory?: string;
+  todos?: string;
+}
+
+/** Everything the loop talks to. All ports: no Redis, NATS or SDK in here. */
+export interface LoopDeps {
+  inbox: Inbox;
+  threads: ThreadStore;
+  llm: LlmProvider;
+  tools: ToolBus;
+  clock: Clock;
+  ids: Ids;
+  state: AgentStateStore;
+  events: EventSink;
+  outbox: Outbox;
+  tracing: Tracing;
+  /** Jitter source in [0, 1); Math.random when absent. */
+  random?: () => number;
+  /** Loaded once per cycle for the system prompt (memory, todos); none when absent. */
+  promptContext?: (agent: string) => Promise<PromptContext>;
+}
+
+/**
+ * Why `runAgent` returned.
+ * - idle: nothing pending and no unfinished instruction; release the lease and re-check the inbox
+ * - stopped: `LoopControl.stop()` was called; nothing more was written
+ * - lease-lost: a thread write was refused (another runner owns the agent); nothing more was written
+ * - crashed: an unexpected error; the instruction was re-queued and the state set to `error`
+ */
+export interface LoopOutcome {
+  reason: "idle" | "stopped" | "lease-lost" | "crashed";
+  cycles: number;
+  error?: unknown;
+}

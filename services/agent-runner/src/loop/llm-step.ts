@@ -1,0 +1,124 @@
+import type { LlmRequest, LlmResponse } from "@moniro/ports";
+import { classify } from "@moniro/ports";
+import { LoopAbort } from "./control.js";
+import { orderPending } from "./lanes.js";
+import { RetriesExhausted, withRetry } from "./retry.js";
+import type { AgentRun, CycleRun } from "./run-context.js";
+import { emit, now } from "./run-context.js";
+import { buildWindow } from "./window.js";
+
+export type StepResult =
+  | { kind: "response"; response: LlmResponse }
+  /** The stream was aborted by new input (queue mode `interrupt`) or cancel; `partial` is the text so far. */
+  | { kind: "interrupted" | "canceled"; partial: string; reason: string }
+  /** Permanent, or out of retries: the instruction fails. */
+  | { kind: "failed"; error: unknown; attempts: number };
+
+/**
+ * One LLM call for the cycle's current step: the window is built from the
+ * thread, the reply streams as `llm-delta` events, transient errors are
+ * retried with backoff. In `interrupt` mode, new input for this thread aborts
+ * the stream. A stop propagates (nothing more may be written).
+ */
+export async function callModel(cycle: CycleRun): Promise<StepResult> {
+  const { run } = cycle;
+  const { settings } = run;
+  const request: LlmRequest = {
+    model: settings.model,
+    system: cycle.system,
+    messages: buildWindow(cycle.thread.entries, settings),
+    tools: settings.tools,
+    maxTokens: settings.maxTokens,
+  };
+  const interrupter = new AbortController();
+  const stopWatching = settings.queue === "interrupt" ? watchForInput(cycle, interrupter) : () => {};
+  const signal = AbortSignal.any([cycle.signal, interrupter.signal]);
+  let partial = "";
+  let attempts = 0;
+  try {
+    const response = await withRetry(
+      async (attempt) => {
+        attempts = attempt;
+        partial = "";
+        return streamOnce(run, request, signal, cycle, (delta) => {
+          partial += delta;
+        });
+      },
+      {
+        policy: settings.retry,
+        clock: run.deps.clock,
+        random: run.deps.random ?? Math.random,
+        signal,
+        onRetry: (error, attempt, delayMs) =>
+          emit(run, "error", {
+            cycleId: cycle.cycleId,
+            step: cycle.step,
+            errorClass: classify(error),
+            message: (error as Error)?.message ?? String(error),
+            attempt,
+            retryInMs: delayMs,
+          }),
+      },
+    );
+    return { kind: "response", response };
+  } catch (error) {
+    if (signal.aborted) {
+      const reason = signal.reason;
+      if (reason instanceof LoopAbort && reason.kind !== "stop") {
+        return { kind: reason.kind === "cancel" ? "canceled" : "interrupted", partial, reason: reason.detail };
+      }
+      throw reason;
+    }
+    return { kind: "failed", error: error instanceof RetriesExhausted ? error.cause : error, attempts };
+  } finally {
+    stopWatching();
+  }
+}
+
+/** The LLM call itself, as a span with the gen_ai attributes. */
+export function streamOnce(
+  run: AgentRun,
+  request: LlmRequest,
+  signal: AbortSignal | undefined,
+  cycle: Pick<CycleRun, "cycleId" | "step"> | undefined,
+  onDelta?: (delta: string) => void,
+): Promise<LlmResponse> {
+  const attributes = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.system": run.deps.llm.name,
+    "gen_ai.request.model": request.model,
+    "gen_ai.request.max_tokens": request.maxTokens,
+    "moniro.agent": run.agent,
+    ...(cycle ? { "moniro.cycle_id": cycle.cycleId, "moniro.step": cycle.step } : {}),
+  };
+  return run.deps.tracing.span(`chat ${request.model}`, attributes, async (span) => {
+    const response = await run.deps.llm.stream(request, {
+      signal,
+      onTextDelta: (delta) => {
+        onDelta?.(delta);
+        if (cycle) emit(run, "llm-delta", { cycleId: cycle.cycleId, step: cycle.step, delta });
+      },
+    });
+    span.setAttributes({
+      "gen_ai.usage.input_tokens": response.usage.inputTokens,
+      "gen_ai.usage.output_tokens": response.usage.outputTokens,
+      "gen_ai.response.finish_reasons": response.stopReason ?? "",
+    });
+    return response;
+  });
+}
+
+/** Aborts the stream when an input for this thread lands in the inbox (queue mode `interrupt`). */
+function watchForInput(cycle: CycleRun, interrupter: AbortController): () => void {
+  const { run } = cycle;
+  const check = async () => {
+    if (interrupter.signal.aborted) return;
+    const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
+    if (pending.some((input) => input.thread === cycle.thread.context)) {
+      interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
+    }
+  };
+  return run.control.onInput(() => {
+    check().catch(() => {});
+  });
+}

@@ -1,0 +1,35 @@
+import type { PromptContext } from "./deps.js";
+
+/**
+ * The contract every agent works under (DESIGN §5): its text is private, it
+ * speaks only through `message`, inputs arrive tagged and mid-turn, `skip`
+ * ends a cycle that needs nothing. Kept short: it is paid on every step.
+ */
+export const MESSAGING_CONTRACT = `## How you work
+- Your own text is private thinking. Nobody ever sees it.
+- The only way to reach anyone is the \`message\` tool: message({ to?, text }). \`to\` defaults to the sender of the input you are handling; other targets are tags like \`signal:+15551234567\` or \`http:alice\`.
+- Inputs arrive as user turns tagged with their source, e.g. \`[signal:+15551234567] hi\`, \`[cron:daily] run the report\`. New inputs can appear between your tool calls; read them without finishing what you are doing first.
+- Lines starting with \`[moniro]\` are notes from the runtime, not from a person.
+- If the new input is not for you or needs nothing from you, call \`skip({ reason })\` as your first and only call. It is refused once you have done anything else.
+- When nothing is left to do, stop: end your turn without tool calls. You are woken when new input arrives.`;
+
+export interface SystemPromptParts extends PromptContext {
+  /** The agent's own prompt (prompt.system / system_file). */
+  base: string;
+  soul?: string;
+  /** Added by the workflow the agent runs in. */
+  workflowAppend?: string;
+}
+
+/** System prompt = base + soul + memory + active todos + workflow append + messaging contract. */
+export function buildSystemPrompt(parts: SystemPromptParts): string {
+  const sections = [
+    parts.base.trim(),
+    parts.soul?.trim() ? `## Soul\n${parts.soul.trim()}` : "",
+    parts.memory?.trim() ? `## Memory\n${parts.memory.trim()}` : "",
+    parts.todos?.trim() ? `## Active todos\n${parts.todos.trim()}` : "",
+    parts.workflowAppend?.trim() ?? "",
+    MESSAGING_CONTRACT,
+  ];
+  return sections.filter((section) => section.length > 0).join("\n\n");
+}

@@ -1,0 +1,84 @@
+import type { Fence } from "@moniro/ports";
+import { classify, LeaseLostError } from "@moniro/ports";
+import type { LoopControl } from "./control.js";
+import { LoopAbort } from "./control.js";
+import type { Work } from "./cycle.js";
+import { runCycle } from "./cycle.js";
+import type { LoopDeps, LoopOutcome } from "./deps.js";
+import { orderPending } from "./lanes.js";
+import type { AgentRun } from "./run-context.js";
+import { emit, now, setState } from "./run-context.js";
+import type { LoopSettings } from "./settings.js";
+
+/**
+ * Runs the agent while it holds the lease (`fence`): cycle after cycle until
+ * nothing is pending and no instruction is open, then returns so the runtime
+ * can release the lease and re-check the inbox. Never throws: a crash is an
+ * outcome (state `error`, instruction re-queued) for the Supervisor to act on.
+ */
+export async function runAgent(
+  deps: LoopDeps,
+  fence: Fence,
+  settings: LoopSettings,
+  control: LoopControl,
+): Promise<LoopOutcome> {
+  const run: AgentRun = {
+    deps,
+    fence,
+    settings,
+    control,
+    agent: fence.agent,
+    signal: control.beginRun(),
+    state: undefined,
+  };
+  let cycles = 0;
+  try {
+    const record = await deps.state.get(run.agent);
+    run.state = record?.state;
+    // A runner that died (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
+    let takeover = record && record.state !== "idle" && record.state !== "stopped" ? record.context : undefined;
+    for (;;) {
+      if (run.signal.aborted) throw run.signal.reason;
+      await control.whilePaused(
+        () => setState(run, { state: "paused" }),
+        () => setState(run, { state: "running" }),
+      );
+      if (run.signal.aborted) throw run.signal.reason;
+      const work = await nextWork(run, takeover);
+      takeover = undefined;
+      if (!work) {
+        await setState(run, { state: "idle", cycleId: undefined, step: undefined, context: undefined });
+        return { reason: "idle", cycles };
+      }
+      if ((await runCycle(run, work)) !== undefined) cycles++;
+    }
+  } catch (error) {
+    if (error instanceof LoopAbort && error.kind === "stop") return { reason: "stopped", cycles };
+    if (error instanceof LeaseLostError) {
+      emit(run, "error", { errorClass: "crash", code: error.code, message: error.message });
+      return { reason: "lease-lost", cycles, error };
+    }
+    const message = (error as Error)?.message ?? String(error);
+    emit(run, "error", { errorClass: classify(error), message, fatal: true });
+    try {
+      await setState(run, { state: "error", error: message });
+    } catch {
+      // The state store is unreachable; the outcome still says crashed.
+    }
+    return { reason: "crashed", cycles, error };
+  } finally {
+    control.endRun();
+  }
+}
+
+/**
+ * What to work on next: a thread taken over from a lost runner first, then
+ * the thread of the most urgent pending input (after aging) with every
+ * pending input for it — all of them when threads are unified.
+ */
+async function nextWork(run: AgentRun, takeover: string | undefined): Promise<Work | null> {
+  const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
+  const context = takeover ?? pending[0]?.thread;
+  if (context === undefined) return null;
+  return { context, inputs: pending.filter((input) => input.thread === context) };
+}

@@ -1,0 +1,61 @@
+import type { AgentState, EventType, InputEntry, Lane } from "@moniro/envelopes";
+import type { AgentStateRecord, Fence, InboxItem } from "@moniro/ports";
+import type { LoopControl } from "./control.js";
+import type { LoopDeps } from "./deps.js";
+import type { LoopSettings } from "./settings.js";
+import type { ThreadView } from "./thread-view.js";
+
+/** One `runAgent` call: the ports, the fence, the settings, and the state last written. */
+export interface AgentRun {
+  deps: LoopDeps;
+  fence: Fence;
+  settings: LoopSettings;
+  control: LoopControl;
+  agent: string;
+  /** Aborted by LoopControl.stop(). */
+  signal: AbortSignal;
+  state: AgentState | undefined;
+}
+
+/** What the cycle is working on: the inputs it handles and their inbox items (to re-queue on preemption or crash). */
+export interface Instruction {
+  items: InboxItem[];
+  inputs: InputEntry[];
+  /** Effective lanes of the items; the most urgent is the instruction's priority. */
+  lanes: Lane[];
+}
+
+/** One cycle: wake → steps → end. */
+export interface CycleRun {
+  run: AgentRun;
+  cycleId: string;
+  thread: ThreadView;
+  /** Aborted by cancel or stop. */
+  signal: AbortSignal;
+  instruction: Instruction;
+  /** Steps (LLM calls) taken in this cycle. */
+  step: number;
+  system: string;
+}
+
+export function emit(run: AgentRun, type: EventType, data: Record<string, unknown> = {}): void {
+  run.deps.events.emit(run.agent, type, data);
+}
+
+/** Writes the agent state; a change of `state` is also a `state-changed` event. */
+export async function setState(run: AgentRun, patch: Partial<AgentStateRecord>): Promise<void> {
+  await run.deps.state.update(run.agent, patch);
+  if (patch.state !== undefined && patch.state !== run.state) {
+    emit(run, "state-changed", { state: patch.state, previous: run.state ?? null });
+    run.state = patch.state;
+  }
+}
+
+export function now(run: AgentRun): number {
+  return run.deps.clock.now();
+}
+
+/** Throws the stop reason when the run was stopped: nothing more may be written. */
+export function throwIfStopped(run: AgentRun): void {
+  if (run.signal.aborted) throw run.signal.reason;
+}

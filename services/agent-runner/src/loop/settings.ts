@@ -1,0 +1,78 @@
+import { z } from "zod";
+
+/** How inputs that arrive while the agent works reach it (DESIGN §5 "Queue modes"). */
+export const QUEUE_MODES = ["inject", "steer", "followup", "collect", "interrupt"] as const;
+export type QueueMode = (typeof QUEUE_MODES)[number];
+
+const toolSpecSchema = z.object({
+  name: z.string().min(1),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+});
+
+export const contextPolicySchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("compaction"),
+    /** Summarise once the provider reports more input tokens than this for one call. */
+    thresholdTokens: z.number().int().positive().default(100_000),
+    /** Turns (a user input and everything the agent did about it) kept verbatim after the summary. */
+    keepRecentTurns: z.number().int().min(1).default(4),
+  }),
+  z.object({
+    type: z.literal("thin_thread"),
+    /** Only the last N turns are sent; older ones stay reachable with history_search / history_read. */
+    turns: z.number().int().min(1).default(8),
+  }),
+]);
+export type ContextPolicy = z.output<typeof contextPolicySchema>;
+
+/**
+ * The loop's own settings. The runtime maps the agent YAML (DESIGN §6) onto
+ * this, with the tool specs of the agent's profile; defaults are DESIGN §5's.
+ */
+export const loopSettingsSchema = z.object({
+  model: z.string().min(1),
+  maxTokens: z.number().int().positive().default(4096),
+  /** The agent's base prompt (prompt.system + soul + workflow append, as the runtime composes it). */
+  systemPrompt: z.string().default(""),
+  /** Tool schemas sent on every call, including `message` and `skip`. */
+  tools: z.array(toolSpecSchema).default([]),
+  maxSteps: z.number().int().positive().default(50),
+  queue: z.enum(QUEUE_MODES).default("inject"),
+  /** `unified`: one thread for every source; `per-context`: personal + one per workspace. */
+  threads: z.enum(["unified", "per-context"]).default("unified"),
+  context: contextPolicySchema.default({ type: "compaction", thresholdTokens: 100_000, keepRecentTurns: 4 }),
+  aging: z
+    .object({
+      /** Preempted this many times → background work is promoted to the normal lane. */
+      preemptionsToPromote: z.number().int().positive().default(3),
+      /** Queued longer than this → treated as immediate. */
+      queuedMsToImmediate: z.number().int().positive().default(300_000),
+    })
+    .default({ preemptionsToPromote: 3, queuedMsToImmediate: 300_000 }),
+  retry: z
+    .object({
+      baseMs: z.number().int().positive().default(2000),
+      /** Total LLM attempts for one step, the first included. */
+      maxAttempts: z.number().int().positive().default(8),
+      /** ± fraction applied to each backoff delay. */
+      jitter: z.number().min(0).max(1).default(0.2),
+    })
+    .default({ baseMs: 2000, maxAttempts: 8, jitter: 0.2 }),
+  restart: z
+    .object({
+      minMs: z.number().int().positive().default(1000),
+      maxMs: z.number().int().positive().default(30_000),
+      maxRestarts: z.number().int().nonnegative().default(5),
+    })
+    .default({ minMs: 1000, maxMs: 30_000, maxRestarts: 5 }),
+  /** Each tool call must finish within this long (the executor gets now + this as its deadline). */
+  toolDeadlineMs: z.number().int().positive().default(120_000),
+});
+export type LoopSettings = z.output<typeof loopSettingsSchema>;
+export type LoopSettingsInput = z.input<typeof loopSettingsSchema>;
+
+/** Validates and fills defaults; throws a ZodError naming the field on bad input. */
+export function loopSettings(input: LoopSettingsInput): LoopSettings {
+  return loopSettingsSchema.parse(input);
+}

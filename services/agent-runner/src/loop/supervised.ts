@@ -1,0 +1,50 @@
+import type { Fence } from "@moniro/ports";
+import type { LoopControl } from "./control.js";
+import type { LoopDeps, LoopOutcome } from "./deps.js";
+import { runAgent } from "./run-agent.js";
+import type { LoopSettings } from "./settings.js";
+import { restartDecision } from "./supervisor.js";
+
+export interface SupervisedOutcome extends Omit<LoopOutcome, "reason"> {
+  /** `error`: crashed more often in a row than the restart policy allows; the agent stays in `error`. */
+  reason: LoopOutcome["reason"] | "error";
+  restarts: number;
+}
+
+/**
+ * runAgent under the restart policy: after a crash, wait (Clock) 1s, 2s, 4s…
+ * up to 30s and run again, at most maxRestarts times in a row; a run that
+ * ends normally resets the count. The count lives in the agent state record,
+ * so it survives a runner change. An agent left in `error` is not started
+ * again until someone resets its state (e.g. the `resume` control).
+ */
+export async function runSupervised(
+  deps: LoopDeps,
+  fence: Fence,
+  settings: LoopSettings,
+  control: LoopControl,
+): Promise<SupervisedOutcome> {
+  const record = await deps.state.get(fence.agent);
+  let restarts = record?.restarts ?? 0;
+  if (record?.state === "error" && restarts >= settings.restart.maxRestarts) {
+    return { reason: "error", cycles: 0, restarts };
+  }
+  let cycles = 0;
+  for (;;) {
+    const outcome = await runAgent(deps, fence, settings, control);
+    cycles += outcome.cycles;
+    if (outcome.reason !== "crashed") {
+      if (outcome.reason === "idle" && restarts > 0) await deps.state.update(fence.agent, { restarts: 0 });
+      return { ...outcome, cycles, restarts: outcome.reason === "idle" ? 0 : restarts };
+    }
+    const decision = restartDecision(restarts, settings.restart);
+    restarts = decision.restarts;
+    await deps.state.update(fence.agent, { restarts });
+    if (!decision.restart) return { reason: "error", cycles, restarts, error: outcome.error };
+    try {
+      await deps.clock.sleep(decision.delayMs, control.stopSignal());
+    } catch {
+      return { reason: "stopped", cycles, restarts };
+    }
+  }
+}

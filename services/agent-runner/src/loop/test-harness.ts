@@ -1,0 +1,136 @@
+import type { InboundEnvelope, Lane, ThreadEntry } from "@moniro/envelopes";
+import type { Fence, LlmContentBlock, LlmMessage, LlmRequest } from "@moniro/ports";
+import {
+  FakeClock,
+  FakeToolBus,
+  type FakeToolSpec,
+  InMemoryAgentStateStore,
+  InMemoryInbox,
+  InMemoryLease,
+  InMemoryThreadStore,
+  inbound,
+  type LlmScript,
+  RecordingEvents,
+  RecordingOutbox,
+  RecordingTracing,
+  ScriptedLlm,
+  sequentialIds,
+  type ToolHandler,
+} from "@moniro/ports/test";
+import { LoopControl } from "./control.js";
+import type { LoopDeps } from "./deps.js";
+import { runAgent } from "./run-agent.js";
+import { type LoopSettingsInput, loopSettings } from "./settings.js";
+import { runSupervised } from "./supervised.js";
+
+/** Test-only wiring of the loop to the port fakes. Nothing here sleeps for real. */
+export async function harness(
+  options: {
+    llm: LlmScript;
+    tools?: Record<string, ToolHandler | FakeToolSpec>;
+    settings?: Partial<LoopSettingsInput>;
+    clock?: FakeClock;
+    random?: () => number;
+  } = { llm: { text: "" } },
+) {
+  const clock = options.clock ?? new FakeClock({ autoAdvance: true });
+  const ids = sequentialIds();
+  const envelopeIds = sequentialIds(100_000);
+  const lease = new InMemoryLease(clock);
+  const threads = new InMemoryThreadStore({ lease, clock });
+  const inbox = new InMemoryInbox(clock);
+  const state = new InMemoryAgentStateStore(clock);
+  const events = new RecordingEvents();
+  const outbox = new RecordingOutbox();
+  const tracing = new RecordingTracing();
+  const llm = new ScriptedLlm(options.llm);
+  const tools = new FakeToolBus({ ls: () => "a.txt b.txt", message: () => "sent", ...options.tools }, { clock });
+  const control = new LoopControl();
+  const settings = loopSettings({
+    model: "test-model",
+    systemPrompt: "You are Ada.",
+    tools: [
+      { name: "message", description: "send", inputSchema: { type: "object" } },
+      { name: "skip", description: "skip", inputSchema: { type: "object" } },
+      { name: "ls", description: "list", inputSchema: { type: "object" } },
+    ],
+    ...options.settings,
+  });
+  const deps: LoopDeps = {
+    inbox,
+    threads,
+    llm,
+    tools,
+    clock,
+    ids,
+    state,
+    events,
+    outbox,
+    tracing,
+    random: options.random ?? (() => 0.5),
+  };
+  const acquired = await lease.acquire("ada", "runner-1", 3_600_000);
+  if (!acquired) throw new Error("lease not acquired");
+  const fence: Fence = acquired;
+
+  /** Puts an input into Ada's inbox; returns the envelope. */
+  async function send(
+    text: string,
+    fields: Partial<Omit<InboundEnvelope, "priority">> & { priority?: Lane } = {},
+    append: { enqueuedAt?: number; preemptions?: number } = {},
+  ): Promise<InboundEnvelope> {
+    const envelope = inbound({ agent: "ada", text, ...fields }, { ids: envelopeIds, now: clock.now() });
+    await inbox.append(envelope, append);
+    return envelope;
+  }
+
+  return {
+    clock,
+    ids,
+    lease,
+    threads,
+    inbox,
+    state,
+    events,
+    outbox,
+    tracing,
+    llm,
+    tools,
+    control,
+    settings,
+    deps,
+    fence,
+    send,
+    run: () => runAgent(deps, fence, settings, control),
+    runSupervised: () => runSupervised(deps, fence, settings, control),
+    thread: (context = "personal"): ThreadEntry[] => threads.entries("ada", context),
+    kinds: (context = "personal"): string[] => threads.entries("ada", context).map((entry) => entry.kind),
+  };
+}
+
+/** A content block as a short string: `text:...`, `tool_use:name`, `tool_result:id`, for shape assertions. */
+export function shape(block: LlmContentBlock): string {
+  if (block.type === "text") return `text:${block.text}`;
+  if (block.type === "tool_use") return `tool_use:${block.name}`;
+  return `tool_result:${block.tool_use_id}${block.is_error ? "!" : ""}`;
+}
+
+/** Every message of a request as `role: block, block`. */
+export function shapes(request: LlmRequest | undefined): string[] {
+  return (request?.messages ?? []).map(
+    (message: LlmMessage) => `${message.role}: ${message.content.map(shape).join(" | ")}`,
+  );
+}
+
+/** All text the model was shown in a request (user and assistant). */
+export function allText(request: LlmRequest | undefined): string {
+  return (request?.messages ?? [])
+    .flatMap((message) => message.content)
+    .map((block) => (block.type === "text" ? block.text : block.type === "tool_result" ? block.content : ""))
+    .join("\n");
+}
+
+/** Lets pending promise callbacks run (no timers involved). */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,63 @@
+import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+
+/**
+ * Reading a thread's shape: which entries a window may show, where turns
+ * start, whether the last instruction is still open. Pure.
+ */
+
+type Entry = ThreadEntryData;
+type CompactionEntry = Extract<ThreadEntry, { kind: "compaction" }>;
+
+/** Entries a window may show: everything except skip entries and the cycles they erase. */
+export function visibleEntries<E extends Entry>(entries: readonly E[]): E[] {
+  const skipped = new Set(entries.flatMap((entry) => (entry.kind === "skip" ? [entry.skippedCycleId] : [])));
+  return entries.filter((entry) => entry.kind !== "skip" && !skipped.has(entry.cycleId));
+}
+
+/**
+ * A turn starts at an input that does not continue a tool exchange or an
+ * input batch: cutting the thread there never splits a tool_use from its result.
+ */
+export function turnStarts(entries: readonly Entry[]): number[] {
+  const starts: number[] = [];
+  let previous: Entry | undefined;
+  entries.forEach((entry, index) => {
+    if (entry.kind === "compaction") return;
+    if (entry.kind === "input" && (!previous || (previous.kind !== "input" && previous.kind !== "tool-result"))) {
+      starts.push(index);
+    }
+    previous = entry;
+  });
+  return starts;
+}
+
+export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry | undefined {
+  return entries.findLast((entry): entry is CompactionEntry => entry.kind === "compaction");
+}
+
+/**
+ * Whether the thread ends in the middle of an instruction (the model has not
+ * answered yet, or the work was set aside / cut by a crash): such a thread is
+ * resumed without new input. Incomplete, failed and canceled instructions wait
+ * for a new input instead.
+ */
+export function isUnfinished(entries: readonly Entry[]): boolean {
+  const tail = entries.findLast((entry) => entry.kind !== "compaction");
+  if (!tail) return false;
+  switch (tail.kind) {
+    case "input":
+    case "tool-result":
+      return true;
+    case "assistant":
+      return tail.toolUses.length > 0 || tail.aborted === true;
+    case "instruction":
+      return tail.status === "preempted" || tail.status === "interrupted";
+    default:
+      return false;
+  }
+}
+
+/** The latest input entry, i.e. the one being handled (its replyTo is where `message` goes by default). */
+export function lastInput(entries: readonly Entry[]): Extract<Entry, { kind: "input" }> | undefined {
+  return entries.findLast((entry): entry is Extract<Entry, { kind: "input" }> => entry.kind === "input");
+}

@@ -1,0 +1,139 @@
+import type { ToolCallEnvelope, ToolResultEnvelope, ToolUse } from "@moniro/envelopes";
+import { LoopAbort } from "./control.js";
+import type { CycleRun } from "./run-context.js";
+import { emit, now } from "./run-context.js";
+import { lastInput } from "./thread-shape.js";
+
+export const SKIP_TOOL = "skip";
+export const MESSAGE_TOOL = "message";
+
+export const SKIP_REFUSED =
+  "skip() was refused: it only works as the one and only call of the first step of a cycle, before anything else is done. This cycle has already acted, so it cannot be erased. If nothing more is needed, end your turn without calling tools.";
+
+/** `skip` is the only call of the step. */
+export function isSoloSkip(uses: readonly ToolUse[]): boolean {
+  return uses.length === 1 && uses[0]?.name === SKIP_TOOL;
+}
+
+/**
+ * Runs one step's tool calls in order through the ToolBus, persisting each
+ * result as it comes. Bus failures become error results the model can read.
+ * On cancel, the running call's signal fires and it and every later call of
+ * the step get a "Cancelled" error result. Returns whether the step was cancelled.
+ */
+export async function runToolCalls(cycle: CycleRun, uses: readonly ToolUse[]): Promise<{ canceled: boolean }> {
+  const { run } = cycle;
+  for (const [index, use] of uses.entries()) {
+    if (cycle.signal.aborted) {
+      await cancelRest(cycle, uses.slice(index), cycle.signal.reason, false);
+      return { canceled: true };
+    }
+    if (use.name === SKIP_TOOL) {
+      await persistResult(cycle, use, { content: SKIP_REFUSED, isError: true });
+      continue;
+    }
+    const call = callEnvelope(cycle, use);
+    emit(run, "tool-call-started", { cycleId: cycle.cycleId, step: cycle.step, callId: use.id, tool: use.name });
+    const started = now(run);
+    let result: { content: string; isError: boolean };
+    try {
+      const reply = await run.deps.tracing.span(
+        `execute_tool ${use.name}`,
+        { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": use.name, "gen_ai.tool.call.id": use.id },
+        async (span) => {
+          const answer = await run.deps.tools.call(call, { signal: cycle.signal });
+          span.setAttributes({ "moniro.tool.is_error": answer.isError });
+          return answer;
+        },
+      );
+      result = { content: contentText(reply), isError: reply.isError };
+    } catch (error) {
+      if (cycle.signal.aborted) {
+        await cancelRest(cycle, uses.slice(index), cycle.signal.reason, true);
+        return { canceled: true };
+      }
+      const code = (error as { code?: string })?.code;
+      result = {
+        content: `tool call failed${code ? ` (${code})` : ""}: ${(error as Error)?.message ?? String(error)}`,
+        isError: true,
+      };
+    }
+    await persistResult(cycle, use, result);
+    emit(run, "tool-call-ended", {
+      cycleId: cycle.cycleId,
+      step: cycle.step,
+      callId: use.id,
+      tool: use.name,
+      isError: result.isError,
+      durationMs: now(run) - started,
+    });
+    if (use.name === MESSAGE_TOOL && !result.isError) {
+      emit(run, "message-sent", { cycleId: cycle.cycleId, callId: use.id, to: call.input.to ?? call.replyTo ?? null });
+    }
+  }
+  return { canceled: false };
+}
+
+/** The call envelope: deadline from now, and the reply target of the input being handled. */
+function callEnvelope(cycle: CycleRun, use: ToolUse): ToolCallEnvelope {
+  const { run } = cycle;
+  const at = now(run);
+  const handling = cycle.instruction.inputs.at(-1) ?? lastInput(cycle.thread.entries);
+  return {
+    v: 1,
+    id: run.deps.ids.newId(),
+    ts: new Date(at).toISOString(),
+    callId: use.id,
+    agent: run.agent,
+    context: handling?.context ?? cycle.thread.context,
+    tool: use.name,
+    input: use.input,
+    deadlineMs: at + run.settings.toolDeadlineMs,
+    ...(handling ? { replyTo: handling.replyTo, inReplyTo: handling.envelopeId } : {}),
+  };
+}
+
+function contentText(result: ToolResultEnvelope): string {
+  return typeof result.content === "string" ? result.content : result.content.map((block) => block.text).join("\n");
+}
+
+async function persistResult(
+  cycle: CycleRun,
+  use: ToolUse,
+  result: { content: string; isError: boolean; interrupted?: boolean },
+): Promise<void> {
+  await cycle.thread.append([
+    {
+      kind: "tool-result",
+      cycleId: cycle.cycleId,
+      ts: now(cycle.run),
+      callId: use.id,
+      tool: use.name,
+      content: result.content,
+      isError: result.isError,
+      ...(result.interrupted ? { interrupted: true } : {}),
+    },
+  ]);
+}
+
+/** The running call (when `running`) and the calls after it get "Cancelled" results; a stop writes nothing. */
+async function cancelRest(cycle: CycleRun, uses: readonly ToolUse[], reason: unknown, running: boolean): Promise<void> {
+  if (!(reason instanceof LoopAbort) || reason.kind === "stop") throw reason;
+  for (const [index, use] of uses.entries()) {
+    const wasRunning = running && index === 0;
+    const content = wasRunning
+      ? `Cancelled (${reason.detail}) while running: the call was stopped and may have partly completed.`
+      : `Cancelled (${reason.detail}): the call was not run.`;
+    await persistResult(cycle, use, { content, isError: true, interrupted: wasRunning });
+    if (wasRunning) {
+      emit(cycle.run, "tool-call-ended", {
+        cycleId: cycle.cycleId,
+        step: cycle.step,
+        callId: use.id,
+        tool: use.name,
+        isError: true,
+        canceled: true,
+      });
+    }
+  }
+}

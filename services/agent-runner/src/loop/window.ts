@@ -1,0 +1,169 @@
+import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import type { LlmContentBlock, LlmMessage } from "@moniro/ports";
+import type { ContextPolicy, QueueMode } from "./settings.js";
+import { lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
+
+export interface WindowSettings {
+  context: ContextPolicy;
+  /** steer / collect render a batch of consecutive inputs as one message; the others one block each. */
+  queue?: QueueMode;
+}
+
+export const MISSING_RESULT_CONTENT =
+  "interrupted: no result was recorded for this call; it may or may not have completed — check before retrying";
+export const HISTORY_CUT_NOTE =
+  "[moniro] Earlier parts of this thread are not shown. Use history_search / history_read to recall them.";
+
+/**
+ * The thread as the model sees it (pure). Skipped cycles are left out, the
+ * compaction pointer or thin-thread cut is applied, and the messages obey the
+ * Anthropic pairing rules: the user message after a tool_use carries every
+ * tool_result first (missing ones synthesised as errors), then the inputs
+ * that arrived meanwhile as text; consecutive user content is one message.
+ */
+export function buildWindow(entries: readonly ThreadEntry[], settings: WindowSettings): LlmMessage[] {
+  const { shown, preface } = selectWindow(entries, settings.context);
+  return renderMessages(shown, { queue: settings.queue ?? "inject", preface });
+}
+
+/** Which entries the window shows, and the note that stands for what it leaves out. */
+export function selectWindow(
+  entries: readonly ThreadEntry[],
+  policy: ContextPolicy,
+): { shown: ThreadEntry[]; preface?: string } {
+  const visible = visibleEntries(entries);
+  if (policy.type === "compaction") {
+    const compaction = lastCompaction(entries);
+    if (!compaction) return { shown: visible };
+    const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
+    const pointer = position.get(compaction.upTo) ?? -1;
+    const shown = visible.filter(
+      (entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction",
+    );
+    return { shown, preface: summaryNote(compaction.summary) };
+  }
+  const starts = turnStarts(visible);
+  const cut = starts.length > policy.turns ? starts[starts.length - policy.turns] : undefined;
+  if (cut === undefined || cut === 0) return { shown: visible };
+  return { shown: visible.slice(cut), preface: HISTORY_CUT_NOTE };
+}
+
+export function summaryNote(summary: string): string {
+  return `[moniro] Summary of the earlier part of this thread (details: history_search / history_read):\n${summary}`;
+}
+
+/** Turns entries into alternating, API-valid messages. */
+export function renderMessages(
+  entries: readonly ThreadEntryData[],
+  options: { queue?: QueueMode; preface?: string } = {},
+): LlmMessage[] {
+  const queue = options.queue ?? "inject";
+  const messages: LlmMessage[] = [];
+  if (options.preface) messages.push(userText(options.preface));
+  let index = 0;
+  while (index < entries.length) {
+    const entry = entries[index] as ThreadEntryData;
+    if (entry.kind !== "assistant") {
+      const end = nextAssistant(entries, index);
+      const blocks = textBlocks(entries.slice(index, end), queue);
+      if (blocks.length > 0) messages.push({ role: "user", content: blocks });
+      index = end;
+      continue;
+    }
+    const content: LlmContentBlock[] = [];
+    if (entry.text.length > 0) content.push({ type: "text", text: entry.text });
+    for (const use of entry.toolUses) content.push({ type: "tool_use", id: use.id, name: use.name, input: use.input });
+    if (content.length > 0) messages.push({ role: "assistant", content });
+    const end = nextAssistant(entries, index + 1);
+    const span = entries.slice(index + 1, end);
+    const results = resultBlocks(entry.toolUses, span);
+    const texts = textBlocks(span, queue);
+    if (results.length + texts.length > 0) messages.push({ role: "user", content: [...results, ...texts] });
+    index = end;
+  }
+  return wellFormed(mergeConsecutive(messages));
+}
+
+function nextAssistant(entries: readonly ThreadEntryData[], from: number): number {
+  const found = entries.findIndex((entry, index) => index >= from && entry.kind === "assistant");
+  return found < 0 ? entries.length : found;
+}
+
+/** One tool_result per tool_use, in call order; recorded results win, missing ones are synthesised. */
+function resultBlocks(uses: readonly { id: string }[], span: readonly ThreadEntryData[]): LlmContentBlock[] {
+  return uses.map((use) => {
+    const result = span.find((entry) => entry.kind === "tool-result" && entry.callId === use.id);
+    if (result?.kind === "tool-result") {
+      return result.isError
+        ? { type: "tool_result", tool_use_id: use.id, content: result.content, is_error: true }
+        : { type: "tool_result", tool_use_id: use.id, content: result.content };
+    }
+    return { type: "tool_result", tool_use_id: use.id, content: MISSING_RESULT_CONTENT, is_error: true };
+  });
+}
+
+/** Inputs and runtime notes as text blocks; tool results here (orphans) are dropped. */
+function textBlocks(span: readonly ThreadEntryData[], queue: QueueMode): LlmContentBlock[] {
+  const blocks: LlmContentBlock[] = [];
+  let batch: string[] = [];
+  const flush = () => {
+    if (batch.length === 0) return;
+    if (queue === "steer") blocks.push({ type: "text", text: batch.join("\n") });
+    else if (queue === "collect") blocks.push({ type: "text", text: collected(batch) });
+    else for (const line of batch) blocks.push({ type: "text", text: line });
+    batch = [];
+  };
+  for (const entry of span) {
+    if (entry.kind === "input") {
+      batch.push(inputText(entry));
+      continue;
+    }
+    flush();
+    if (entry.kind === "instruction") blocks.push({ type: "text", text: `[moniro] ${entry.detail}` });
+  }
+  flush();
+  return blocks;
+}
+
+function collected(lines: string[]): string {
+  return lines.length === 1 ? (lines[0] ?? "") : `INBOX (${lines.length} messages):\n${lines.join("\n")}`;
+}
+
+/** `[source] text`, with attachments listed after it. */
+export function inputText(entry: Extract<ThreadEntryData, { kind: "input" }>): string {
+  const attachments = entry.attachments.map(
+    (a) => `\n(attachment: ${a.name}, ${a.contentType}${a.url ? `, ${a.url}` : ""})`,
+  );
+  return `[${entry.source}] ${entry.text}${attachments.join("")}`;
+}
+
+function userText(text: string): LlmMessage {
+  return { role: "user", content: [{ type: "text", text }] };
+}
+
+function mergeConsecutive(messages: LlmMessage[]): LlmMessage[] {
+  const merged: LlmMessage[] = [];
+  for (const message of messages) {
+    const previous = merged.at(-1);
+    if (previous && previous.role === message.role) previous.content = [...previous.content, ...message.content];
+    else merged.push({ role: message.role, content: [...message.content] });
+  }
+  return merged;
+}
+
+/** The API wants a user message first and last; the runtime's notes fill the gaps. */
+function wellFormed(messages: LlmMessage[]): LlmMessage[] {
+  if (messages.length === 0) return messages;
+  if (messages[0]?.role === "assistant") messages.unshift(userText(HISTORY_CUT_NOTE));
+  if (messages.at(-1)?.role === "assistant") messages.push(userText("[moniro] Continue."));
+  return messages;
+}
+
+/** Adds text at the end of the conversation, after any tool results (used for the summary request). */
+export function appendUserText(messages: LlmMessage[], text: string): LlmMessage[] {
+  const copy = messages.map((message) => ({ ...message, content: [...message.content] }));
+  const last = copy.at(-1);
+  if (last?.role === "user") last.content.push({ type: "text", text });
+  else copy.push(userText(text));
+  return copy;
+}

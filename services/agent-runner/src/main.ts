@@ -1,0 +1,93 @@
+import { hostname } from "node:os";
+import { connectNats, drainNats, onShutdown } from "@moniro/bus";
+import { createSubjects } from "@moniro/envelopes";
+import { createProvider } from "@moniro/llm";
+import { connectRedis, waitForRedis } from "@moniro/store";
+import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { definitionDirectory, loadAgentDefinitions } from "./runtime/agent-definitions.js";
+import { type Runner, startRunner } from "./runtime/runner.js";
+import { loadRunnerConfig, timingOf } from "./runtime/runner-config.js";
+import { registerRunnerMetrics } from "./runtime/runner-metrics.js";
+
+// Wiring only: configuration, telemetry, connections, the runner, the ops server, shutdown.
+const config = loadRunnerConfig();
+const telemetry = startTelemetry({ service: "agent-runner" });
+const logger = createLogger({ service: "agent-runner", level: config.MONIRO_LOG_LEVEL });
+const holder = config.MONIRO_RUNNER_ID ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+const starting = new AbortController();
+let runner: Runner | undefined;
+let nats: NatsConnection | undefined;
+let ready = false;
+
+const definitions = await loadAgentDefinitions(config.MONIRO_AGENTS_DIR).catch((error: Error) => {
+  logger.fatal({ agentsDir: config.MONIRO_AGENTS_DIR }, error.message);
+  process.exit(1);
+});
+const redis = connectRedis(config.MONIRO_REDIS_URL, { logger, name: `agent-runner:${holder}` });
+const directory = definitionDirectory(definitions, {
+  where: config.MONIRO_AGENTS_DIR,
+  llmFor: (definition) => createProvider(definition, process.env),
+});
+const registry = createMetricsRegistry("agent-runner");
+const metrics = registerRunnerMetrics(registry, () =>
+  runner ? { runtime: runner.runtime, inbox: runner.stores.inbox, directory } : undefined,
+);
+
+const ops =
+  config.MONIRO_HTTP_PORT === undefined
+    ? undefined
+    : await startOpsServer({
+        port: config.MONIRO_HTTP_PORT,
+        host: config.MONIRO_HTTP_HOST,
+        metrics: registry,
+        checks: {
+          started: async () => {
+            if (!ready) throw new Error("starting");
+          },
+          redis: async () => {
+            await redis.ping();
+          },
+          nats: async () => {
+            if (!nats || nats.isClosed()) throw new Error("not connected");
+            await nats.flush();
+          },
+        },
+      });
+
+onShutdown(
+  async (signal) => {
+    ready = false;
+    starting.abort(new Error(`${signal} during startup`));
+    await runner?.stop();
+    await drainNats(nats, logger);
+    await redis.quit();
+    await ops?.close();
+    await telemetry.shutdown();
+  },
+  { logger, timeoutMs: timingOf(config).shutdownGraceMs + 15_000 },
+);
+
+try {
+  await waitForRedis(redis, starting.signal);
+  nats = await connectNats(config, { name: `agent-runner:${holder}`, logger, signal: starting.signal });
+  runner = await startRunner({
+    holder,
+    subjects: createSubjects(config.MONIRO_NAMESPACE),
+    nc: nats,
+    redis,
+    redisPrefix: config.MONIRO_REDIS_PREFIX,
+    directory,
+    timing: timingOf(config),
+    logger,
+    tracing: metrics.metered(telemetry.tracing),
+    onDlq: (origin) => metrics.dlq.inc({ origin }),
+  });
+  ready = true;
+  logger.info({ holder, agents: directory.names(), port: ops?.port }, "agent-runner ready");
+} catch (error) {
+  if (!starting.signal.aborted) {
+    logger.fatal(errorFields(error), "agent-runner failed to start");
+    process.exit(1);
+  }
+}

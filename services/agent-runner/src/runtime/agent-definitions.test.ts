@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ScriptedLlm } from "@moniro/ports/test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { definitionDirectory, loadAgentDefinitions, loopSettingsOf } from "./agent-definitions.js";
+
+describe("agent definitions → loop settings", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "moniro-agents-"));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("maps the YAML fields onto LoopSettings, with message and skip always among the tools", async () => {
+    writeFileSync(join(dir, "soul.md"), "You are Ada, a careful engineer.");
+    writeFileSync(
+      join(dir, "ada.yaml"),
+      [
+        "name: ada",
+        "model: claude-test",
+        "prompt:",
+        "  system_file: soul.md",
+        "soul: curious",
+        "max_tokens: 2048",
+        "max_steps: 12",
+        "queue: steer",
+        "context:",
+        "  type: thin_thread",
+        "  threads: per-context",
+        "  turns: 5",
+        "schedule: '*/5 * * * *'",
+      ].join("\n"),
+    );
+    const [definition] = await loadAgentDefinitions(dir);
+    if (!definition) throw new Error("expected a definition");
+    const settings = loopSettingsOf(definition);
+    expect(settings).toMatchObject({
+      model: "claude-test",
+      maxTokens: 2048,
+      maxSteps: 12,
+      queue: "steer",
+      threads: "per-context",
+      context: { type: "thin_thread", turns: 5 },
+    });
+    expect(settings.systemPrompt).toBe("You are Ada, a careful engineer.\n\n## Soul\ncurious");
+    expect(settings.tools.map((tool) => tool.name).slice(0, 2)).toEqual(["message", "skip"]);
+  });
+
+  it("names the file and the field of a bad definition, and the lookup path of a missing agent", async () => {
+    writeFileSync(join(dir, "bob.yaml"), "name: bob\nmax_steps: -1\n");
+    await expect(loadAgentDefinitions(dir)).rejects.toThrow(
+      /bob\.yaml: invalid agent definition[\s\S]*model[\s\S]*max_steps/,
+    );
+    rmSync(join(dir, "bob.yaml"));
+    writeFileSync(join(dir, "cy.yaml"), "name: cyrus\nmodel: m\n");
+    await expect(loadAgentDefinitions(dir)).rejects.toThrow("name 'cyrus' must match the file name ('cy')");
+    rmSync(join(dir, "cy.yaml"));
+    writeFileSync(join(dir, "ada.yaml"), "name: ada\nmodel: m\n");
+    const directory = definitionDirectory(await loadAgentDefinitions(dir), {
+      where: dir,
+      llmFor: () => new ScriptedLlm({ text: "" }),
+    });
+    expect(directory.names()).toEqual(["ada"]);
+    expect(directory.explainMissing("zed")).toContain(join(dir, "zed.yaml"));
+    expect(await loadAgentDefinitions(join(dir, "missing"))).toEqual([]);
+  });
+});

@@ -1,0 +1,93 @@
+import { join, resolve } from "node:path";
+import {
+  type AgentDefinition,
+  AgentDefinitionError,
+  agentDefinitionSchema,
+  loadAgentDefinitions as loadDefinitions,
+} from "@moniro/config";
+import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
+import { type LoopSettingsInput, loopSettings } from "../loop/index.js";
+import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
+import { toolSpecsFor } from "./tool-specs.js";
+
+/** The schema and loader of `.agents/<name>.yaml` (DESIGN §6) live in @moniro/config. */
+export { type AgentDefinition, AgentDefinitionError, agentDefinitionSchema };
+
+/** Every definition in `dir`, in name order; errors name the file, the field and the fix. A missing dir is empty. */
+export async function loadAgentDefinitions(dir: string): Promise<AgentDefinition[]> {
+  try {
+    return [...(await loadDefinitions(dir)).values()];
+  } catch (error) {
+    if (error instanceof AgentDefinitionError && error.kind === "missing-dir") return [];
+    throw error;
+  }
+}
+
+/** Maps a definition onto the loop's settings (DESIGN §5 defaults for what it leaves out). */
+export function loopSettingsOf(definition: AgentDefinition, tools: readonly LlmToolSpec[] = []) {
+  const context = definition.context;
+  const base = [definition.systemPrompt.trim(), definition.soul?.trim() ? `## Soul\n${definition.soul.trim()}` : ""]
+    .filter((part) => part.length > 0)
+    .join("\n\n");
+  const input: LoopSettingsInput = {
+    model: definition.model,
+    systemPrompt: base,
+    tools: toolSpecsFor(tools, definition.tools),
+    ...(definition.max_tokens ? { maxTokens: definition.max_tokens } : {}),
+    ...(definition.max_steps ? { maxSteps: definition.max_steps } : {}),
+    ...(definition.queue ? { queue: definition.queue.mode } : {}),
+    ...(definition.tool_deadline_ms ? { toolDeadlineMs: definition.tool_deadline_ms } : {}),
+    ...(definition.retry ? { retry: retryOf(definition.retry) } : {}),
+    ...(definition.restart ? { restart: restartOf(definition.restart) } : {}),
+    ...(definition.aging ? { aging: agingOf(definition.aging) } : {}),
+    ...((context?.threads ?? definition.threads) ? { threads: context?.threads ?? definition.threads } : {}),
+    ...(context
+      ? {
+          context:
+            context.type === "thin_thread"
+              ? { type: "thin_thread" as const, ...(context.turns ? { turns: context.turns } : {}) }
+              : {
+                  type: "compaction" as const,
+                  ...(context.threshold_tokens ? { thresholdTokens: context.threshold_tokens } : {}),
+                  ...(context.keep_recent_turns ? { keepRecentTurns: context.keep_recent_turns } : {}),
+                },
+        }
+      : {}),
+  };
+  return loopSettings(input);
+}
+
+/** Drops absent fields so the loop's defaults fill them. */
+function defined<T extends Record<string, unknown>>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
+  };
+}
+const retryOf = (retry: NonNullable<AgentDefinition["retry"]>) =>
+  defined({ baseMs: retry.base_ms, maxAttempts: retry.max_attempts, jitter: retry.jitter });
+const restartOf = (restart: NonNullable<AgentDefinition["restart"]>) =>
+  defined({ minMs: restart.min_ms, maxMs: restart.max_ms, maxRestarts: restart.max_restarts });
+const agingOf = (aging: NonNullable<AgentDefinition["aging"]>) =>
+  defined({
+    preemptionsToPromote: aging.preemptions_to_promote,
+    queuedMsToImmediate: aging.queued_ms_to_immediate,
+  });
+
+/** A directory over loaded definitions; `llmFor` picks the provider of each (by backend and model). */
+export function definitionDirectory(
+  definitions: readonly AgentDefinition[],
+  options: { where: string; llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
+): AgentDirectory {
+  const agents = new Map<string, RuntimeAgent>(
+    definitions.map((definition) => [
+      definition.name,
+      { name: definition.name, settings: loopSettingsOf(definition, options.tools), llm: options.llmFor(definition) },
+    ]),
+  );
+  return {
+    get: (name) => agents.get(name),
+    names: () => [...agents.keys()].sort(),
+    explainMissing: (name) =>
+      `no agent named '${name}' is defined: the runner looks for ${join(resolve(options.where), `${name}.yaml`)} (MONIRO_AGENTS_DIR); known agents: ${[...agents.keys()].sort().join(", ") || "none"}`,
+  };
+}

@@ -1,0 +1,28 @@
+import type { LlmProvider } from "@moniro/ports";
+import type { LoopSettings } from "../loop/index.js";
+
+/** One agent as the runtime runs it: its loop settings and the model provider it talks to. */
+export interface RuntimeAgent {
+  name: string;
+  settings: LoopSettings;
+  llm: LlmProvider;
+}
+
+/** The agents this runner can run (from the agent definitions). */
+export interface AgentDirectory {
+  get(name: string): RuntimeAgent | undefined;
+  names(): string[];
+  /** Why `name` is unknown, naming where definitions are looked up (for DLQ reasons and control replies). */
+  explainMissing(name: string): string;
+}
+
+/** A directory over a fixed list (tests, and the wiring once definitions are loaded). */
+export function staticDirectory(agents: readonly RuntimeAgent[], where = "the runner's agent list"): AgentDirectory {
+  const byName = new Map(agents.map((agent) => [agent.name, agent]));
+  return {
+    get: (name) => byName.get(name),
+    names: () => [...byName.keys()].sort(),
+    explainMissing: (name) =>
+      `no agent named '${name}' is defined (looked in ${where}; known agents: ${[...byName.keys()].sort().join(", ") || "none"})`,
+  };
+}

@@ -1,0 +1,385 @@
+import type { AgentState, ControlReply } from "@moniro/envelopes";
+import type { AgentStateRecord, AgentStateStore, Fence, Inbox, Lease } from "@moniro/ports";
+import type { LoopDeps } from "../loop/index.js";
+import { LoopControl, runSupervised } from "../loop/index.js";
+import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
+import { LeaseKeeper } from "./lease-keeper.js";
+import type { RuntimeLogger } from "./logger.js";
+import { errorFields, silentLogger } from "./logger.js";
+
+export interface RuntimeTiming {
+  /** Lease TTL. With the sweep period it bounds how long a dead runner's agent waits: ttl + sweep. */
+  leaseTtlMs: number;
+  leaseRenewMs: number;
+  /** How often every runner looks for agents with work and no lease holder. */
+  sweepEveryMs: number;
+  /** On shutdown, how long running steps may take to reach a step boundary before they are aborted. */
+  shutdownGraceMs: number;
+}
+
+/** Defaults sized for "an agent of a SIGKILLed runner runs again elsewhere within 3 s". */
+export const DEFAULT_TIMING: RuntimeTiming = {
+  leaseTtlMs: 2_000,
+  leaseRenewMs: 500,
+  sweepEveryMs: 500,
+  shutdownGraceMs: 5_000,
+};
+
+export interface AgentRuntimeOptions {
+  /** This runner's id: the lease holder name. */
+  holder: string;
+  lease: Lease;
+  inbox: Inbox;
+  state: AgentStateStore;
+  directory: AgentDirectory;
+  /** The loop's ports for one agent (the runtime wraps `state` to see step boundaries). */
+  loopDeps: (agent: RuntimeAgent) => LoopDeps;
+  /** Agents whose state says they have unfinished work (RedisAgentStateStore.activeAgents). */
+  activeAgents?: () => Promise<string[]>;
+  timing?: Partial<RuntimeTiming>;
+  logger?: RuntimeLogger;
+}
+
+export type WakeResult = "started" | "running-here" | "held-elsewhere" | "unknown-agent" | "stopping";
+
+/** One agent on this runner. The LoopControl outlives runs, so a pause holds until resumed. */
+interface Local {
+  control: LoopControl;
+  run: Promise<void> | undefined;
+  fence: Fence | undefined;
+  /** A lease attempt is in flight (so concurrent wakes do not race each other). */
+  acquiring: boolean;
+  /** A wake arrived while the run was finishing; the run re-checks before it lets go. */
+  wakeRequested: boolean;
+  /** The loop last wrote `paused` (it is at a step boundary). */
+  atBoundary: boolean;
+  boundaryWaiters: Array<() => void>;
+}
+
+/**
+ * Runs agents on this runner (DESIGN §5 around the pure loop): takes an
+ * agent's lease when input arrives, keeps it renewed while the loop runs,
+ * releases it when the loop goes idle and then re-checks the inbox (so no
+ * wakeup is lost), and sweeps for agents whose runner died.
+ */
+export class AgentRuntime {
+  private readonly locals = new Map<string, Local>();
+  private readonly timing: RuntimeTiming;
+  private readonly logger: RuntimeLogger;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping = false;
+  private stopping = false;
+  private readonly warnedUnknown = new Set<string>();
+
+  constructor(private readonly options: AgentRuntimeOptions) {
+    this.timing = { ...DEFAULT_TIMING, ...options.timing };
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  get holder(): string {
+    return this.options.holder;
+  }
+
+  /** Starts the sweeper (it also runs once at once, to pick up work left by a previous runner). */
+  start(): void {
+    if (this.sweeper || this.stopping) return;
+    this.sweeper = setInterval(() => void this.sweepSafely(), this.timing.sweepEveryMs);
+    this.sweeper.unref();
+    void this.sweepSafely();
+  }
+
+  /** Agents whose loop runs here now. */
+  running(): string[] {
+    return [...this.locals.entries()].filter(([, local]) => local.run).map(([agent]) => agent);
+  }
+
+  /** The fence under which an agent runs here, if it does. */
+  fenceOf(agent: string): Fence | undefined {
+    return this.locals.get(agent)?.fence;
+  }
+
+  /** Resolves when the agent's current run here (if any) has ended. */
+  async settled(agent: string): Promise<void> {
+    await this.locals.get(agent)?.run;
+  }
+
+  /**
+   * Input arrived for `agent` (already in its inbox): take the lease and run
+   * the loop here; when someone else holds it, their checkpoint drains it.
+   */
+  async wake(agent: string): Promise<WakeResult> {
+    if (this.stopping) return "stopping";
+    const definition = this.options.directory.get(agent);
+    if (!definition) return "unknown-agent";
+    const local = this.local(agent);
+    if (local.run || local.acquiring) {
+      local.wakeRequested = true;
+      local.control.notifyInput();
+      return "running-here";
+    }
+    local.acquiring = true;
+    let fence: Fence | null;
+    try {
+      fence = await this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
+    } finally {
+      local.acquiring = false;
+    }
+    if (!fence) return "held-elsewhere";
+    if (this.stopping) {
+      await this.options.lease.release(fence);
+      return "stopping";
+    }
+    this.startRun(local, definition, fence);
+    return "started";
+  }
+
+  /** One sweep: agents with pending input or unfinished work and no lease holder are taken over. */
+  async sweep(): Promise<void> {
+    if (this.stopping) return;
+    const [pending, active] = await Promise.all([
+      this.options.inbox.agentsWithPending(),
+      this.options.activeAgents ? this.options.activeAgents() : Promise.resolve([]),
+    ]);
+    for (const agent of new Set([...pending, ...active])) {
+      if (this.stopping) return;
+      const local = this.locals.get(agent);
+      if (local?.run || local?.acquiring) continue;
+      const definition = this.options.directory.get(agent);
+      if (!definition) {
+        if (!this.warnedUnknown.has(agent)) {
+          this.warnedUnknown.add(agent);
+          this.logger.warn(
+            { agent, reason: this.options.directory.explainMissing(agent) },
+            "work for an unknown agent",
+          );
+        }
+        continue;
+      }
+      if (await this.options.lease.current(agent)) continue;
+      const record = await this.options.state.get(agent);
+      if (isGivenUp(record, definition)) continue;
+      const result = await this.wake(agent);
+      if (result === "started") {
+        this.logger.info({ agent, state: record?.state ?? null, pending: pending.includes(agent) }, "took agent over");
+      }
+    }
+  }
+
+  /**
+   * `moniro.ctl.<agent>`. Returns null when another runner holds the agent:
+   * its holder answers. Every runner receives the request.
+   */
+  async control(agent: string, op: "cancel" | "pause" | "resume", reason?: string): Promise<ControlReply | null> {
+    const definition = this.options.directory.get(agent);
+    if (!definition) return { ok: false, agent, op, error: this.options.directory.explainMissing(agent) };
+    const local = this.local(agent);
+    if (local.run) return this.controlLocal(agent, local, op, reason);
+    if (await this.options.lease.current(agent)) return null;
+    const record = await this.options.state.get(agent);
+    const state: AgentState = record?.state ?? "idle";
+    switch (op) {
+      case "cancel":
+        return { ok: false, agent, op, state, error: `agent '${agent}' is not working on anything: nothing to cancel` };
+      case "pause": {
+        // An agent nobody runs is paused by running it here, held at its first boundary.
+        local.control.pause();
+        const result = await this.wake(agent);
+        if (result === "started" || result === "running-here") return { ok: true, agent, op, state: "paused" };
+        // Not ours after all: the pause must not linger for a later run here.
+        local.control.resume();
+        if (result === "held-elsewhere") return null;
+        return { ok: false, agent, op, state, error: `this runner is ${result}` };
+      }
+      case "resume": {
+        if (state === "error" || state === "paused") {
+          await this.options.state.update(agent, { state: "idle", restarts: 0, error: undefined });
+        }
+        local.control.resume();
+        await this.wake(agent);
+        return { ok: true, agent, op, state: "idle" };
+      }
+    }
+  }
+
+  /**
+   * Graceful stop: no more wakes or sweeps; running loops are held at their
+   * next step boundary (the current LLM call or tool call finishes) for up to
+   * the grace period, then stopped; their leases are released.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const runs = [...this.locals.values()].filter((local) => local.run);
+    for (const local of runs) local.control.pause();
+    await withTimeout(
+      Promise.all(runs.map((local) => Promise.race([local.run, this.boundary(local)]))),
+      this.timing.shutdownGraceMs,
+    );
+    for (const local of runs) local.control.stop("runner shutting down");
+    await Promise.all(runs.map((local) => local.run));
+  }
+
+  // ---- internals ----
+
+  private local(agent: string): Local {
+    let local = this.locals.get(agent);
+    if (!local) {
+      local = {
+        control: new LoopControl(),
+        run: undefined,
+        fence: undefined,
+        acquiring: false,
+        wakeRequested: false,
+        atBoundary: false,
+        boundaryWaiters: [],
+      };
+      this.locals.set(agent, local);
+    }
+    return local;
+  }
+
+  private startRun(local: Local, definition: RuntimeAgent, fence: Fence): void {
+    local.fence = fence;
+    local.run = this.runHeld(local, definition, fence)
+      .catch((error: unknown) => {
+        this.logger.error({ agent: definition.name, ...errorFields(error) }, "agent run failed");
+      })
+      .finally(() => {
+        local.run = undefined;
+        local.fence = undefined;
+      });
+  }
+
+  /** Runs the loop while the lease is held; after an idle stop, releases and re-checks, re-acquiring if input came. */
+  private async runHeld(local: Local, definition: RuntimeAgent, first: Fence): Promise<void> {
+    const agent = definition.name;
+    let fence: Fence = first;
+    const deps = this.depsFor(local, definition);
+    for (;;) {
+      local.fence = fence;
+      const keeper = new LeaseKeeper(
+        this.options.lease,
+        fence,
+        { ttlMs: this.timing.leaseTtlMs, renewEveryMs: this.timing.leaseRenewMs },
+        (why) => {
+          this.logger.warn({ agent, epoch: fence.epoch, why }, "lease lost; stopping the loop");
+          local.control.stop(why);
+        },
+        this.logger,
+      );
+      this.logger.debug({ agent, epoch: fence.epoch }, "loop started");
+      let outcome: Awaited<ReturnType<typeof runSupervised>>;
+      try {
+        outcome = await runSupervised(deps, fence, definition.settings, local.control);
+      } finally {
+        keeper.stop();
+      }
+      this.logger.debug({ agent, epoch: fence.epoch, reason: outcome.reason, cycles: outcome.cycles }, "loop returned");
+      if (keeper.lost || outcome.reason === "lease-lost") return;
+      await this.options.lease.release(fence);
+      if (outcome.reason === "error") {
+        this.logger.error(
+          { agent, restarts: outcome.restarts, ...errorFields(outcome.error) },
+          "agent left in error after too many crashes; the resume control restarts it",
+        );
+        return;
+      }
+      if (outcome.reason === "stopped" || this.stopping) return;
+      // Idle. Input appended after the loop's last look found the lease still held; look again now it is free.
+      local.wakeRequested = false;
+      const again = (await this.hasPending(agent)) || local.wakeRequested;
+      if (!again || this.stopping) return;
+      const next = await this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
+      if (!next) return;
+      fence = next;
+    }
+  }
+
+  private async hasPending(agent: string): Promise<boolean> {
+    const depth = await this.options.inbox.depth(agent);
+    return depth.immediate + depth.normal + depth.background > 0;
+  }
+
+  /** The loop's ports, with the state store observed for step boundaries (graceful shutdown). */
+  private depsFor(local: Local, definition: RuntimeAgent): LoopDeps {
+    const deps = this.options.loopDeps(definition);
+    const state = deps.state;
+    const observed: AgentStateStore = {
+      get: (agent) => state.get(agent),
+      update: async (agent, patch) => {
+        await state.update(agent, patch);
+        // Paused (held at a step boundary) or crashed (waiting to restart): nothing is in flight.
+        if (patch.state === "paused" || patch.state === "error") {
+          local.atBoundary = true;
+          for (const wake of local.boundaryWaiters.splice(0)) wake();
+        } else if (patch.state !== undefined) {
+          local.atBoundary = false;
+        }
+      },
+    };
+    return { ...deps, state: observed };
+  }
+
+  private boundary(local: Local): Promise<void> {
+    if (local.atBoundary) return Promise.resolve();
+    return new Promise((resolve) => local.boundaryWaiters.push(resolve));
+  }
+
+  private async controlLocal(
+    agent: string,
+    local: Local,
+    op: "cancel" | "pause" | "resume",
+    reason: string | undefined,
+  ): Promise<ControlReply> {
+    switch (op) {
+      case "cancel": {
+        const canceled = local.control.cancel(reason ?? "canceled by operator");
+        const state = (await this.options.state.get(agent))?.state;
+        return canceled
+          ? { ok: true, agent, op, ...(state ? { state } : {}) }
+          : {
+              ok: false,
+              agent,
+              op,
+              ...(state ? { state } : {}),
+              error: `agent '${agent}' is between cycles: nothing to cancel`,
+            };
+      }
+      case "pause":
+        local.control.pause();
+        return { ok: true, agent, op, state: "paused" };
+      case "resume":
+        local.control.resume();
+        return { ok: true, agent, op, state: "running" };
+    }
+  }
+
+  private async sweepSafely(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      await this.sweep();
+    } catch (error) {
+      this.logger.warn(errorFields(error), "sweep failed; retrying on the next tick");
+    } finally {
+      this.sweeping = false;
+    }
+  }
+}
+
+/** An agent the restart policy gave up on stays in `error` until the resume control resets it. */
+function isGivenUp(record: AgentStateRecord | null, definition: RuntimeAgent): boolean {
+  return record?.state === "error" && record.restarts >= definition.settings.restart.maxRestarts;
+}
+
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  if (timer) clearTimeout(timer);
+}

@@ -1,0 +1,43 @@
+import type { Bus } from "@moniro/bus";
+import type { EventType, OutboundEnvelope, Subjects } from "@moniro/envelopes";
+import { channelOf, stamp } from "@moniro/envelopes";
+import type { Clock, EventSink, Outbox } from "@moniro/ports";
+import { systemClock } from "@moniro/ports";
+
+/**
+ * EventSink over core NATS (`moniro.evt.<agent>.<type>`): fire and forget,
+ * never throws into the loop; the bus adds the active span's trace headers.
+ */
+export class NatsEventSink implements EventSink {
+  private readonly clock: Clock;
+  private readonly onError: (error: unknown) => void;
+
+  constructor(
+    private readonly bus: Pick<Bus, "publish">,
+    private readonly subjects: Subjects,
+    options: { clock?: Clock; onError?: (error: unknown) => void } = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  emit(agent: string, type: EventType, data: Record<string, unknown> = {}): void {
+    try {
+      this.bus.publish(this.subjects.evt(agent, type), { ...stamp(this.clock.now()), agent, type, data });
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+}
+
+/** Outbox over JetStream (`moniro.out.<channel>`, the channel being the first token of `to`), with trace headers. */
+export class NatsOutbox implements Outbox {
+  constructor(
+    private readonly bus: Pick<Bus, "publishDurable">,
+    private readonly subjects: Subjects,
+  ) {}
+
+  async send(envelope: OutboundEnvelope): Promise<void> {
+    await this.bus.publishDurable(this.subjects.out(channelOf(envelope.to)), envelope);
+  }
+}

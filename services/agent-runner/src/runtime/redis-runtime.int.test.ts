@@ -1,0 +1,133 @@
+import type { LlmRequest } from "@moniro/ports";
+import { LeaseLostError, systemClock } from "@moniro/ports";
+import { FakeToolBus, inbound, ScriptedLlm, sequentialIds, textReply } from "@moniro/ports/test";
+import { createRedisStores, RedisThreadStore } from "@moniro/store";
+import { type TestRedis, testRedis } from "@moniro/store/test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { staticDirectory } from "./agent-directory.js";
+import { AgentRuntime } from "./agent-runtime.js";
+import { eventually, testAgent, testLoopDeps } from "./test-support.js";
+
+// The runtime over real Redis (no NATS): leases, fencing and takeover as the
+// adapters really behave. One random key prefix per test.
+const TIMING = { leaseTtlMs: 600, leaseRenewMs: 100, sweepEveryMs: 100, shutdownGraceMs: 300 };
+const ids = sequentialIds(800_000);
+
+function userText(request: LlmRequest | undefined): string {
+  return (request?.messages ?? [])
+    .filter((message) => message.role === "user")
+    .flatMap((message) => message.content)
+    .map((block) => (block.type === "text" ? block.text : ""))
+    .join("\n");
+}
+
+describe("AgentRuntime over Redis", () => {
+  let t: TestRedis;
+  const runtimes: AgentRuntime[] = [];
+  beforeEach(() => {
+    t = testRedis();
+  });
+  afterEach(async () => {
+    for (const runtime of runtimes.splice(0)) await runtime.stop();
+    await t.cleanup();
+  });
+
+  function runner(holder: string, llm: ScriptedLlm) {
+    // Each runner has its own connection, as separate processes would.
+    const stores = createRedisStores(t.connect(), { prefix: t.prefix, clock: systemClock });
+    const tools = new FakeToolBus({ message: () => "sent" });
+    // `frozen` simulates a SIGKILLed process: it believes it renews, Redis never hears of it.
+    const control = { frozen: false };
+    const lease = {
+      acquire: stores.lease.acquire.bind(stores.lease),
+      release: stores.lease.release.bind(stores.lease),
+      current: stores.lease.current.bind(stores.lease),
+      renew: (fence: Parameters<typeof stores.lease.renew>[0], ttlMs: number) =>
+        control.frozen ? Promise.resolve(true) : stores.lease.renew(fence, ttlMs),
+    };
+    const runtime = new AgentRuntime({
+      holder,
+      ...stores,
+      lease,
+      directory: staticDirectory([testAgent("ada", llm)]),
+      loopDeps: testLoopDeps({ ...stores, tools }),
+      activeAgents: () => stores.state.activeAgents(),
+      timing: TIMING,
+    });
+    runtimes.push(runtime);
+    return { runtime, stores, freeze: () => (control.frozen = true) };
+  }
+
+  it("runs one agent on one runner at a time, and every input reaches the thread once", async () => {
+    let concurrent = 0;
+    let maxConcurrent = 0;
+    const llm = new ScriptedLlm(async () => {
+      concurrent++;
+      maxConcurrent = Math.max(maxConcurrent, concurrent);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      concurrent--;
+      return textReply("ok");
+    });
+    const runners = [runner("r1", llm), runner("r2", llm)];
+    for (const { runtime } of runners) runtime.start();
+    const sent: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const target = runners[i % 2];
+      if (!target) throw new Error("no runner");
+      const { runtime, stores } = target;
+      const envelope = inbound({ agent: "ada", text: `input ${i}` }, { ids });
+      sent.push(envelope.id);
+      await stores.inbox.append(envelope);
+      await runtime.wake("ada");
+    }
+    const threads = new RedisThreadStore(t.redis, { prefix: t.prefix });
+    await eventually(async () => {
+      const inputs = (await threads.read("ada", "personal")).filter((entry) => entry.kind === "input");
+      return inputs.length === 8 && runners.every(({ runtime }) => runtime.running().length === 0);
+    }, "every input in the thread");
+    const inputs = (await threads.read("ada", "personal")).flatMap((entry) =>
+      entry.kind === "input" ? [entry.envelopeId] : [],
+    );
+    expect(inputs.sort()).toEqual(sent.sort());
+    expect(maxConcurrent).toBe(1);
+    expect(userText(llm.lastRequest)).toContain("input 7");
+  });
+
+  it("a runtime whose lease was taken cannot write to the thread (fencing)", async () => {
+    const llm = new ScriptedLlm(() => new Promise(() => {}));
+    const { runtime, stores } = runner("r1", llm);
+    await stores.inbox.append(inbound({ agent: "ada", text: "long task" }, { ids }));
+    await runtime.wake("ada");
+    await eventually(() => llm.requests.length === 1, "the model call");
+    const fence = runtime.fenceOf("ada");
+    if (!fence) throw new Error("expected the agent to run here");
+    // Another runner takes the lease over (as if r1 had stalled past the TTL).
+    await t.redis.del(`${t.prefix}agent:ada:lease`);
+    const taken = await stores.lease.acquire("ada", "r2", 60_000);
+    expect(taken?.epoch).toBe(fence.epoch + 1);
+    const stale = stores.threads.append(fence, "personal", [
+      { kind: "skip", cycleId: "c", ts: 0, reason: "stale write", skippedCycleId: "c" },
+    ]);
+    await expect(stale).rejects.toBeInstanceOf(LeaseLostError);
+    await runtime.settled("ada");
+    expect(llm.calls[0]?.aborted).toBe(true);
+    expect((await stores.threads.read("ada", "personal")).some((entry) => entry.kind === "skip")).toBe(false);
+    expect(await stores.lease.current("ada")).toEqual({ holder: "r2", epoch: fence.epoch + 1 });
+  });
+
+  it("takes over the agent of a runner that died mid-instruction: the survivor resumes it", async () => {
+    const hang = new ScriptedLlm(() => new Promise(() => {}));
+    const dead = runner("dead", hang);
+    await dead.stores.inbox.append(inbound({ agent: "ada", text: "survive me" }, { ids }));
+    await dead.runtime.wake("ada");
+    await eventually(() => hang.requests.length === 1, "the dead runner's model call");
+    // SIGKILL: the dead runner stops renewing and releases nothing.
+    dead.freeze();
+    const llm = new ScriptedLlm(textReply("recovered"));
+    const survivor = runner("survivor", llm);
+    survivor.runtime.start();
+    await eventually(() => llm.requests.length > 0, "the survivor to run the agent");
+    expect(userText(llm.lastRequest)).toContain("survive me");
+    await eventually(async () => (await survivor.stores.inbox.depth("ada")).immediate === 0, "the input acked");
+  });
+});

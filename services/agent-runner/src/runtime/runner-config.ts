@@ -1,0 +1,41 @@
+import { parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config";
+import { z } from "zod";
+import { DEFAULT_TIMING, type RuntimeTiming } from "./agent-runtime.js";
+
+const ms = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);
+
+/**
+ * The agent-runner's environment: the common service settings plus lease and
+ * sweep timing. Takeover of a dead runner's agent takes at most
+ * MONIRO_LEASE_TTL_MS + MONIRO_SWEEP_MS.
+ */
+export const runnerConfigSchema = serviceConfigSchema
+  .extend({
+    /** Lease holder id; defaults to `<hostname>-<pid>-<random>`. */
+    MONIRO_RUNNER_ID: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,128}$/, "must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' or '-'")
+      .optional(),
+    MONIRO_LEASE_TTL_MS: ms(DEFAULT_TIMING.leaseTtlMs, 200),
+    MONIRO_LEASE_RENEW_MS: ms(DEFAULT_TIMING.leaseRenewMs, 20),
+    MONIRO_SWEEP_MS: ms(DEFAULT_TIMING.sweepEveryMs, 20),
+    MONIRO_SHUTDOWN_GRACE_MS: ms(DEFAULT_TIMING.shutdownGraceMs, 0),
+  })
+  .refine((config) => config.MONIRO_LEASE_RENEW_MS * 2 <= config.MONIRO_LEASE_TTL_MS, {
+    path: ["MONIRO_LEASE_RENEW_MS"],
+    message: "must be at most half of MONIRO_LEASE_TTL_MS, so one slow renewal does not lose the lease",
+  });
+export type RunnerConfig = ServiceConfig & z.output<typeof runnerConfigSchema>;
+
+export function loadRunnerConfig(env: Record<string, string | undefined> = process.env): RunnerConfig {
+  return parseEnv(runnerConfigSchema, env);
+}
+
+export function timingOf(config: RunnerConfig): RuntimeTiming {
+  return {
+    leaseTtlMs: config.MONIRO_LEASE_TTL_MS,
+    leaseRenewMs: config.MONIRO_LEASE_RENEW_MS,
+    sweepEveryMs: config.MONIRO_SWEEP_MS,
+    shutdownGraceMs: config.MONIRO_SHUTDOWN_GRACE_MS,
+  };
+}

@@ -1,0 +1,228 @@
+import { randomBytes } from "node:crypto";
+import {
+  createSubjects,
+  decode,
+  dlqRecordSchema,
+  eventEnvelopeSchema,
+  type InboundEnvelopeInput,
+  type Subjects,
+  stamp,
+  toolCallEnvelopeSchema,
+  toolCancelEnvelopeSchema,
+} from "@moniro/envelopes";
+import type { LlmRequest } from "@moniro/ports";
+import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { RedisThreadStore } from "@moniro/store";
+import { type TestRedis, testRedis } from "@moniro/store/test";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { staticDirectory } from "./agent-directory.js";
+import { type Runner, startRunner } from "./runner.js";
+import { eventually, testAgent } from "./test-support.js";
+
+// The runner over real NATS (127.0.0.1:4222) and Redis (127.0.0.1:6379):
+// a random subject namespace and key prefix per test, both removed afterwards.
+const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+const TIMING = { leaseTtlMs: 1_000, leaseRenewMs: 200, sweepEveryMs: 200, shutdownGraceMs: 1_000 };
+
+function userText(request: LlmRequest | undefined): string {
+  return (request?.messages ?? [])
+    .filter((message) => message.role === "user")
+    .flatMap((message) => message.content)
+    .map((block) => (block.type === "text" ? block.text : block.type === "tool_result" ? block.content : ""))
+    .join("\n");
+}
+
+describe("agent runner over NATS and Redis", () => {
+  let namespace: string;
+  let subjects: Subjects;
+  let nc: NatsConnection;
+  let t: TestRedis;
+  const runners: Runner[] = [];
+  const connections: NatsConnection[] = [];
+
+  beforeEach(async () => {
+    namespace = `t${randomBytes(5).toString("hex")}`;
+    subjects = createSubjects(namespace);
+    nc = await connect({ servers: NATS_URL });
+    t = testRedis();
+  });
+
+  afterEach(async () => {
+    for (const runner of runners.splice(0)) await runner.stop();
+    for (const connection of connections.splice(0)) await connection.drain();
+    const jsm = await jetstreamManager(nc);
+    for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
+    await nc.close();
+    await t.cleanup();
+  });
+
+  async function runner(holder: string, llm: ScriptedLlm, agents = ["ada"]) {
+    const connection = await connect({ servers: NATS_URL, name: holder });
+    connections.push(connection);
+    const started = await startRunner({
+      holder,
+      subjects,
+      nc: connection,
+      redis: t.connect(),
+      redisPrefix: t.prefix,
+      directory: staticDirectory(
+        agents.map((name) => testAgent(name, llm)),
+        "/etc/moniro/agents/<name>.yaml",
+      ),
+      timing: TIMING,
+    });
+    runners.push(started);
+    return started;
+  }
+
+  async function publish(fields: Partial<InboundEnvelopeInput> & { text: string }, agent = "ada") {
+    const envelope = { ...stamp(), agent, source: "http:alice", ...fields };
+    await jetstream(nc).publish(subjects.in(agent), JSON.stringify(envelope));
+    return envelope;
+  }
+
+  const threadOf = () => new RedisThreadStore(t.redis, { prefix: t.prefix }).read("ada", "personal");
+
+  it("an inbound envelope on <ns>.in.<agent> reaches the thread and the model, tagged with its source", async () => {
+    const llm = new ScriptedLlm(textReply("noted"));
+    await runner("r1", llm);
+    const envelope = await publish({ text: "hello from NATS" });
+    await eventually(() => userText(llm.lastRequest).includes("[http:alice] hello from NATS"), "the model to see it");
+    await eventually(async () => (await threadOf()).some((entry) => entry.kind === "assistant"), "the reply");
+    const inputs = (await threadOf()).filter((entry) => entry.kind === "input");
+    expect(inputs).toMatchObject([{ envelopeId: envelope.id, text: "hello from NATS", source: "http:alice" }]);
+  });
+
+  it("injects a redelivered envelope id once", async () => {
+    const llm = new ScriptedLlm(textReply("noted"));
+    await runner("r1", llm);
+    const envelope = await publish({ text: "only once" });
+    await jetstream(nc).publish(subjects.in("ada"), JSON.stringify(envelope));
+    await publish({ text: "a marker after the duplicate" });
+    await eventually(
+      async () => (await threadOf()).some((entry) => entry.kind === "input" && entry.text.includes("marker")),
+      "the marker in the thread",
+    );
+    const ids = (await threadOf()).flatMap((entry) => (entry.kind === "input" ? [entry.envelopeId] : []));
+    expect(ids.filter((id) => id === envelope.id)).toHaveLength(1);
+    const seen = llm.requests.map((request) => userText(request).split("only once").length - 1);
+    expect(Math.max(...seen)).toBe(1);
+  });
+
+  it("sends an envelope for an unknown agent to the DLQ, naming the agent and where definitions are looked up", async () => {
+    await runner("r1", new ScriptedLlm(textReply("")));
+    await publish({ text: "anyone?" }, "nobody");
+    const jsm = await jetstreamManager(nc);
+    const record = await eventually(async () => {
+      try {
+        const message = await jsm.streams.getMessage(subjects.streams.dlq, { last_by_subj: subjects.dlq("in") });
+        return message ? decode(dlqRecordSchema, message.data) : undefined;
+      } catch {
+        return undefined;
+      }
+    }, "a DLQ record");
+    expect(record.ok && record.value).toMatchObject({ origin: "in", subject: subjects.in("nobody") });
+    const reason = record.ok ? record.value.reason : "";
+    expect(reason).toContain("'nobody'");
+    expect(reason).toContain("/etc/moniro/agents/<name>.yaml");
+  });
+
+  it("runs the agent on one of two runners at a time, and every input lands once", async () => {
+    let concurrent = 0;
+    let maxConcurrent = 0;
+    const llm = new ScriptedLlm(async () => {
+      concurrent++;
+      maxConcurrent = Math.max(maxConcurrent, concurrent);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      concurrent--;
+      return textReply("ok");
+    });
+    await runner("r1", llm);
+    await runner("r2", llm);
+    const sent = [];
+    for (let i = 0; i < 10; i++) sent.push((await publish({ text: `message ${i}` })).id);
+    await eventually(async () => {
+      const inputs = (await threadOf()).filter((entry) => entry.kind === "input");
+      return inputs.length === 10 && runners.every((r) => r.runtime.running().length === 0);
+    }, "all ten inputs handled");
+    const ids = (await threadOf()).flatMap((entry) => (entry.kind === "input" ? [entry.envelopeId] : []));
+    expect(ids.sort()).toEqual(sent.sort());
+    expect(maxConcurrent).toBe(1);
+  });
+
+  it("calls tools over NATS request/reply and cancels them with moniro.tool.cancel.<callId>", async () => {
+    const executor = await connect({ servers: NATS_URL });
+    connections.push(executor);
+    const cancels: string[] = [];
+    executor.subscribe(subjects.tool("ls"), {
+      queue: "tool-executor",
+      callback: (_error, msg) => {
+        const call = decode(toolCallEnvelopeSchema, msg.data);
+        if (!call.ok) return;
+        msg.respond(
+          JSON.stringify({ ...stamp(), callId: call.value.callId, agent: "ada", tool: "ls", content: "a.txt b.txt" }),
+        );
+      },
+    });
+    executor.subscribe(subjects.toolCancelAll, {
+      callback: (_error, msg) => {
+        const cancel = decode(toolCancelEnvelopeSchema, msg.data);
+        if (cancel.ok) cancels.push(cancel.value.callId);
+      },
+    });
+    await executor.flush();
+    const llm = new ScriptedLlm((request) => {
+      const text = userText(request);
+      if (text.includes("a.txt b.txt") && !text.includes("nobody answers"))
+        return toolReply(toolUse("grep", {}, "toolu_grep"));
+      if (text.includes("nobody answers") || text.includes("no tool executor")) return textReply("done");
+      return toolReply(toolUse("ls", {}, "toolu_ls"));
+    });
+    await runner("r1", llm);
+    await publish({ text: "list the files" });
+    await eventually(
+      async () => (await threadOf()).filter((entry) => entry.kind === "tool-result").length === 2,
+      "two tool results",
+    );
+    const results = (await threadOf()).filter((entry) => entry.kind === "tool-result");
+    expect(results[0]).toMatchObject({ callId: "toolu_ls", content: "a.txt b.txt", isError: false });
+    expect(results[1]).toMatchObject({ callId: "toolu_grep", isError: true });
+    expect(results[1]?.kind === "tool-result" && results[1].content).toContain(
+      "no tool executor is available for 'grep'",
+    );
+    expect(cancels).toEqual([]);
+  });
+
+  it("publishes events on <ns>.evt.<agent>.<type> and answers control requests on <ns>.ctl.<agent>", async () => {
+    const events: string[] = [];
+    nc.subscribe(subjects.evtAgent("ada"), {
+      callback: (_error, msg) => {
+        const event = decode(eventEnvelopeSchema, msg.data);
+        if (event.ok) events.push(event.value.type);
+      },
+    });
+    await nc.flush();
+    const llm = new ScriptedLlm(textReply("hi"));
+    await runner("r1", llm);
+    const control = async (op: "pause" | "resume" | "cancel", agent = "ada") => {
+      const reply = await nc.request(subjects.ctl(agent), JSON.stringify({ ...stamp(), agent, op }), {
+        timeout: 5_000,
+      });
+      return JSON.parse(new TextDecoder().decode(reply.data)) as Record<string, unknown>;
+    };
+    expect(await control("pause")).toMatchObject({ ok: true, agent: "ada", op: "pause", state: "paused" });
+    await publish({ text: "held while paused" });
+    await eventually(
+      async () => (await threadOf()).length === 0 && events.includes("state-changed"),
+      "the paused state",
+    );
+    expect(llm.requests).toHaveLength(0);
+    expect(await control("resume")).toMatchObject({ ok: true, op: "resume" });
+    await eventually(() => userText(llm.lastRequest).includes("held while paused"), "the input after resume");
+    await eventually(() => events.includes("cycle-ended"), "cycle-ended");
+    expect(events).toEqual(expect.arrayContaining(["cycle-started", "input-injected", "cycle-ended"]));
+    expect(await control("cancel", "zed")).toMatchObject({ ok: false, error: expect.stringContaining("zed") });
+  });
+});

@@ -1,0 +1,133 @@
+import { type Bus, createBus, ensureStreams } from "@moniro/bus";
+import type { Subjects } from "@moniro/envelopes";
+import type { Clock, Ids, Tracing } from "@moniro/ports";
+import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
+import { createRedisStores, type RedisStores } from "@moniro/store";
+import { withoutTrace } from "@moniro/telemetry";
+import { jetstream } from "@nats-io/jetstream";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { Redis } from "ioredis";
+import type { LoopDeps } from "../loop/index.js";
+import type { AgentDirectory } from "./agent-directory.js";
+import { AgentRuntime, type RuntimeTiming } from "./agent-runtime.js";
+import { startControlResponder } from "./control-responder.js";
+import { type InboundConsumer, startInboundConsumer } from "./inbound-consumer.js";
+import { createIngest } from "./ingest.js";
+import type { RuntimeLogger } from "./logger.js";
+import { errorFields, silentLogger } from "./logger.js";
+import { NatsEventSink, NatsOutbox } from "./nats-events.js";
+import { NatsToolBus } from "./nats-tool-bus.js";
+
+export interface RunnerOptions {
+  /** This runner's id (lease holder). */
+  holder: string;
+  subjects: Subjects;
+  nc: NatsConnection;
+  redis: Redis;
+  redisPrefix: string;
+  directory: AgentDirectory;
+  timing?: Partial<RuntimeTiming>;
+  logger?: RuntimeLogger;
+  tracing?: Tracing;
+  clock?: Clock;
+  ids?: Ids;
+  /** Overrides the NATS messaging (tests); default `createBus(nc)` of @moniro/bus (trace headers on everything). */
+  messaging?: Bus;
+  /** Called for every envelope this runner sends to the DLQ, with its origin (metrics). */
+  onDlq?: (origin: string) => void;
+  /** Memory and todos for the system prompt. */
+  promptContext?: LoopDeps["promptContext"];
+}
+
+export interface Runner {
+  runtime: AgentRuntime;
+  stores: RedisStores;
+  /** Graceful stop: stop consuming, stop answering control, let loops reach a boundary, release leases. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The agent-runner's parts, wired: Redis adapters for the loop's ports, NATS
+ * adapters for tools, events, outbound and control, the inbound consumer and
+ * the runtime that runs the loops. main.ts only builds the connections.
+ */
+export async function startRunner(options: RunnerOptions): Promise<Runner> {
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const { subjects, nc } = options;
+  const js = jetstream(nc);
+  const messaging = options.messaging ?? createBus(nc, js);
+  const stores = createRedisStores(options.redis, {
+    prefix: options.redisPrefix,
+    clock,
+    inbox: {
+      onCorruptEntry: (error) =>
+        logger.error({ ...error.details, ...errorFields(error) }, "dropped an undecodable inbox entry"),
+    },
+  });
+  const tools = new NatsToolBus(messaging, subjects, { clock });
+  const events = new NatsEventSink(messaging, subjects, {
+    clock,
+    onError: (error) => logger.debug(errorFields(error), "event publish failed"),
+  });
+  const outbox = new NatsOutbox(messaging, subjects);
+  const runtime = new AgentRuntime({
+    holder: options.holder,
+    lease: stores.lease,
+    inbox: stores.inbox,
+    state: stores.state,
+    directory: options.directory,
+    activeAgents: () => stores.state.activeAgents(),
+    loopDeps: (agent) => ({
+      inbox: stores.inbox,
+      threads: stores.threads,
+      state: stores.state,
+      llm: agent.llm,
+      tools,
+      clock,
+      ids: options.ids ?? ulidIds,
+      events,
+      outbox,
+      tracing: options.tracing ?? noopTracing,
+      ...(options.promptContext ? { promptContext: options.promptContext } : {}),
+    }),
+    ...(options.timing ? { timing: options.timing } : {}),
+    logger,
+  });
+
+  await ensureStreams(nc, subjects);
+  const ingest = createIngest({
+    inbox: stores.inbox,
+    directory: options.directory,
+    // A loop woken by an input must not stay inside that input's receive span: each cycle picks its own parent.
+    runtime: { wake: (agent) => withoutTrace(() => runtime.wake(agent)) },
+    logger,
+  });
+  let consumer: InboundConsumer | undefined;
+  let control: Subscription | undefined;
+  try {
+    const onDlq = options.onDlq ? { onDlq: options.onDlq } : {};
+    control = startControlResponder({ nc, subjects, runtime, logger, ...onDlq });
+    consumer = await startInboundConsumer({ js, subjects, ingest, logger, ...onDlq });
+    runtime.start();
+  } catch (error) {
+    control?.unsubscribe();
+    await consumer?.stop();
+    throw error;
+  }
+  logger.info({ holder: options.holder, agents: options.directory.names() }, "agent runner started");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    runtime,
+    stores,
+    stop() {
+      stopping ??= (async () => {
+        await consumer?.stop();
+        await runtime.stop();
+        control?.unsubscribe();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { specsForPolicy } from "@moniro/tool-catalog";
+import { describe, expect, it } from "vitest";
+import { ToolPolicyError, toolSpecsFor } from "./tool-specs.js";
+
+const names = (specs: { name: string }[]) => specs.map((spec) => spec.name);
+
+describe("toolSpecsFor", () => {
+  it("gives message and skip first, then the catalog's full profile by default", () => {
+    const specs = toolSpecsFor();
+    expect(names(specs).slice(0, 2)).toEqual(["message", "skip"]);
+    expect(names(specs).slice(2)).toEqual(names(specsForPolicy()).filter((name) => name !== "message"));
+  });
+
+  it("follows the agent's tools policy, keeping message and skip even when denied", () => {
+    const specs = toolSpecsFor([], { profile: "coding", deny: ["exec", "message"] });
+    expect(names(specs)).toContain("read");
+    expect(names(specs)).not.toContain("exec");
+    expect(names(specs)).not.toContain("cron");
+    expect(names(specs).slice(0, 2)).toEqual(["message", "skip"]);
+    expect(names(toolSpecsFor([], { subagent: true }))).not.toContain("write");
+  });
+
+  it("an explicit spec list wins over the policy", () => {
+    const custom = { name: "custom", description: "x", inputSchema: { type: "object" } };
+    expect(names(toolSpecsFor([custom], { profile: "readonly" }))).toEqual(["message", "skip", "custom"]);
+  });
+
+  it("a bad tools block names the field", () => {
+    expect(() => toolSpecsFor([], { profile: "root" })).toThrow(ToolPolicyError);
+    expect(() => toolSpecsFor([], { deny: ["reed"] })).toThrow(/tools\.deny\.0: unknown tool 'reed'/);
+  });
+});

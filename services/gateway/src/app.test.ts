@@ -1,0 +1,135 @@
+import type { AddressInfo } from "node:net";
+import type { ControlReply, InboundEnvelope } from "@moniro/envelopes";
+import { noopTracing } from "@moniro/ports";
+import { Registry } from "@moniro/telemetry";
+import { afterEach, describe, expect, it } from "vitest";
+import { staticCatalog } from "./agents/definition-catalog.js";
+import { createGatewayApp, type GatewayAppOptions } from "./app.js";
+import type { HttpMetrics } from "./ports.js";
+import { NoRunnerError } from "./routes/control.js";
+
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
+const metrics: HttpMetrics = { observe: () => {} };
+
+const servers: Array<{ close(): void }> = [];
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close();
+});
+
+async function start(overrides: Partial<GatewayAppOptions> = {}) {
+  const published: InboundEnvelope[] = [];
+  const app = createGatewayApp({
+    auth: { keys: ["k1", "k2"], open: false },
+    bodyLimitBytes: 2048,
+    heartbeatMs: 60_000,
+    agents: staticCatalog(["alice", "bob"]),
+    publisher: { publish: async (envelope) => void published.push(envelope) },
+    control: { request: async (agent, op) => ({ ok: true, agent, op, state: "paused" }) as ControlReply },
+    streams: { open: async () => ({ close: async () => {} }) },
+    inspector: {
+      status: async () => ({ state: null, lease: null, inbox: { immediate: 0, normal: 0, background: 0 } }),
+      thread: async () => ({ entries: [], corrupt: [], next: null }),
+    },
+    readiness: {},
+    metrics,
+    registry: new Registry(),
+    tracing: noopTracing,
+    logger: silent,
+    ...overrides,
+  });
+  const server = app.listen(0, "127.0.0.1");
+  servers.push(server);
+  await new Promise((resolve) => server.once("listening", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const post = (path: string, body: string, headers: Record<string, string> = { authorization: "Bearer k2" }) =>
+    fetch(`${base}${path}`, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
+  return { base, published, post };
+}
+
+describe("gateway app (fakes behind the ports)", () => {
+  it("turns a message into an inbound envelope with source and replyTo http:<from>", async () => {
+    const { post, published } = await start();
+    const response = await post("/v1/agents/alice/messages", JSON.stringify({ text: "hi", from: "carol" }));
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    expect(published).toEqual([
+      expect.objectContaining({ id, agent: "alice", source: "http:carol", replyTo: "http:carol", text: "hi" }),
+    ]);
+    expect(published[0]?.priority).toBe("immediate");
+  });
+
+  it("answers each kind of bad input with a 4xx that says what is wrong", async () => {
+    const { post, published } = await start();
+    const cases: Array<[Response, number, string, RegExp]> = [
+      [await post("/v1/agents/alice/messages", "{not json"), 400, "bad_json", /not valid JSON/],
+      [
+        await post("/v1/agents/zed/messages", '{"text":"x","from":"a"}'),
+        404,
+        "unknown_agent",
+        /known agents: alice, bob/,
+      ],
+      [await post("/v1/agents/alice/messages", '{"text":"x"}'), 400, "invalid_body", /from: is required/],
+      [await post("/v1/agents/alice/messages", '{"text":"x","from":"a b"}'), 400, "invalid_body", /from: must be/],
+      [await post("/v1/agents/alice/messages", '{"txt":"x","from":"a"}'), 400, "invalid_body", /did you mean 'text'/],
+      [await post("/v1/agents/alice/messages", "[1]"), 400, "invalid_body", /must be a JSON object/],
+      [
+        await post("/v1/agents/alice/messages", JSON.stringify({ text: "x".repeat(5000), from: "a" })),
+        413,
+        "body_too_large",
+        /limit of 2048 bytes/,
+      ],
+      [await post("/v1/agents/alice/messages", "{}", {}), 401, "unauthorized", /missing API key/],
+      [
+        await post("/v1/agents/alice/messages", "{}", { authorization: "Bearer nope" }),
+        401,
+        "unauthorized",
+        /not one of/,
+      ],
+    ];
+    for (const [response, status, code, message] of cases) {
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect({ status: response.status, code: body.error.code }).toEqual({ status, code });
+      expect(body.error.message).toMatch(message);
+      if (status === 401) expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    }
+    expect(published).toEqual([]);
+  });
+
+  it("lets everyone in when open, and says 503 when NATS does not store the message", async () => {
+    const { post } = await start({
+      auth: { keys: [], open: true },
+      publisher: { publish: async () => Promise.reject(new Error("connection closed")) },
+    });
+    const response = await post("/v1/agents/alice/messages", '{"text":"x","from":"a"}', {});
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+      /not accepted.*connection closed/,
+    );
+  });
+
+  it("relays control requests, and 503 when no runner answers", async () => {
+    const ok = await start();
+    const paused = await ok.post("/v1/agents/alice/pause", "");
+    expect([paused.status, await paused.json()]).toEqual([
+      200,
+      { ok: true, agent: "alice", op: "pause", state: "paused" },
+    ]);
+    const none = await start({
+      control: { request: async () => Promise.reject(new NoRunnerError("no responders on moniro.ctl.alice")) },
+    });
+    const response = await none.post("/v1/agents/alice/cancel", "");
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+      /no agent-runner is reachable/,
+    );
+  });
+
+  it("validates thread query parameters", async () => {
+    const { base } = await start();
+    const response = await fetch(`${base}/v1/agents/alice/thread?limit=0&colour=red`, {
+      headers: { authorization: "Bearer k1" },
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/colour/);
+  });
+});

@@ -1,0 +1,93 @@
+import type { Tracing } from "@moniro/ports";
+import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
+import express, { type Express, type RequestHandler } from "express";
+import { bearerAuth } from "./http/auth.js";
+import { errorHandler, HttpError } from "./http/http-error.js";
+import { serverSpans } from "./http/server-span.js";
+import type {
+  AgentCatalog,
+  AgentInspector,
+  AgentStreamSource,
+  ControlClient,
+  GatewayLogger,
+  HttpMetrics,
+  InboundPublisher,
+} from "./ports.js";
+import { controlRouter } from "./routes/control.js";
+import { eventsRouter } from "./routes/events.js";
+import { healthRouter } from "./routes/health.js";
+import { inspectRouter } from "./routes/inspect.js";
+import { messagesRouter } from "./routes/messages.js";
+
+export interface GatewayAppOptions {
+  auth: { keys: readonly string[]; open: boolean };
+  bodyLimitBytes: number;
+  heartbeatMs: number;
+  agents: AgentCatalog;
+  publisher: InboundPublisher;
+  control: ControlClient;
+  streams: AgentStreamSource;
+  inspector: AgentInspector;
+  readiness: Record<string, ReadinessCheck>;
+  /** Request counts and latency are recorded here; `/metrics` serves `registry`. */
+  metrics: HttpMetrics;
+  registry: Registry;
+  tracing: Tracing;
+  /** Server spans per request (publishes inside them carry their traceparent); none without. */
+  tracer?: Telemetry["tracer"];
+  logger: GatewayLogger;
+  now?: () => number;
+}
+
+/** Counts every answered request under its route pattern (`/v1/agents/:agent/messages`), never the raw path. */
+function measure(metrics: HttpMetrics): RequestHandler {
+  return (request, response, next) => {
+    const started = process.hrtime.bigint();
+    response.on("finish", () => {
+      const pattern = request.route?.path;
+      const route = typeof pattern === "string" ? pattern : "unmatched";
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.observe({ route, method: request.method, status: response.statusCode }, seconds);
+    });
+    next();
+  };
+}
+
+/**
+ * The gateway's HTTP API (docs/api.md). Health, readiness and metrics are
+ * open; everything under /v1 needs a bearer key (unless open access is on).
+ * Authentication runs before the body is parsed, so an unauthenticated client
+ * learns nothing about the body it sent.
+ */
+export function createGatewayApp(options: GatewayAppOptions): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(measure(options.metrics));
+  app.use(healthRouter({ readiness: options.readiness, registry: options.registry }));
+  if (options.tracer) app.use("/v1", serverSpans(options.tracer));
+  app.use("/v1", bearerAuth(options.auth));
+  app.use("/v1", express.json({ limit: options.bodyLimitBytes, strict: false, type: () => true }));
+  app.use(
+    messagesRouter({
+      agents: options.agents,
+      publisher: options.publisher,
+      tracing: options.tracing,
+      now: options.now ?? Date.now,
+    }),
+  );
+  app.use(eventsRouter({ agents: options.agents, streams: options.streams, heartbeatMs: options.heartbeatMs }));
+  app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
+  app.use(controlRouter({ agents: options.agents, control: options.control }));
+  app.use((request, _response, next) => {
+    next(
+      new HttpError(
+        404,
+        "not_found",
+        `no route ${request.method} ${request.path}; see docs/api.md (POST /v1/agents/:agent/messages, GET /v1/agents/:agent/events, …)`,
+      ),
+    );
+  });
+  app.use(errorHandler((error) => options.logger.error({ err: error }, "unexpected error in a request")));
+  return app;
+}

@@ -1,0 +1,70 @@
+import { parseEnv, serviceConfigSchema } from "@moniro/config";
+import { z } from "zod";
+
+const flag = (variable: string) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no", ""], {
+      error: `${variable} must be true or false`,
+    })
+    .optional()
+    .transform((value) => value === "true" || value === "1" || value === "yes");
+
+/** `100kb`, `1mb`, `65536` → bytes. */
+const byteSize = z
+  .string()
+  .regex(/^\d+(b|kb|mb)?$/i, "must be a size like 65536, 100kb or 1mb")
+  .transform((value) => {
+    const match = /^(\d+)(b|kb|mb)?$/i.exec(value);
+    const amount = Number(match?.[1] ?? 0);
+    const unit = (match?.[2] ?? "b").toLowerCase();
+    return amount * (unit === "mb" ? 1024 * 1024 : unit === "kb" ? 1024 : 1);
+  })
+  .refine((bytes) => bytes >= 1024, "must be at least 1kb");
+
+/**
+ * The gateway's environment: the settings every service reads, plus API keys,
+ * the open-access switch and the body limit. Errors name the variable.
+ */
+export const gatewayConfigSchema = serviceConfigSchema
+  .extend({
+    /** Comma-separated bearer keys; any one of them is accepted. */
+    MONIRO_API_KEYS: z
+      .string()
+      .optional()
+      .transform((value) =>
+        (value ?? "")
+          .split(",")
+          .map((key) => key.trim())
+          .filter((key) => key.length > 0),
+      ),
+    /** Accept requests without a key (local development only). */
+    MONIRO_GATEWAY_OPEN: flag("MONIRO_GATEWAY_OPEN"),
+    /** Older name of MONIRO_GATEWAY_OPEN, still set by `moniro up`. */
+    MONIRO_AUTH_DISABLED: flag("MONIRO_AUTH_DISABLED"),
+    /** Largest accepted request body. */
+    MONIRO_GATEWAY_BODY_LIMIT: byteSize.default(256 * 1024),
+    /** SSE heartbeat comment interval. */
+    MONIRO_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
+    /** How long a control request waits for an agent-runner's reply. */
+    MONIRO_GATEWAY_CONTROL_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  })
+  .transform((config) => ({
+    ...config,
+    MONIRO_HTTP_PORT: config.MONIRO_HTTP_PORT ?? 8080,
+    open: config.MONIRO_GATEWAY_OPEN || config.MONIRO_AUTH_DISABLED,
+  }))
+  .superRefine((config, ctx) => {
+    if (!config.open && config.MONIRO_API_KEYS.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["MONIRO_API_KEYS"],
+        message:
+          "no API keys: set MONIRO_API_KEYS to one or more comma-separated keys, or MONIRO_GATEWAY_OPEN=true for open local access",
+      });
+    }
+  });
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+
+export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
+  return parseEnv(gatewayConfigSchema, env);
+}

@@ -1,0 +1,112 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { connectNats, createBus, ensureStreams } from "@moniro/bus";
+import { createSubjects } from "@moniro/envelopes";
+import { connectRedis } from "@moniro/store";
+import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { Redis } from "ioredis";
+import { definitionCatalog } from "./agents/definition-catalog.js";
+import { createGatewayApp } from "./app.js";
+import type { GatewayConfig } from "./config.js";
+import { httpMetrics } from "./http/http-metrics.js";
+import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
+import { natsControlClient } from "./nats/control-client.js";
+import { natsInboundPublisher } from "./nats/inbound-publisher.js";
+import { NatsLink } from "./nats/nats-link.js";
+import { RedisInspector } from "./redis/redis-inspector.js";
+
+export interface RunningGateway {
+  port: number;
+  /** Resolves once NATS is connected and the streams exist (the HTTP API answers before). */
+  connected: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway: HTTP listener first (so /healthz and /readyz answer while
+ * NATS or Redis are still unreachable), then NATS in the background with
+ * retries (libs/bus), Redis with its own reconnects (libs/store). Nothing here
+ * exits the process: an outage shows on /readyz and as 503s.
+ */
+export async function startGateway(options: {
+  config: GatewayConfig;
+  logger: Logger;
+  registry: Registry;
+  telemetry: Pick<Telemetry, "tracing" | "tracer">;
+}): Promise<RunningGateway> {
+  const { config, logger } = options;
+  const subjects = createSubjects(config.MONIRO_NAMESPACE);
+  const link = new NatsLink();
+  const redis: Redis = connectRedis(config.MONIRO_REDIS_URL, { logger, name: "gateway" });
+  const agents = await definitionCatalog(config.MONIRO_AGENTS_DIR, { logger });
+  logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
+
+  const app = createGatewayApp({
+    auth: { keys: config.MONIRO_API_KEYS, open: config.open },
+    bodyLimitBytes: config.MONIRO_GATEWAY_BODY_LIMIT,
+    heartbeatMs: config.MONIRO_GATEWAY_HEARTBEAT_MS,
+    agents,
+    publisher: natsInboundPublisher(link, subjects),
+    control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
+    streams: natsAgentStreamSource({ link, subjects, logger }),
+    inspector: new RedisInspector(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
+    readiness: {
+      nats: () => link.check(),
+      redis: async () => {
+        if (redis.status !== "ready") throw new Error(`not connected (${redis.status}); retrying`);
+        await redis.ping();
+      },
+    },
+    metrics: httpMetrics(options.registry),
+    registry: options.registry,
+    tracing: options.telemetry.tracing,
+    tracer: options.telemetry.tracer,
+    logger,
+  });
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(config.MONIRO_HTTP_PORT, config.MONIRO_HTTP_HOST, (error?: Error) =>
+      error ? reject(error) : resolve(listening),
+    );
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ host: config.MONIRO_HTTP_HOST, port, open: config.open }, "gateway listening");
+
+  const stopping = new AbortController();
+  const connected = (async () => {
+    const nc = await connectNats(config, { name: "gateway", logger, signal: stopping.signal });
+    const jsm = await jetstreamManager(nc);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await ensureStreams(jsm, subjects);
+        break;
+      } catch (error) {
+        if (stopping.signal.aborted) throw error;
+        const delay = Math.min(500 * 2 ** (attempt - 1), 5_000);
+        logger.warn({ err: (error as Error).message, retryInMs: delay }, "JetStream streams not ready; retrying");
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+    const js = jetstream(nc);
+    link.set({ nc, js, jsm, bus: createBus(nc, js) });
+    logger.info({ namespace: subjects.namespace }, "gateway connected to NATS");
+  })();
+  connected.catch((error: unknown) => {
+    if (!stopping.signal.aborted) logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
+  });
+
+  return {
+    port,
+    connected,
+    async close() {
+      stopping.abort(new Error("gateway closing"));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await link.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

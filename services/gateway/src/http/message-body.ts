@@ -1,0 +1,57 @@
+import { closestKey } from "@moniro/config";
+import { attachmentSchema, contextSchema, issuesOf, laneSchema } from "@moniro/envelopes";
+import { z } from "zod";
+import { HttpError } from "./http-error.js";
+
+const FIELDS = ["text", "from", "attachments", "context", "priority"];
+
+/** `POST /v1/agents/:agent/messages` body. */
+export const messageBodySchema = z.strictObject({
+  text: z
+    .string({ error: "must be a string: the message for the agent" })
+    .min(1, "must not be empty")
+    .max(100_000, "must be at most 100,000 characters"),
+  from: z
+    .string({ error: "must be a string: who is writing (the agent sees and answers 'http:<from>')" })
+    .regex(/^\S{1,256}$/, "must be 1-256 characters without spaces (the agent answers 'http:<from>')"),
+  attachments: z.array(attachmentSchema).max(32, "at most 32 attachments").optional(),
+  context: contextSchema.optional(),
+  priority: laneSchema.optional(),
+});
+export type MessageBody = z.output<typeof messageBodySchema>;
+
+/** Validates a parsed JSON body; a 400 names each bad field and says what to send. */
+export function parseMessageBody(body: unknown): MessageBody {
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new HttpError(
+      400,
+      "invalid_body",
+      'request body must be a JSON object like {"text": "hello", "from": "alice"} sent with content-type application/json',
+    );
+  }
+  const result = messageBodySchema.safeParse(body);
+  if (result.success) return result.data;
+  const problems = result.error.issues.flatMap((issue) => {
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => {
+        const suggestion = closestKey(key, FIELDS);
+        return {
+          path: key,
+          message: `unknown field${suggestion ? `; did you mean '${suggestion}'?` : `; allowed: ${FIELDS.join(", ")}`}`,
+        };
+      });
+    }
+    const [first] = issuesOf(new z.ZodError([issue]));
+    const path = first?.path ?? "(root)";
+    const missing =
+      issue.code === "invalid_type" && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
+    return [{ path, message: missing ? "is required" : (first?.message ?? issue.message) }];
+  });
+  throw new HttpError(
+    400,
+    "invalid_body",
+    problems.map((problem) => `${problem.path}: ${problem.message}`).join("; "),
+    {},
+    { fields: problems },
+  );
+}

@@ -1,0 +1,58 @@
+import { type InboundEnvelope, inboundEnvelopeSchema, stamp, validate } from "@moniro/envelopes";
+import type { Tracing } from "@moniro/ports";
+import { Router } from "express";
+import { knownAgent } from "../http/agent-param.js";
+import { HttpError } from "../http/http-error.js";
+import { parseMessageBody } from "../http/message-body.js";
+import type { AgentCatalog, InboundPublisher } from "../ports.js";
+
+/**
+ * `POST /v1/agents/:agent/messages`: the body becomes an inbound envelope
+ * (`source` and `replyTo` = `http:<from>`) published on `moniro.in.<agent>`;
+ * the 202 is sent only once JetStream has stored it, so an accepted message
+ * is never lost. NATS unreachable → 503, nothing accepted.
+ */
+export function messagesRouter(deps: {
+  agents: AgentCatalog;
+  publisher: InboundPublisher;
+  tracing: Tracing;
+  now: () => number;
+}): Router {
+  const router = Router();
+  router.post("/v1/agents/:agent/messages", async (request, response) => {
+    const agent = await knownAgent(deps.agents, request.params.agent);
+    const body = parseMessageBody(request.body);
+    const source = `http:${body.from}`;
+    const decoded = validate(
+      inboundEnvelopeSchema,
+      {
+        ...stamp(deps.now()),
+        agent,
+        source,
+        replyTo: source,
+        text: body.text,
+        ...(body.attachments ? { attachments: body.attachments } : {}),
+        ...(body.context ? { context: body.context } : {}),
+        ...(body.priority ? { priority: body.priority } : {}),
+      },
+      "inbound envelope",
+    );
+    if (!decoded.ok) throw new HttpError(400, "invalid_body", decoded.error.message);
+    const envelope: InboundEnvelope = decoded.value;
+    await deps.tracing.span(
+      "gateway.publish inbound",
+      { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": source },
+      () =>
+        deps.publisher.publish(envelope).catch((error: unknown) => {
+          throw new HttpError(
+            503,
+            "nats_unavailable",
+            `the message was not accepted: JetStream did not store it (${(error as Error)?.message ?? error}); retry later`,
+            { "Retry-After": "2" },
+          );
+        }),
+    );
+    response.status(202).json({ id: envelope.id });
+  });
+  return router;
+}

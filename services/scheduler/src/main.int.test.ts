@@ -1,0 +1,71 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { resolve } from "node:path";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { deletePrefix, NATS_URL, REDIS_URL, randomToken } from "./test/redis-fixture.js";
+
+const MAIN = resolve(import.meta.dirname, "..", "dist", "main.js");
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+describe("scheduler as a process", () => {
+  const children: ChildProcess[] = [];
+  const prefixes: string[] = [];
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+    const redis = new Redis(REDIS_URL);
+    for (const prefix of prefixes.splice(0)) await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  it("becomes ready once NATS and Redis answer, serves metrics, and exits 0 on SIGTERM", async () => {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npx tsc --build' first`);
+    const namespace = randomToken();
+    prefixes.push(`${namespace}:`);
+    const port = await freePort();
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        MONIRO_NATS_URL: NATS_URL,
+        MONIRO_REDIS_URL: REDIS_URL,
+        MONIRO_NAMESPACE: namespace,
+        MONIRO_REDIS_PREFIX: `${namespace}:`,
+        MONIRO_HTTP_PORT: String(port),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    const output: string[] = [];
+    child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+
+    const deadline = Date.now() + 15_000;
+    let ready = false;
+    while (!ready) {
+      if (child.exitCode !== null) throw new Error(`scheduler exited:\n${output.join("")}`);
+      if (Date.now() > deadline) throw new Error(`scheduler not ready:\n${output.join("")}`);
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (!ready) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain("moniro_scheduler_requests_total");
+    expect(output.join("")).toContain('"msg":"scheduler answering requests"');
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});

@@ -1,0 +1,106 @@
+import { stamp } from "@moniro/envelopes";
+import { describe, expect, it } from "vitest";
+import { handleSchedulerRequest } from "./request-handler.js";
+import { ScheduleError } from "./schedule-error.js";
+import type { ScheduleStore } from "./schedule-store.js";
+
+/** A store that records calls; what it returns is set per test. */
+function fakeStore(overrides: Partial<ScheduleStore> = {}) {
+  const calls: string[] = [];
+  const store = {
+    upsert: async (input: { agent: string; job: string }) => {
+      calls.push(`upsert ${input.agent} ${input.job}`);
+      return { ...input, schedule: { delayMs: 1000 }, reason: "r" };
+    },
+    delete: async (agent: string, job: string) => {
+      calls.push(`delete ${agent} ${job}`);
+      return true;
+    },
+    list: async (agent: string) => {
+      calls.push(`list ${agent}`);
+      return [];
+    },
+    ...overrides,
+  } as unknown as ScheduleStore;
+  return { store, calls };
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+describe("handleSchedulerRequest", () => {
+  it("runs a valid upsert and replies with the scheduled job", async () => {
+    const { store, calls } = fakeStore();
+    const request = {
+      ...stamp(),
+      op: "upsert",
+      agent: "alice",
+      job: "remind",
+      schedule: { delayMs: 1000 },
+      reason: "r",
+    };
+    const outcome = await handleSchedulerRequest(store, "upsert", json(request));
+    expect(outcome.rejected).toBeUndefined();
+    expect(outcome.reply).toMatchObject({ ok: true, jobs: [{ agent: "alice", job: "remind" }] });
+    expect(calls).toEqual(["upsert alice remind"]);
+  });
+
+  it("rejects an invalid request with an error naming the field, for the DLQ, without touching the store", async () => {
+    const { store, calls } = fakeStore();
+    const request = {
+      ...stamp(),
+      op: "upsert",
+      agent: "alice",
+      job: "x",
+      schedule: { delayMs: 1, cron: "* * * * *" },
+      reason: "r",
+    };
+    const outcome = await handleSchedulerRequest(store, "upsert", json(request));
+    expect(outcome.reply.ok).toBe(false);
+    expect(outcome.reply.error).toContain("schedule: give exactly one of at, delayMs, cron or everyMs");
+    expect(outcome.rejected?.issues[0]?.path).toBe("schedule");
+    const badAgent = await handleSchedulerRequest(store, "list", json({ ...stamp(), op: "list", agent: "Alice!" }));
+    expect(badAgent.reply.error).toContain("agent: must be 1-63 characters");
+    const notJson = await handleSchedulerRequest(store, "list", "{nope");
+    expect(notJson.rejected?.message).toContain("payload is not valid JSON");
+    expect(calls).toEqual([]);
+  });
+
+  it("rejects a request whose op does not match its subject", async () => {
+    const { store, calls } = fakeStore();
+    const outcome = await handleSchedulerRequest(store, "delete", json({ ...stamp(), op: "list", agent: "alice" }));
+    expect(outcome.reply.error).toBe(
+      "invalid scheduler request: op: must be 'delete' on the delete subject (got 'list')",
+    );
+    expect(outcome.rejected).toBeDefined();
+    expect(calls).toEqual([]);
+  });
+
+  it("answers a delete of an unknown job, a store refusal and a store failure without a DLQ record", async () => {
+    const missing = fakeStore({ delete: async () => false });
+    const gone = await handleSchedulerRequest(
+      missing.store,
+      "delete",
+      json({ ...stamp(), op: "delete", agent: "a", job: "j" }),
+    );
+    expect(gone).toEqual({ reply: { ok: false, error: "job: no scheduled job 'j' for agent 'a'" } });
+
+    const refusing = fakeStore({
+      upsert: async () => {
+        throw new ScheduleError("schedule.cron", "cannot schedule: bad pattern");
+      },
+    });
+    const request = { ...stamp(), op: "upsert", agent: "a", job: "j", schedule: { cron: "nope" }, reason: "r" };
+    expect((await handleSchedulerRequest(refusing.store, "upsert", json(request))).reply).toEqual({
+      ok: false,
+      error: "schedule.cron: cannot schedule: bad pattern",
+    });
+
+    const broken = fakeStore({
+      list: async () => {
+        throw new Error("Connection is closed.");
+      },
+    });
+    const failed = await handleSchedulerRequest(broken.store, "list", json({ ...stamp(), op: "list", agent: "a" }));
+    expect(failed).toEqual({ reply: { ok: false, error: "scheduler failed: Connection is closed." } });
+  });
+});

@@ -1,0 +1,115 @@
+import type { InboundEnvelope } from "@moniro/envelopes";
+import type { Redis } from "ioredis";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type SchedulerRuntime, startSchedulerRuntime } from "./scheduler-runtime.js";
+import { bullConnection, deletePrefix, eventually, randomToken } from "./test/redis-fixture.js";
+
+describe("ScheduleStore and the firing worker over real Redis", () => {
+  let redis: Redis;
+  let prefix: string;
+  let runtime: SchedulerRuntime;
+  let published: InboundEnvelope[];
+  let idle: boolean;
+
+  beforeEach(() => {
+    redis = bullConnection();
+    const namespace = randomToken();
+    prefix = `${namespace}:`;
+    published = [];
+    idle = true;
+    runtime = startSchedulerRuntime({
+      redis,
+      namespace,
+      redisPrefix: prefix,
+      now: Date.now,
+      isIdle: async () => idle,
+      publishInbound: async (envelope) => {
+        published.push(envelope);
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await runtime.close();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  it("lists a delayed job, fires it once as a background cron input, then forgets it", async () => {
+    const scheduled = await runtime.store.upsert({
+      agent: "alice",
+      job: "remind",
+      schedule: { delayMs: 300 },
+      reason: "water the plants",
+    });
+    expect(scheduled).toMatchObject({ agent: "alice", job: "remind", schedule: { delayMs: 300 } });
+    expect(scheduled.nextRunAt).toMatch(/^\d{4}-/);
+    expect((await runtime.store.list("alice")).map((j) => j.job)).toEqual(["remind"]);
+
+    const [envelope] = await eventually(() => (published.length > 0 ? published : undefined), "the firing");
+    expect(envelope).toMatchObject({
+      agent: "alice",
+      source: "cron:remind",
+      priority: "background",
+      replyTo: "cron:remind",
+      text: "water the plants",
+    });
+    await eventually(async () => (await runtime.store.list("alice")).length === 0, "the one-shot to disappear");
+    expect(published).toHaveLength(1);
+  });
+
+  it("replaces a schedule on upsert and removes it on delete", async () => {
+    await runtime.store.upsert({ agent: "bob", job: "later", schedule: { delayMs: 60_000 }, reason: "one" });
+    await runtime.store.upsert({
+      agent: "bob",
+      job: "later",
+      schedule: { cron: "0 9 * * *", tz: "UTC" },
+      reason: "two",
+    });
+    const listed = await runtime.store.list("bob");
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ job: "later", schedule: { cron: "0 9 * * *" }, reason: "two" });
+    expect(await runtime.store.list("alice")).toEqual([]);
+
+    expect(await runtime.store.delete("bob", "later")).toBe(true);
+    expect(await runtime.store.delete("bob", "later")).toBe(false);
+    expect(await runtime.store.list("bob")).toEqual([]);
+  });
+
+  it("fires an every-schedule repeatedly", async () => {
+    await runtime.store.upsert({ agent: "carol", job: "tick", schedule: { everyMs: 1000 }, reason: "tick" });
+    await eventually(() => published.length >= 2, "two firings", 8_000);
+    expect(published.every((e) => e.source === "cron:tick")).toBe(true);
+    expect(new Set(published.map((e) => e.id)).size).toBe(published.length);
+  });
+
+  it("injects the heartbeat only while the agent is idle", async () => {
+    idle = false;
+    const skipped: string[] = [];
+    runtime.worker.on("completed", (_job, result) => skipped.push(String(result)));
+    await runtime.store.setHeartbeat("dave", 1000);
+    await eventually(() => skipped.includes("skipped"), "a skipped heartbeat", 8_000);
+    expect(published).toEqual([]);
+    idle = true;
+    const [beat] = await eventually(() => (published.length > 0 ? published : undefined), "a heartbeat", 8_000);
+    expect(beat).toMatchObject({ agent: "dave", source: "cron:heartbeat", text: "health check" });
+    expect(await runtime.store.heartbeatAgents()).toEqual(["dave"]);
+    expect(await runtime.store.list("dave")).toEqual([]);
+  });
+
+  it("refuses a cron pattern BullMQ cannot parse, naming the field, and fires an `at` in the past at once", async () => {
+    await expect(
+      runtime.store.upsert({ agent: "erin", job: "bad", schedule: { cron: "every tuesday" }, reason: "x" }),
+    ).rejects.toThrow(/^schedule\.cron: cannot schedule/);
+    expect(await runtime.store.list("erin")).toEqual([]);
+
+    await runtime.store.upsert({
+      agent: "erin",
+      job: "late",
+      schedule: { at: "2020-01-01T00:00:00Z" },
+      reason: "late",
+    });
+    const [envelope] = await eventually(() => (published.length > 0 ? published : undefined), "the late firing");
+    expect(envelope).toMatchObject({ agent: "erin", source: "cron:late", text: "late" });
+  });
+});

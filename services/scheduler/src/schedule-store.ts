@@ -1,0 +1,156 @@
+import { type ScheduledJob, type ScheduleSpec, validate } from "@moniro/envelopes";
+import type { JobsOptions, Queue } from "bullmq";
+import { type FireJobData, fireJobDataSchema } from "./job-data.js";
+import { agentSchedulePrefix, heartbeatId, scheduleId } from "./job-ids.js";
+import { ScheduleError } from "./schedule-error.js";
+
+/** Options every fired job carries: retried while NATS is away, never kept once delivered. */
+export const FIRE_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: "exponential", delay: 1_000 },
+  removeOnComplete: true,
+  removeOnFail: { age: 86_400 },
+} satisfies JobsOptions;
+
+const FIRE = "fire";
+
+export interface UpsertInput {
+  agent: string;
+  job: string;
+  schedule: ScheduleSpec;
+  reason: string;
+}
+
+function isRepeating(schedule: ScheduleSpec): boolean {
+  return schedule.cron !== undefined || schedule.everyMs !== undefined;
+}
+
+/**
+ * The agents' schedules, kept only in BullMQ: a repeating schedule (cron /
+ * everyMs) is a Job Scheduler, a one-shot (at / delayMs) a delayed job; both
+ * carry the same id for one (agent, job) and hold the request as job data, so
+ * there is no second copy to drift.
+ */
+export class ScheduleStore {
+  constructor(
+    private readonly queue: Queue,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async upsert(input: UpsertInput): Promise<ScheduledJob> {
+    const id = scheduleId(input.agent, input.job);
+    const data: FireJobData = { kind: "job", ...input };
+    // One id, one schedule: switching between one-shot and repeating drops the other kind.
+    if (isRepeating(input.schedule)) {
+      await this.removeDelayed(id);
+      const { cron, everyMs, tz } = input.schedule;
+      try {
+        await this.queue.upsertJobScheduler(
+          id,
+          cron !== undefined ? { pattern: cron, ...(tz ? { tz } : {}) } : { every: everyMs },
+          {
+            name: FIRE,
+            data,
+            opts: FIRE_JOB_OPTIONS,
+          },
+        );
+      } catch (error) {
+        throw new ScheduleError(
+          cron !== undefined ? "schedule.cron" : "schedule.everyMs",
+          `cannot schedule: ${(error as Error).message}`,
+        );
+      }
+    } else {
+      await this.queue.removeJobScheduler(id);
+      await this.removeDelayed(id);
+      const now = this.now();
+      const delay = Math.max(
+        0,
+        input.schedule.at !== undefined ? Date.parse(input.schedule.at) - now : (input.schedule.delayMs ?? 0),
+      );
+      // A moment already past fires at once rather than never.
+      await this.queue.add(FIRE, data, { ...FIRE_JOB_OPTIONS, jobId: id, delay });
+      // Built from the request, not read back: a job due now may already have fired.
+      return { ...input, nextRunAt: new Date(now + delay).toISOString() };
+    }
+    const scheduler = await this.queue.getJobScheduler(id);
+    return {
+      ...input,
+      ...(scheduler?.next !== undefined ? { nextRunAt: new Date(scheduler.next).toISOString() } : {}),
+    };
+  }
+
+  /** Removes one schedule; false when there was none. */
+  async delete(agent: string, job: string): Promise<boolean> {
+    const id = scheduleId(agent, job);
+    const removedScheduler = await this.queue.removeJobScheduler(id);
+    const removedDelayed = await this.removeDelayed(id);
+    return removedScheduler || removedDelayed;
+  }
+
+  async get(agent: string, job: string): Promise<ScheduledJob | undefined> {
+    const id = scheduleId(agent, job);
+    const scheduler = await this.queue.getJobScheduler(id);
+    if (scheduler) return this.fromData(scheduler.template?.data, scheduler.next);
+    const delayed = await this.queue.getJob(id);
+    if (!delayed) return undefined;
+    const state = await delayed.getState();
+    if (state !== "delayed" && state !== "waiting" && state !== "prioritized") return undefined;
+    return this.fromData(delayed.data, delayed.timestamp + (delayed.delay ?? 0));
+  }
+
+  /** The agent's schedules, sorted by job name. */
+  async list(agent: string): Promise<ScheduledJob[]> {
+    const prefix = agentSchedulePrefix(agent);
+    const jobs: ScheduledJob[] = [];
+    for (const scheduler of await this.queue.getJobSchedulers(0, -1, true)) {
+      if (!scheduler.key.startsWith(prefix)) continue;
+      const job = this.fromData(scheduler.template?.data, scheduler.next);
+      if (job) jobs.push(job);
+    }
+    for (const delayed of await this.queue.getJobs(["delayed", "waiting", "prioritized"])) {
+      if (!delayed?.id?.startsWith(prefix)) continue;
+      const job = this.fromData(delayed.data, delayed.timestamp + (delayed.delay ?? 0));
+      if (job) jobs.push(job);
+    }
+    return jobs.sort((a, b) => a.job.localeCompare(b.job));
+  }
+
+  /** Ensures the agent's heartbeat runs every `everyMs`, or removes it when `everyMs` is undefined. */
+  async setHeartbeat(agent: string, everyMs: number | undefined): Promise<void> {
+    const id = heartbeatId(agent);
+    if (everyMs === undefined) {
+      await this.queue.removeJobScheduler(id);
+      return;
+    }
+    const data: FireJobData = { kind: "heartbeat", agent, everyMs };
+    await this.queue.upsertJobScheduler(id, { every: everyMs }, { name: FIRE, data, opts: FIRE_JOB_OPTIONS });
+  }
+
+  /** Agents that currently have a heartbeat. */
+  async heartbeatAgents(): Promise<string[]> {
+    const agents: string[] = [];
+    for (const scheduler of await this.queue.getJobSchedulers(0, -1, true)) {
+      const data = validate(fireJobDataSchema, scheduler.template?.data, "heartbeat data");
+      if (data.ok && data.value.kind === "heartbeat") agents.push(data.value.agent);
+    }
+    return agents;
+  }
+
+  private fromData(raw: unknown, next: number | undefined): ScheduledJob | undefined {
+    const data = validate(fireJobDataSchema, raw, "scheduled job data");
+    if (!data.ok || data.value.kind !== "job") return undefined;
+    const { agent, job, schedule, reason } = data.value;
+    return { agent, job, schedule, reason, ...(next !== undefined ? { nextRunAt: new Date(next).toISOString() } : {}) };
+  }
+
+  private async removeDelayed(id: string): Promise<boolean> {
+    const existing = await this.queue.getJob(id);
+    if (!existing) return false;
+    const removed = await this.queue.remove(id);
+    if (removed === 0) {
+      throw new ScheduleError("job", "the job is firing right now; try again in a moment");
+    }
+    return true;
+  }
+}

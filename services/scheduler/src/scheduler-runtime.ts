@@ -1,0 +1,58 @@
+import { Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { createFireProcessor, type FireDependencies, type FireOutcome } from "./fire-processor.js";
+import { queueNames } from "./job-ids.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { ScheduleStore } from "./schedule-store.js";
+
+export interface SchedulerRuntimeOptions extends FireDependencies {
+  /** A connection made with `maxRetriesPerRequest: null` (BullMQ workers block on it). */
+  redis: Redis;
+  namespace: string;
+  redisPrefix: string;
+  concurrency?: number;
+  logger?: Logger;
+  /** Called after each firing (metrics). */
+  onFired?(outcome: FireOutcome, agent: string): void;
+}
+
+/** The BullMQ queue (schedules) and worker (firings) of one scheduler process. */
+export function startSchedulerRuntime(options: SchedulerRuntimeOptions) {
+  const logger = options.logger ?? silentLogger;
+  const { name, prefix } = queueNames(options.namespace, options.redisPrefix);
+  const queue = new Queue(name, { connection: options.redis, prefix });
+  const store = new ScheduleStore(queue, options.now);
+  const fire = createFireProcessor(options);
+  const worker = new Worker(
+    name,
+    async (job) => {
+      const outcome = await fire(job);
+      const agent = (job.data as { agent?: string }).agent ?? "?";
+      if (outcome.status === "published") {
+        logger.info({ agent, job: job.id, envelope: outcome.envelope.id }, "schedule fired");
+      } else {
+        logger.info({ agent, job: job.id, reason: outcome.reason }, "schedule skipped");
+      }
+      options.onFired?.(outcome, agent);
+      return outcome.status;
+    },
+    { connection: options.redis, prefix, concurrency: options.concurrency ?? 8 },
+  );
+  worker.on("failed", (job, error) => {
+    logger.warn({ job: job?.id, attempts: job?.attemptsMade, err: error.message }, "firing failed; BullMQ retries it");
+  });
+  worker.on("error", (error) => logger.error({ err: error.message }, "scheduler worker error"));
+  queue.on("error", (error) => logger.error({ err: error.message }, "scheduler queue error"));
+
+  return {
+    queue,
+    worker,
+    store,
+    /** Stops taking jobs (waits for running ones), then closes the queue. */
+    async close(): Promise<void> {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
+export type SchedulerRuntime = ReturnType<typeof startSchedulerRuntime>;

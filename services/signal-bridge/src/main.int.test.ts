@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const MAIN = resolve(import.meta.dirname, "..", "dist", "main.js");
+const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  output: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+async function startBridge(env: Record<string, string>): Promise<Started> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npx tsc --build' first`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      MONIRO_NATS_URL: NATS_URL,
+      MONIRO_NAMESPACE: `t${randomBytes(5).toString("hex")}`,
+      MONIRO_HTTP_PORT: String(port),
+      MONIRO_LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once("exit", (code, signal) => done({ code, signal })),
+  );
+  return { child, port, output, exited };
+}
+
+async function waitFor(url: string, started: Started, timeoutMs = 15_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (started.child.exitCode !== null) throw new Error(`signal-bridge exited:\n${started.output.join("")}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return response;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not ok in ${timeoutMs} ms:\n${started.output.join("")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("signal-bridge as a process", () => {
+  const running: Started[] = [];
+  afterEach(() => {
+    for (const started of running.splice(0)) if (started.child.exitCode === null) started.child.kill("SIGKILL");
+  });
+
+  it("serves /healthz, /readyz and /metrics, says Signal is disabled without MONIRO_SIGNAL_URL, exits 0 on SIGTERM", async () => {
+    const started = await startBridge({});
+    running.push(started);
+    const base = `http://127.0.0.1:${started.port}`;
+    expect((await waitFor(`${base}/healthz`, started)).status).toBe(200);
+    expect((await waitFor(`${base}/readyz`, started)).status).toBe(200);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain("# TYPE");
+    expect(started.output.join("")).toMatch(/Signal is disabled/);
+    started.child.kill("SIGTERM");
+    expect(await started.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("reports an unreachable signal-cli on /readyz while staying alive", async () => {
+    const deadPort = await freePort();
+    const started = await startBridge({ MONIRO_SIGNAL_URL: `http://127.0.0.1:${deadPort}` });
+    running.push(started);
+    const base = `http://127.0.0.1:${started.port}`;
+    await waitFor(`${base}/healthz`, started);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain("signal-cli");
+    started.child.kill("SIGTERM");
+    expect((await started.exited).code).toBe(0);
+  });
+});

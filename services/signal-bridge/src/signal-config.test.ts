@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { loadSignalBridgeConfig } from "./signal-config.js";
+
+describe("loadSignalBridgeConfig", () => {
+  it("treats an unset or empty MONIRO_SIGNAL_URL as Signal disabled", () => {
+    expect(loadSignalBridgeConfig({}).MONIRO_SIGNAL_URL).toBeUndefined();
+    expect(loadSignalBridgeConfig({ MONIRO_SIGNAL_URL: "" }).MONIRO_SIGNAL_URL).toBeUndefined();
+    expect(loadSignalBridgeConfig({ MONIRO_SIGNAL_URL: "http://127.0.0.1:8080" }).MONIRO_SIGNAL_URL).toBe(
+      "http://127.0.0.1:8080",
+    );
+  });
+
+  it("names the variable and the fix when a value is wrong", () => {
+    expect(() => loadSignalBridgeConfig({ MONIRO_SIGNAL_URL: "signal-cli:7583" })).toThrow(
+      /MONIRO_SIGNAL_URL: must be the http\(s\) URL of a signal-cli daemon/,
+    );
+    expect(() => loadSignalBridgeConfig({ MONIRO_SIGNAL_ACCOUNT: "0155" })).toThrow(
+      /MONIRO_SIGNAL_ACCOUNT: must be a phone/,
+    );
+  });
+});

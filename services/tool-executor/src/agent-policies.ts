@@ -1,0 +1,68 @@
+import { stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { AgentDefinitionError, loadAgentDefinition } from "@moniro/config";
+import { type ResolvedPolicy, resolvePolicy } from "@moniro/tool-catalog";
+
+/** What the executor knows about one agent when a call arrives. */
+export type AgentPolicyLookup =
+  | { ok: true; policy: ResolvedPolicy }
+  | { ok: false; errorCode: "unknown-agent" | "invalid-agent-definition"; message: string };
+
+export interface AgentPolicies {
+  lookup(agent: string): Promise<AgentPolicyLookup>;
+}
+
+interface Cached {
+  mtimeMs: number;
+  lookup: AgentPolicyLookup;
+}
+
+/**
+ * Tool policies from `<agentsDir>/<agent>.yaml` (`.yml` too), read on first
+ * use and again whenever the file changes (a stat per call, no restart
+ * needed). A missing file is an unknown agent; an invalid one is reported
+ * with the definition's own error (file, field, fix).
+ */
+export function agentPoliciesFromDirectory(agentsDir: string): AgentPolicies {
+  const root = resolve(agentsDir);
+  const cache = new Map<string, Cached>();
+
+  async function fileOf(agent: string): Promise<{ file: string; mtimeMs: number } | undefined> {
+    for (const extension of [".yaml", ".yml"]) {
+      const file = join(root, `${agent}${extension}`);
+      const info = await stat(file).catch(() => undefined);
+      if (info?.isFile()) return { file, mtimeMs: info.mtimeMs };
+    }
+    return undefined;
+  }
+
+  return {
+    async lookup(agent) {
+      const found = await fileOf(agent);
+      if (!found) {
+        cache.delete(agent);
+        return {
+          ok: false,
+          errorCode: "unknown-agent",
+          message: `Unknown agent '${agent}': there is no ${agent}.yaml in the tool executor's agents directory (${root}), so no tool policy applies and no tool runs. Define the agent there (MONIRO_AGENTS_DIR).`,
+        };
+      }
+      const cached = cache.get(agent);
+      if (cached && cached.mtimeMs === found.mtimeMs) return cached.lookup;
+      let lookup: AgentPolicyLookup;
+      try {
+        const definition = await loadAgentDefinition(found.file);
+        lookup = { ok: true, policy: resolvePolicy(definition.tools ?? {}) };
+      } catch (error) {
+        if (!(error instanceof AgentDefinitionError)) throw error;
+        lookup = {
+          ok: false,
+          errorCode: "invalid-agent-definition",
+          message: `The definition of agent '${agent}' is invalid, so no tool runs: ${error.message}`,
+        };
+      }
+      cache.set(agent, { mtimeMs: found.mtimeMs, lookup });
+      return lookup;
+    },
+  };
+}

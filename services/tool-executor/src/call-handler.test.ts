@@ -1,0 +1,142 @@
+import { NoRespondersError } from "@moniro/bus";
+import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
+import { noopTracing } from "@moniro/ports";
+import { execLimits, ProcessRegistry } from "@moniro/tool-catalog";
+import type { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import type { AgentPolicies, AgentPolicyLookup } from "./agent-policies.js";
+import { CallHandler } from "./call-handler.js";
+import { CallSlots } from "./call-slots.js";
+import { RunningCalls } from "./running-calls.js";
+
+const subjects = createSubjects("unit");
+const unknownAgent: AgentPolicyLookup = { ok: false, errorCode: "unknown-agent", message: "Unknown agent 'ada'" };
+
+/** Policies whose lookups wait until the test releases them (a slow call without a real tool). */
+function heldPolicies() {
+  const waiting: Array<() => void> = [];
+  const policies: AgentPolicies = {
+    lookup: () => new Promise((resolve) => waiting.push(() => resolve(unknownAgent))),
+  };
+  const releaseAll = () => {
+    for (const release of waiting.splice(0)) release();
+  };
+  return { policies, releaseAll, waiting };
+}
+
+function handlerWith(options: { policies?: AgentPolicies; limit?: number; request?: () => Promise<Uint8Array> }) {
+  const slots = new CallSlots(options.limit ?? 2);
+  const running = new RunningCalls();
+  const limits = execLimits();
+  const bus = {
+    request: options.request ?? (() => Promise.reject(new Error("no bus in this test"))),
+    publishDurable: () => Promise.resolve(),
+  };
+  const handler = new CallHandler({
+    executorId: "x1",
+    slots,
+    running,
+    policies: options.policies ?? { lookup: async () => unknownAgent },
+    bus,
+    subjects,
+    tracing: noopTracing,
+    metrics: { observe() {}, refused() {}, forwarded() {}, dlq() {} },
+    now: Date.now,
+    context: {
+      executorId: "x1",
+      bus,
+      subjects,
+      redis: {} as Redis,
+      redisPrefix: "unit:",
+      workspaceOf: (agent) => `/tmp/unit-${agent}`,
+      processes: new ProcessRegistry({ executorId: "x1", limits }),
+      limits,
+    },
+  });
+  return { handler, slots, running };
+}
+
+function call(fields: Partial<ToolCallEnvelope> = {}): ToolCallEnvelope {
+  return {
+    ...stamp(),
+    callId: "call-1",
+    agent: "ada",
+    context: "personal",
+    tool: "ls",
+    input: {},
+    deadlineMs: Date.now() + 10_000,
+    ...fields,
+  };
+}
+
+describe("CallHandler", () => {
+  it("replies deadline_passed when the deadline fires, and keeps the slot until the work really stops", async () => {
+    const held = heldPolicies();
+    const { handler, slots } = handlerWith({ policies: held.policies });
+    const result = await handler.handle(call({ deadlineMs: Date.now() + 50 }), "queue");
+    expect(result).toMatchObject({ isError: true, errorCode: "deadline_passed", executorId: "x1", callId: "call-1" });
+    expect(slots.inUse).toBe(1);
+    held.releaseAll();
+    await slots.idle();
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("replies canceled at once when the call is canceled while it runs", async () => {
+    const held = heldPolicies();
+    const { handler, running } = handlerWith({ policies: held.policies });
+    const pending = handler.handle(call(), "queue");
+    while (held.waiting.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(running.cancel("call-1", "stopped by the user")).toBe(true);
+    const result = await pending;
+    expect(result).toMatchObject({ isError: true, errorCode: "canceled" });
+    expect(result.content).toContain("stopped by the user");
+    held.releaseAll();
+  });
+
+  it("refuses a call whose cancel arrived before it", async () => {
+    const { handler, running } = handlerWith({});
+    expect(running.cancel("call-1", "too late")).toBe(false);
+    expect(await handler.handle(call(), "queue")).toMatchObject({ isError: true, errorCode: "canceled" });
+    expect(await handler.handle(call({ callId: "call-2" }), "queue")).toMatchObject({ errorCode: "unknown-agent" });
+  });
+
+  it("answers executor_busy (retryable) beyond its limit, and while draining", async () => {
+    const held = heldPolicies();
+    const { handler } = handlerWith({ policies: held.policies, limit: 1 });
+    const first = handler.handle(call(), "queue");
+    const busy = await handler.handle(call({ callId: "call-2" }), "queue");
+    expect(busy).toMatchObject({ isError: true, errorCode: "executor_busy", retryable: true });
+    held.releaseAll();
+    await first;
+    handler.drain();
+    expect(await handler.handle(call({ callId: "call-3" }), "queue")).toMatchObject({ errorCode: "executor_busy" });
+  });
+
+  it("forwards a process call about another executor's process, and says when that executor is gone", async () => {
+    const requested: string[] = [];
+    const { handler } = handlerWith({
+      request: () => {
+        requested.push("x");
+        return Promise.reject(new NoRespondersError(subjects.toolProc("x9")));
+      },
+    });
+    const result = await handler.handle(
+      call({ tool: "process", input: { action: "poll", processId: "x9:3" } }),
+      "queue",
+    );
+    expect(requested).toHaveLength(1);
+    expect(result).toMatchObject({ isError: true, errorCode: "process_owner_gone", executorId: "x1" });
+    expect(result.content).toContain("The executor that owned process x9:3 is gone");
+  });
+
+  it("does not forward calls that arrived on its own proc subject, nor process calls it owns", async () => {
+    const { handler } = handlerWith({});
+    const own = await handler.handle(call({ tool: "process", input: { action: "poll", processId: "x1:1" } }), "queue");
+    expect(own.errorCode).toBe("unknown-agent");
+    const routed = await handler.handle(
+      call({ tool: "process", input: { action: "poll", processId: "x9:1" } }),
+      "owner",
+    );
+    expect(routed.errorCode).toBe("unknown-agent");
+  });
+});

@@ -1,0 +1,166 @@
+import type { Bus } from "@moniro/bus";
+import type { Subjects, ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
+import type { Tracing } from "@moniro/ports";
+import { processCallOwner, runTool, type ToolOutcome } from "@moniro/tool-catalog";
+import type { AgentPolicies } from "./agent-policies.js";
+import type { CallSlots } from "./call-slots.js";
+import type { ExecutorMetrics } from "./executor-metrics.js";
+import { forwardToOwner } from "./process-forwarder.js";
+import type { RunningCalls, StopReason } from "./running-calls.js";
+import { type ToolContextDeps, toolContextFor } from "./tool-context.js";
+import {
+  busyOutcome,
+  canceledOutcome,
+  deadlineOutcome,
+  errorOutcome,
+  resultEnvelope,
+  shuttingDownOutcome,
+} from "./tool-results.js";
+
+export interface CallHandlerDeps {
+  executorId: string;
+  slots: CallSlots;
+  running: RunningCalls;
+  policies: AgentPolicies;
+  context: ToolContextDeps;
+  bus: Pick<Bus, "request">;
+  subjects: Subjects;
+  tracing: Tracing;
+  metrics: ExecutorMetrics;
+  now: () => number;
+  /** A monotonic clock in ms (durations). */
+  monotonic?: () => number;
+}
+
+/** How a call reached this executor: the shared queue group, or this executor's own proc subject. */
+export type CallRoute = "queue" | "owner";
+
+/**
+ * One tool call, from envelope to reply: refuse when draining or saturated,
+ * forward process calls to the owning executor, check the agent, run the
+ * tool under the agent's policy with a signal that fires at the deadline or
+ * on cancel. Replies as soon as the call is stopped, even if the tool takes
+ * longer to notice (its slot stays taken until it does). Never throws.
+ */
+export class CallHandler {
+  private draining = false;
+  private readonly monotonic: () => number;
+
+  constructor(private readonly deps: CallHandlerDeps) {
+    this.monotonic = deps.monotonic ?? (() => performance.now());
+  }
+
+  /** Stop taking new calls (they get a retryable busy reply); running ones go on. */
+  drain(): void {
+    this.draining = true;
+  }
+
+  async handle(call: ToolCallEnvelope, route: CallRoute): Promise<ToolResultEnvelopeInput> {
+    const { deps } = this;
+    const started = this.monotonic();
+    const reply = (outcome: ToolOutcome) =>
+      resultEnvelope(call, outcome, {
+        executorId: deps.executorId,
+        durationMs: this.monotonic() - started,
+        now: deps.now(),
+      });
+    try {
+      if (this.draining) {
+        deps.metrics.refused(call.tool, "draining");
+        return reply(busyOutcome(deps.executorId, deps.slots.limit));
+      }
+      const owner = route === "queue" ? processCallOwner(call.tool, call.input) : undefined;
+      if (owner !== undefined && owner !== deps.executorId) {
+        deps.metrics.forwarded(call.tool);
+        const forwarded = await forwardToOwner(call, owner, deps);
+        return "reply" in forwarded ? forwarded.reply : reply(forwarded.outcome);
+      }
+      if (!deps.slots.tryAcquire()) {
+        deps.metrics.refused(call.tool, "busy");
+        return reply(busyOutcome(deps.executorId, deps.slots.limit));
+      }
+      const attributes = {
+        "gen_ai.tool.name": call.tool,
+        "gen_ai.tool.call.id": call.callId,
+        "moniro.agent": call.agent,
+        "moniro.executor.id": deps.executorId,
+        "moniro.tool.route": route,
+      };
+      return await deps.tracing.span(`tool ${call.tool}`, attributes, async (span) => {
+        const outcome = await this.runHere(call);
+        const seconds = (this.monotonic() - started) / 1000;
+        deps.metrics.observe(call.tool, { isError: outcome.isError ?? false, errorCode: outcome.errorCode }, seconds);
+        span.setAttributes({
+          "moniro.tool.is_error": outcome.isError ?? false,
+          ...(outcome.errorCode ? { "moniro.tool.error_code": outcome.errorCode } : {}),
+        });
+        return reply(outcome);
+      });
+    } catch (error) {
+      return reply(
+        errorOutcome(
+          "tool-failed",
+          `The tool executor failed on '${call.tool}': ${(error as Error)?.message ?? String(error)}`,
+        ),
+      );
+    }
+  }
+
+  /** Runs the call on this executor; the slot is already taken and is released when the tool returns. */
+  private async runHere(call: ToolCallEnvelope): Promise<ToolOutcome> {
+    const { deps } = this;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      deps.running.remove(call.callId);
+      deps.slots.release();
+    };
+    const controller = new AbortController();
+    let onStop: (reason: StopReason) => void = () => {};
+    const stopped = new Promise<StopReason>((resolve) => {
+      onStop = resolve;
+    });
+    const stop = (reason: StopReason) => {
+      if (controller.signal.aborted) return;
+      controller.abort(new Error(reason.kind === "canceled" ? reason.detail : reason.kind));
+      onStop(reason);
+    };
+    const early = deps.running.add(call.callId, stop);
+    if (early) {
+      release();
+      return canceledOutcome(call.tool, early.detail);
+    }
+    const remaining = call.deadlineMs - deps.now();
+    if (remaining <= 0) {
+      release();
+      return deadlineOutcome(call.tool, call.deadlineMs);
+    }
+    const timer = setTimeout(() => stop({ kind: "deadline" }), remaining);
+    const finished = (async () => {
+      try {
+        const lookup = await deps.policies.lookup(call.agent);
+        if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
+        const ctx = toolContextFor(call, controller.signal, deps.context);
+        return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
+      } finally {
+        clearTimeout(timer);
+        release();
+      }
+    })();
+    const first = await Promise.race([
+      finished.then((outcome) => ({ outcome })),
+      stopped.then((reason) => ({ reason })),
+    ]);
+    if ("outcome" in first) return first.outcome;
+    finished.catch(() => {});
+    switch (first.reason.kind) {
+      case "deadline":
+        return deadlineOutcome(call.tool, call.deadlineMs);
+      case "canceled":
+        return canceledOutcome(call.tool, first.reason.detail);
+      case "shutdown":
+        return shuttingDownOutcome(call.tool, deps.executorId);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { join, resolve } from "node:path";
+import { createBus } from "@moniro/bus";
+import type { Subjects } from "@moniro/envelopes";
+import { noopTracing, type Tracing } from "@moniro/ports";
+import { type LogSink, type Registry, silentLogger } from "@moniro/telemetry";
+import { type ExecLimits, ProcessRegistry } from "@moniro/tool-catalog";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Redis } from "ioredis";
+import { type AgentPolicies, agentPoliciesFromDirectory } from "./agent-policies.js";
+import { CallHandler } from "./call-handler.js";
+import { CallSlots } from "./call-slots.js";
+import { type ExecutorMetrics, registerExecutorMetrics } from "./executor-metrics.js";
+import { RunningCalls } from "./running-calls.js";
+import { startToolExecutor, type ToolExecutor } from "./tool-executor.js";
+
+export interface ExecutorAppOptions {
+  executorId: string;
+  nc: NatsConnection;
+  subjects: Subjects;
+  redis: Redis;
+  redisPrefix: string;
+  agentsDir: string;
+  workspacesDir: string;
+  concurrency: number;
+  limits: ExecLimits;
+  /** Prometheus registry for the per-tool series (none: not recorded). */
+  registry?: Registry | undefined;
+  tracing?: Tracing | undefined;
+  logger?: LogSink | undefined;
+  /** Defaults to reading `<agentsDir>/<agent>.yaml`. */
+  policies?: AgentPolicies | undefined;
+  now?: () => number;
+}
+
+export interface ExecutorApp extends ToolExecutor {
+  slots: CallSlots;
+  processes: ProcessRegistry;
+}
+
+/** Builds one executor over open connections (main.ts and the integration tests share it). */
+export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const workspacesRoot = resolve(options.workspacesDir);
+  const slots = new CallSlots(options.concurrency);
+  const running = new RunningCalls(now);
+  const processes = new ProcessRegistry({ executorId: options.executorId, limits: options.limits, now });
+  const metrics: ExecutorMetrics = options.registry
+    ? registerExecutorMetrics(options.registry, () => slots.inUse)
+    : { observe() {}, refused() {}, forwarded() {}, dlq() {} };
+  const bus = createBus(options.nc);
+  const handler = new CallHandler({
+    executorId: options.executorId,
+    slots,
+    running,
+    policies: options.policies ?? agentPoliciesFromDirectory(options.agentsDir),
+    bus,
+    subjects: options.subjects,
+    tracing: options.tracing ?? noopTracing,
+    metrics,
+    now,
+    context: {
+      executorId: options.executorId,
+      bus,
+      subjects: options.subjects,
+      redis: options.redis,
+      redisPrefix: options.redisPrefix,
+      // Agent names are validated tokens (no '/' or '..'), so this stays under the root.
+      workspaceOf: (agent) => join(workspacesRoot, agent),
+      processes,
+      limits: options.limits,
+      logger,
+      now,
+    },
+  });
+  const executor = startToolExecutor({
+    nc: options.nc,
+    subjects: options.subjects,
+    executorId: options.executorId,
+    handler,
+    slots,
+    running,
+    processes,
+    metrics,
+    logger,
+  });
+  return { ...executor, slots, processes };
+}

@@ -1,0 +1,45 @@
+import { ConfigError } from "@moniro/config";
+import { describe, expect, it } from "vitest";
+import { defaultExecutorId, execLimitsOf, executorIdOf, loadExecutorConfig } from "./executor-config.js";
+
+describe("executor config", () => {
+  it("names the variable that is wrong", () => {
+    expect(() => loadExecutorConfig({ MONIRO_TOOL_CONCURRENCY: "0" })).toThrow(ConfigError);
+    expect(() => loadExecutorConfig({ MONIRO_TOOL_CONCURRENCY: "0" })).toThrow(/MONIRO_TOOL_CONCURRENCY/);
+    expect(() => loadExecutorConfig({ MONIRO_EXECUTOR_ID: "host.example:1" })).toThrow(/MONIRO_EXECUTOR_ID: .*no dots/);
+    expect(() => loadExecutorConfig({ MONIRO_EXEC_RUN_AS: "nobody" })).toThrow(
+      /MONIRO_EXEC_RUN_AS: must be '<uid>:<gid>'/,
+    );
+    expect(() => loadExecutorConfig({ MONIRO_EXEC_BWRAP: "maybe" })).toThrow(
+      /MONIRO_EXEC_BWRAP: must be true or false/,
+    );
+  });
+
+  it("maps the exec variables onto the catalog's limits, keeping its defaults for the rest", () => {
+    const config = loadExecutorConfig({
+      MONIRO_EXEC_TIMEOUT_MS: "5000",
+      MONIRO_EXEC_MAX_PROCESSES: "64",
+      MONIRO_EXEC_RUN_AS: "65534:65534",
+      MONIRO_EXEC_BWRAP: "true",
+      MONIRO_PROCESS_IDLE_TTL_MS: "60000",
+    });
+    const limits = execLimitsOf(config);
+    expect(limits).toMatchObject({
+      defaultTimeoutMs: 5000,
+      maxProcesses: 64,
+      runAs: { uid: 65534, gid: 65534 },
+      bwrap: { enabled: true, network: true },
+      processIdleTtlMs: 60_000,
+      outputCapBytes: 30_000,
+    });
+    expect(execLimitsOf(loadExecutorConfig({})).runAs).toBeUndefined();
+    expect(config.MONIRO_TOOL_CONCURRENCY).toBe(16);
+  });
+
+  it("defaults the executor id to <host>-<pid>-<random>, usable as a subject token and a process id prefix", () => {
+    const id = defaultExecutorId(() => "abc123");
+    expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(id.endsWith(`-${process.pid}-abc123`)).toBe(true);
+    expect(executorIdOf(loadExecutorConfig({ MONIRO_EXECUTOR_ID: "exec-a" }))).toBe("exec-a");
+  });
+});

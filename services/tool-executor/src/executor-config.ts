@@ -1,0 +1,84 @@
+import { hostname } from "node:os";
+import { parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config";
+import { type ExecLimits, execLimits } from "@moniro/tool-catalog";
+import { z } from "zod";
+
+const int = (min: number) => z.coerce.number().int().min(min);
+const flag = z
+  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
+  .transform((value) => ["true", "1", "yes", "on"].includes(value));
+
+/**
+ * The tool-executor's environment: the common service settings plus the
+ * executor's identity, its concurrency limit and the exec limits. Every
+ * limit has a default; an error names the variable.
+ */
+export const executorConfigSchema = serviceConfigSchema.extend({
+  /** Process ids embed it (`<executorId>:<n>`) and it is a subject token: no dots, colons or spaces. */
+  MONIRO_EXECUTOR_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, "must be 1-100 characters of A-Z, a-z, 0-9, '_' or '-' (no dots or colons)")
+    .optional(),
+  /** Calls run at once; one more is refused with a retryable `executor_busy` result. */
+  MONIRO_TOOL_CONCURRENCY: int(1).default(16),
+  /** SIGTERM: how long running calls may take to finish before they are aborted. */
+  MONIRO_SHUTDOWN_GRACE_MS: int(0).default(10_000),
+  MONIRO_EXEC_TIMEOUT_MS: int(1).optional(),
+  MONIRO_EXEC_MAX_TIMEOUT_MS: int(1).optional(),
+  MONIRO_EXEC_OUTPUT_CAP_BYTES: int(1).optional(),
+  MONIRO_EXEC_CPU_SECONDS: int(1).optional(),
+  MONIRO_EXEC_MEMORY_BYTES: int(1).optional(),
+  MONIRO_EXEC_MAX_PROCESSES: int(1).optional(),
+  MONIRO_EXEC_FILE_SIZE_BYTES: int(1).optional(),
+  /** Wrap exec/process commands in bubblewrap (needs `bwrap` on PATH). */
+  MONIRO_EXEC_BWRAP: flag.default(false),
+  MONIRO_EXEC_BWRAP_NETWORK: flag.default(true),
+  /** `uid:gid` of the unprivileged user commands run as (the executor must run as root). */
+  MONIRO_EXEC_RUN_AS: z
+    .string()
+    .regex(/^\d+:\d+$/, "must be '<uid>:<gid>' (numbers), e.g. 65534:65534")
+    .optional(),
+  /** Background processes untouched this long are killed. */
+  MONIRO_PROCESS_IDLE_TTL_MS: int(1).optional(),
+  MONIRO_MAX_BACKGROUND_PROCESSES: int(1).optional(),
+});
+export type ExecutorConfig = ServiceConfig & z.output<typeof executorConfigSchema>;
+
+export function loadExecutorConfig(env: Record<string, string | undefined> = process.env): ExecutorConfig {
+  return parseEnv(executorConfigSchema, env);
+}
+
+/** `<hostname>-<pid>-<random>`, reduced to the characters a subject token and a process id allow. */
+export function defaultExecutorId(random: () => string = () => Math.random().toString(36).slice(2, 8)): string {
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9_-]/g, "-")
+      .slice(0, 60) || "host";
+  return `${host}-${process.pid}-${random()}`;
+}
+
+export function executorIdOf(config: ExecutorConfig): string {
+  return config.MONIRO_EXECUTOR_ID ?? defaultExecutorId();
+}
+
+/** The catalog's exec limits from the environment (unset variables keep the catalog's defaults). */
+export function execLimitsOf(config: ExecutorConfig): ExecLimits {
+  const [uid, gid] = (config.MONIRO_EXEC_RUN_AS ?? "").split(":").map(Number);
+  return execLimits({
+    ...optional("defaultTimeoutMs", config.MONIRO_EXEC_TIMEOUT_MS),
+    ...optional("maxTimeoutMs", config.MONIRO_EXEC_MAX_TIMEOUT_MS),
+    ...optional("outputCapBytes", config.MONIRO_EXEC_OUTPUT_CAP_BYTES),
+    ...optional("cpuSeconds", config.MONIRO_EXEC_CPU_SECONDS),
+    ...optional("addressSpaceBytes", config.MONIRO_EXEC_MEMORY_BYTES),
+    ...optional("maxProcesses", config.MONIRO_EXEC_MAX_PROCESSES),
+    ...optional("fileSizeBytes", config.MONIRO_EXEC_FILE_SIZE_BYTES),
+    ...optional("processIdleTtlMs", config.MONIRO_PROCESS_IDLE_TTL_MS),
+    ...optional("maxBackgroundProcesses", config.MONIRO_MAX_BACKGROUND_PROCESSES),
+    ...(uid !== undefined && gid !== undefined && config.MONIRO_EXEC_RUN_AS ? { runAs: { uid, gid } } : {}),
+    bwrap: { enabled: config.MONIRO_EXEC_BWRAP, network: config.MONIRO_EXEC_BWRAP_NETWORK },
+  });
+}
+
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}

@@ -1,0 +1,88 @@
+import { connectNats, drainNats, ensureStreams, onShutdown } from "@moniro/bus";
+import { ConfigError } from "@moniro/config";
+import { createSubjects } from "@moniro/envelopes";
+import { connectRedis, waitForRedis } from "@moniro/store";
+import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { type ExecutorApp, startExecutorApp } from "./executor-app.js";
+import { type ExecutorConfig, execLimitsOf, executorIdOf, loadExecutorConfig } from "./executor-config.js";
+
+// Wiring only: configuration, telemetry, connections, the executor, the ops server, shutdown.
+let config: ExecutorConfig;
+try {
+  config = loadExecutorConfig();
+} catch (error) {
+  process.stderr.write(`tool-executor: ${error instanceof ConfigError ? error.message : String(error)}\n`);
+  process.exit(2);
+}
+const executorId = executorIdOf(config);
+const telemetry = startTelemetry({ service: "tool-executor" });
+const logger = createLogger({ service: "tool-executor", level: config.MONIRO_LOG_LEVEL }).child({ executorId });
+const registry = createMetricsRegistry("tool-executor");
+const starting = new AbortController();
+const redis = connectRedis(config.MONIRO_REDIS_URL, { logger, name: `tool-executor:${executorId}` });
+let nats: NatsConnection | undefined;
+let app: ExecutorApp | undefined;
+
+const ops = await startOpsServer({
+  host: config.MONIRO_HTTP_HOST,
+  port: config.MONIRO_HTTP_PORT ?? 9102,
+  metrics: registry,
+  checks: {
+    started: async () => {
+      if (!app) throw new Error("starting");
+    },
+    redis: async () => {
+      await redis.ping();
+    },
+    nats: async () => {
+      if (!nats || nats.isClosed()) throw new Error("not connected");
+      await nats.flush();
+    },
+  },
+});
+
+onShutdown(
+  async (signal) => {
+    starting.abort(new Error(`${signal} during startup`));
+    await app?.stop(config.MONIRO_SHUTDOWN_GRACE_MS);
+    app = undefined;
+    await drainNats(nats, logger);
+    await redis.quit().catch(() => {});
+    await ops.close();
+    await telemetry.shutdown();
+  },
+  { logger, timeoutMs: config.MONIRO_SHUTDOWN_GRACE_MS + 15_000 },
+);
+
+try {
+  await waitForRedis(redis, starting.signal);
+  nats = await connectNats(config, { name: `tool-executor:${executorId}`, logger, signal: starting.signal });
+  const subjects = createSubjects(config.MONIRO_NAMESPACE);
+  // `message` publishes to MONIRO_OUT and invalid calls go to MONIRO_DLQ: make sure both exist (idempotent).
+  await ensureStreams(nats, subjects, ["out", "dlq"]);
+  app = startExecutorApp({
+    executorId,
+    nc: nats,
+    subjects,
+    redis,
+    redisPrefix: config.MONIRO_REDIS_PREFIX,
+    agentsDir: config.MONIRO_AGENTS_DIR,
+    workspacesDir: config.MONIRO_WORKSPACES_DIR,
+    concurrency: config.MONIRO_TOOL_CONCURRENCY,
+    limits: execLimitsOf(config),
+    registry,
+    tracing: telemetry.tracing,
+    logger,
+  });
+  await nats.flush();
+  logger.info(
+    { port: ops.port, concurrency: config.MONIRO_TOOL_CONCURRENCY, namespace: config.MONIRO_NAMESPACE },
+    "tool-executor ready",
+  );
+} catch (error) {
+  if (!starting.signal.aborted) {
+    logger.fatal(errorFields(error), "tool-executor failed to start");
+    process.exit(1);
+  }
+}

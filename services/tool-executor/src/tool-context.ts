@@ -1,0 +1,69 @@
+import type { Bus } from "@moniro/bus";
+import { requestFailure } from "@moniro/bus";
+import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
+import { channelOf, parseJson } from "@moniro/envelopes";
+import {
+  type ExecLimits,
+  type ProcessRegistry,
+  SchedulerUnavailableError,
+  type ToolContext,
+  type ToolLogger,
+} from "@moniro/tool-catalog";
+import type { Redis } from "ioredis";
+
+/** What every call's context shares: connections, limits, the process registry. */
+export interface ToolContextDeps {
+  executorId: string;
+  bus: Pick<Bus, "publishDurable" | "request">;
+  subjects: Subjects;
+  redis: Redis;
+  redisPrefix: string;
+  /** `<workspacesDir>/<agent>` is the agent's workspace. */
+  workspaceOf(agent: string): string;
+  processes: ProcessRegistry;
+  limits: ExecLimits;
+  logger?: ToolLogger;
+  /** Longest wait for a scheduler answer. */
+  schedulerTimeoutMs?: number;
+  now?: () => number;
+}
+
+/** The ToolContext of one call: its identity, its signal, and adapters onto NATS and Redis. */
+export function toolContextFor(call: ToolCallEnvelope, signal: AbortSignal, deps: ToolContextDeps): ToolContext {
+  const now = deps.now ?? Date.now;
+  const context: ToolContext = {
+    agent: call.agent,
+    context: call.context,
+    callId: call.callId,
+    workspace: deps.workspaceOf(call.agent),
+    signal,
+    deadlineMs: call.deadlineMs,
+    executorId: deps.executorId,
+    redis: deps.redis,
+    redisPrefix: deps.redisPrefix,
+    processes: deps.processes,
+    limits: deps.limits,
+    publishOutbound: (envelope) => deps.bus.publishDurable(deps.subjects.out(channelOf(envelope.to)), envelope),
+    /** The catalog's cron tool builds the whole scheduler request envelope; this only carries it. */
+    async requestScheduler(op, request) {
+      const timeoutMs = Math.max(1, Math.min(deps.schedulerTimeoutMs ?? 5_000, call.deadlineMs - now()));
+      const subject = deps.subjects.sched(op);
+      let reply: Uint8Array;
+      try {
+        reply = await deps.bus.request(subject, request, { timeoutMs, signal });
+      } catch (error) {
+        const failure = requestFailure(error);
+        if (failure === "no-responders") throw new SchedulerUnavailableError(op, "no scheduler is running");
+        if (failure === "timeout") throw new SchedulerUnavailableError(op, `no answer within ${timeoutMs} ms`);
+        throw error;
+      }
+      const parsed = parseJson(reply);
+      if (!parsed.ok) throw new Error(`the scheduler's reply is not JSON (${parsed.error.message})`);
+      return parsed.value;
+    },
+  };
+  if (call.replyTo !== undefined) context.replyTo = call.replyTo;
+  if (call.inReplyTo !== undefined) context.inReplyTo = call.inReplyTo;
+  if (deps.logger !== undefined) context.logger = deps.logger;
+  return context;
+}

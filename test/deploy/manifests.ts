@@ -1,0 +1,177 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
+import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
+import { ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { parseAllDocuments } from "yaml";
+
+export const ROOT = resolve(import.meta.dirname, "..", "..");
+export const SERVICES = ["gateway", "agent-runner", "tool-executor", "scheduler", "signal-bridge"] as const;
+
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are inspected field by field in the tests
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}
+
+/** A kubernetes-models class per kind the artefacts may contain; anything else is an error. */
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  "v1/Namespace": Namespace,
+  "v1/ConfigMap": ConfigMap,
+  "v1/Secret": Secret,
+  "v1/Service": Service,
+  "v1/ServiceAccount": ServiceAccount,
+  "v1/PersistentVolumeClaim": PersistentVolumeClaim,
+  "apps/v1/Deployment": Deployment,
+  "apps/v1/StatefulSet": StatefulSet,
+  "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
+};
+
+/** Parses multi-document YAML strictly (duplicate keys and syntax errors throw). */
+export function parseManifests(text: string, source: string): K8sObject[] {
+  const objects: K8sObject[] = [];
+  for (const document of parseAllDocuments(text, { uniqueKeys: true })) {
+    if (document.errors.length > 0) throw new Error(`${source}: ${document.errors.map((e) => e.message).join("; ")}`);
+    const value = document.toJS() as K8sObject | null;
+    if (value !== null) objects.push(value);
+  }
+  return objects;
+}
+
+/** Validates one object against the Kubernetes OpenAPI schema; throws naming the object and the field. */
+export function validateObject(object: K8sObject, source: string): void {
+  const key = `${object.apiVersion}/${object.kind}`;
+  const Model = MODELS[key];
+  if (!Model) throw new Error(`${source}: no schema known for ${key} (${object.metadata?.name})`);
+  try {
+    new Model(object as never).validate();
+  } catch (error) {
+    throw new Error(`${source}: ${key} ${object.metadata?.name} is invalid: ${(error as Error).message}`);
+  }
+}
+
+export function byKind(objects: K8sObject[], kind: string): K8sObject[] {
+  return objects.filter((o) => o.kind === kind);
+}
+
+/** The command's entry file exists as TypeScript source (dist/ is its compiled form). */
+export function entrySourceExists(command: string[]): boolean {
+  const file = command.find((part) => /^services\/[a-z-]+\/dist\/main\.js$/.test(part));
+  if (!file) return false;
+  return existsSync(join(ROOT, file.replace("/dist/", "/src/").replace(/\.js$/, ".ts")));
+}
+
+const TOOLS = join(ROOT, "tools");
+
+/** A tool from ./tools (installed by .ci/tools.sh) or PATH; a clear failure when missing. */
+export function tool(name: "helm" | "kubectl"): string {
+  const local = join(TOOLS, name);
+  if (existsSync(local)) return local;
+  const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
+  if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
+  throw new Error(`${name} is not installed: run 'bash .ci/tools.sh' (installs helm and kubectl into ./tools/)`);
+}
+
+export function run(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (error) {
+    const failure = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(
+      `${command} ${args.join(" ")} failed:\n${failure.stdout ?? ""}${failure.stderr ?? failure.message}`,
+    );
+  }
+}
+
+export function readText(path: string): string {
+  return readFileSync(join(ROOT, path), "utf8");
+}
+
+/** The single container of a Deployment. */
+// biome-ignore lint/suspicious/noExplicitAny: see K8sObject.spec
+export function containerOf(deployment: K8sObject): any {
+  const containers = deployment.spec?.template?.spec?.containers ?? [];
+  if (containers.length !== 1) throw new Error(`${deployment.metadata.name}: expected one container`);
+  return containers[0];
+}
+
+export function envValue(container: { env?: Array<{ name: string; value?: string }> }, name: string) {
+  return container.env?.find((e) => e.name === name)?.value;
+}
+
+/**
+ * Every ConfigMap, Secret (and key) and PersistentVolumeClaim a Deployment
+ * refers to is among `objects`, unless named in `external` (managed outside).
+ * Returns one line per dangling reference.
+ */
+export function danglingReferences(objects: K8sObject[], external: string[] = []): string[] {
+  const names = (kind: string) => new Set(byKind(objects, kind).map((o) => o.metadata.name));
+  const configMaps = names("ConfigMap");
+  const claims = names("PersistentVolumeClaim");
+  const secrets = new Map(
+    byKind(objects, "Secret").map((s) => [s.metadata.name, new Set(Object.keys({ ...s.data, ...s.stringData }))]),
+  );
+  const problems: string[] = [];
+  for (const deployment of byKind(objects, "Deployment")) {
+    const where = `Deployment ${deployment.metadata.name}`;
+    const pod = deployment.spec.template.spec;
+    for (const container of pod.containers) {
+      for (const source of container.envFrom ?? []) {
+        const name = source.configMapRef?.name;
+        if (name && !configMaps.has(name) && !external.includes(name)) problems.push(`${where}: ConfigMap ${name}`);
+      }
+      for (const variable of container.env ?? []) {
+        const ref = variable.valueFrom?.secretKeyRef;
+        if (!ref || external.includes(ref.name)) continue;
+        if (!secrets.get(ref.name)?.has(ref.key)) problems.push(`${where}: Secret ${ref.name} key ${ref.key}`);
+      }
+    }
+    for (const volume of pod.volumes ?? []) {
+      const configMap = volume.configMap?.name;
+      if (configMap && !configMaps.has(configMap) && !external.includes(configMap)) {
+        problems.push(`${where}: ConfigMap ${configMap}`);
+      }
+      const claim = volume.persistentVolumeClaim?.claimName;
+      if (claim && !claims.has(claim) && !external.includes(claim)) problems.push(`${where}: PVC ${claim}`);
+    }
+  }
+  for (const service of byKind(objects, "Service")) {
+    const selector = service.spec.selector as Record<string, string>;
+    const matches = byKind(objects, "Deployment").some((d) =>
+      Object.entries(selector).every(([k, v]) => d.spec.template.metadata.labels?.[k] === v),
+    );
+    if (!matches) problems.push(`Service ${service.metadata.name}: selects no Deployment`);
+  }
+  for (const hpa of byKind(objects, "HorizontalPodAutoscaler")) {
+    const target = hpa.spec.scaleTargetRef.name;
+    if (!byKind(objects, "Deployment").some((d) => d.metadata.name === target)) {
+      problems.push(`HPA ${hpa.metadata.name}: no Deployment ${target}`);
+    }
+  }
+  return problems;
+}
+
+/** What every service container must look like, whichever artefact renders it. */
+export function serviceContainerProblems(deployment: K8sObject, service: string): string[] {
+  const container = containerOf(deployment);
+  const problems: string[] = [];
+  const where = `Deployment ${deployment.metadata.name}`;
+  const command: string[] = container.command ?? container.args ?? [];
+  if (command.join(" ") !== `node services/${service}/dist/main.js`) problems.push(`${where}: command ${command}`);
+  if (!entrySourceExists(command)) problems.push(`${where}: services/${service}/src/main.ts does not exist`);
+  const port = Number(envValue(container, "MONIRO_HTTP_PORT"));
+  const http = (container.ports ?? []).find((p: { name?: string }) => p.name === "http");
+  if (!http || http.containerPort !== port) problems.push(`${where}: port 'http' is not MONIRO_HTTP_PORT (${port})`);
+  if (container.livenessProbe?.httpGet?.path !== "/healthz") problems.push(`${where}: liveness probe is not /healthz`);
+  if (container.readinessProbe?.httpGet?.path !== "/readyz") problems.push(`${where}: readiness probe is not /readyz`);
+  for (const probe of [container.livenessProbe, container.readinessProbe]) {
+    if (probe?.httpGet?.port !== "http") problems.push(`${where}: a probe does not use port 'http'`);
+  }
+  if (!container.resources?.requests) problems.push(`${where}: no resource requests`);
+  return problems;
+}

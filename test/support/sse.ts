@@ -1,0 +1,77 @@
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/**
+ * Subscribes to a Server-Sent Events endpoint and collects events, so a test
+ * can wait for the one it expects.
+ */
+export async function openSse(url: string, headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    headers: { accept: "text/event-stream", ...headers },
+    signal: controller.signal,
+  });
+  if (!response.ok || !response.body) throw new Error(`SSE ${url} answered ${response.status}`);
+  const events: SseEvent[] = [];
+  const waiters = new Set<() => void>();
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  const pump = (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        let boundary = buffer.indexOf("\n\n");
+        while (boundary >= 0) {
+          const frame = buffer.slice(0, boundary);
+          buffer = buffer.slice(boundary + 2);
+          let event = "message";
+          const data: string[] = [];
+          for (const line of frame.split("\n")) {
+            if (line.startsWith("event:")) event = line.slice(6).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }
+          if (data.length > 0) {
+            events.push({ event, data: data.join("\n") });
+            for (const wake of waiters) wake();
+          }
+          boundary = buffer.indexOf("\n\n");
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+
+  return {
+    events,
+    /** Resolves with the first event matching `predicate`, or rejects after `timeoutMs`. */
+    waitFor(predicate: (event: SseEvent) => boolean, timeoutMs = 20_000): Promise<SseEvent> {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = events.find(predicate);
+          if (found) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve(found);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(
+            new Error(`no matching SSE event within ${timeoutMs} ms; got: ${events.map((e) => e.event).join(", ")}`),
+          );
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      controller.abort();
+      await pump;
+    },
+  };
+}

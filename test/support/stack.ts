@@ -1,0 +1,191 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { Redis } from "ioredis";
+import { freePort } from "./ports.js";
+import { randomToken } from "./random.js";
+
+export const SERVICES = ["gateway", "agent-runner", "tool-executor", "scheduler", "signal-bridge"] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+const ROOT = resolve(import.meta.dirname, "..", "..");
+export const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+export const REDIS_URL = process.env.MONIRO_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export interface RunningService {
+  name: string;
+  port: number;
+  process: ChildProcess;
+  output: string[];
+}
+
+export interface StackOptions {
+  /** Which services to start, each once (default: all five). Extra replicas via `start()`. */
+  services?: readonly ServiceName[];
+  /** Agent definitions by name: YAML text written to the agents dir. */
+  agents?: Record<string, string>;
+  /** Extra environment for every service. */
+  env?: Record<string, string>;
+}
+
+/**
+ * Starts Moniro's services as real processes (built `dist/main.js`) against
+ * the machine's NATS and Redis, in a namespace and key prefix of their own.
+ * `stop()` kills them and deletes exactly what this stack created.
+ */
+export async function startStack(options: StackOptions = {}) {
+  const namespace = randomToken("e");
+  const prefix = `${namespace}:`;
+  const dir = mkdtempSync(join(tmpdir(), "moniro-e2e-"));
+  const agentsDir = join(dir, "agents");
+  const workspacesDir = join(dir, "workspaces");
+  mkdirSync(agentsDir, { recursive: true });
+  mkdirSync(workspacesDir, { recursive: true });
+  for (const [name, yaml] of Object.entries(options.agents ?? {})) writeFileSync(join(agentsDir, `${name}.yaml`), yaml);
+
+  const running: RunningService[] = [];
+  const baseEnv: Record<string, string> = {
+    MONIRO_NATS_URL: NATS_URL,
+    MONIRO_REDIS_URL: REDIS_URL,
+    MONIRO_NAMESPACE: namespace,
+    MONIRO_REDIS_PREFIX: prefix,
+    MONIRO_AGENTS_DIR: agentsDir,
+    MONIRO_WORKSPACES_DIR: workspacesDir,
+    // Open access: the stack listens on loopback only (a test starts a gateway with keys itself).
+    MONIRO_GATEWAY_OPEN: "true",
+    MONIRO_LOG_LEVEL: "info",
+    ...options.env,
+  };
+
+  /**
+   * Starts one more process of a service. `waitReady: false` returns as soon
+   * as it is spawned (for services expected not to become ready).
+   */
+  async function start(
+    name: ServiceName,
+    env: Record<string, string> = {},
+    startOptions: { waitReady?: boolean } = {},
+  ): Promise<RunningService> {
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(ROOT, "services", name, "dist", "main.js")], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? dir,
+        ...baseEnv,
+        MONIRO_HTTP_PORT: String(port),
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const service: RunningService = { name, port, process: child, output: [] };
+    const collect = (chunk: Buffer) => service.output.push(chunk.toString("utf8"));
+    child.stdout?.on("data", collect);
+    child.stderr?.on("data", collect);
+    running.push(service);
+    if (startOptions.waitReady !== false) await waitReady(service);
+    return service;
+  }
+
+  async function waitReady(service: RunningService, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (service.process.exitCode !== null) {
+        throw new Error(`${service.name} exited with ${service.process.exitCode}:\n${service.output.join("")}`);
+      }
+      try {
+        const response = await fetch(`http://127.0.0.1:${service.port}/readyz`);
+        if (response.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${service.name} not ready within ${timeoutMs} ms:\n${service.output.join("")}`);
+  }
+
+  try {
+    for (const name of options.services ?? SERVICES) await start(name);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  function service(name: ServiceName): RunningService {
+    const found = running.find((s) => s.name === name && s.process.exitCode === null && s.process.signalCode === null);
+    if (!found) throw new Error(`service ${name} is not running`);
+    return found;
+  }
+
+  async function kill(target: RunningService, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+    if (target.process.exitCode !== null || target.process.signalCode !== null) return target.process.exitCode;
+    const exited = new Promise<number | null>((r) => target.process.once("exit", (code) => r(code)));
+    target.process.kill(signal);
+    return exited;
+  }
+
+  async function stop(): Promise<void> {
+    await Promise.all(
+      running.map(async (s) => {
+        const timer = setTimeout(() => s.process.kill("SIGKILL"), 5_000);
+        await kill(s, "SIGTERM");
+        clearTimeout(timer);
+      }),
+    );
+    await cleanupNamespace(namespace, prefix);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  return {
+    namespace,
+    prefix,
+    dir,
+    agentsDir,
+    workspacesDir,
+    running,
+    start,
+    service,
+    kill,
+    stop,
+    /** Base URL of the (first) gateway. */
+    get gatewayUrl() {
+      return `http://127.0.0.1:${service("gateway").port}`;
+    },
+    logs: (name: ServiceName) =>
+      running
+        .filter((s) => s.name === name)
+        .map((s) => s.output.join(""))
+        .join("\n"),
+  };
+}
+export type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/** Deletes the JetStream streams and Redis keys of one test namespace, and nothing else. */
+export async function cleanupNamespace(namespace: string, prefix: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const streamPrefix = `${namespace.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}_`;
+    for await (const info of jsm.streams.list()) {
+      if (info.config.name.startsWith(streamPrefix)) await jsm.streams.delete(info.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+  const redis = new Redis(REDIS_URL);
+  try {
+    for (const pattern of [`${prefix}*`, `bull:${namespace}*`, `${namespace}*`]) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== "0");
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
