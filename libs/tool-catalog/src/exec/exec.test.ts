@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
@@ -58,7 +58,9 @@ describe("exec", () => {
     const ctx = testToolContext({ limits: { killGraceMs: 300 } });
     const outcome = await runTool("exec", { command: STUBBORN_TREE, timeout_ms: 1_000 }, ctx);
     expect(outcome).toMatchObject({ isError: true, errorCode: "timeout" });
-    expect(outcome.content).toContain("timed out after 1000 ms");
+    expect(outcome.content).toContain(
+      "[timed out after 1000 ms; the command and its children were killed. Use a larger timeout_ms or 'process' for long jobs]",
+    );
     const pids = pidsIn(ctx.workspace, "child.pid", "grandchild.pid", "shell-child.pid");
     for (const pid of pids) expect(running(pid), `pid ${pid}`).toBe(false);
   });
@@ -122,6 +124,44 @@ describe("exec", () => {
     const ctx = testToolContext({ limits: { cpuSeconds: 7, fileSizeBytes: 1024 * 1024, maxProcesses: 500 } });
     const outcome = await runTool("exec", { command: "ulimit -t; ulimit -f; ulimit -u" }, ctx);
     expect(outcome.content.split("\n").slice(0, 3)).toEqual(["7", "1024", "500"]);
+  });
+
+  it("the limits bite: a file past fileSizeBytes is cut off and a memory hog cannot allocate", async () => {
+    const ctx = testToolContext({ limits: { fileSizeBytes: 64 * 1024, addressSpaceBytes: 128 * 1024 * 1024 } });
+    const outcome = await runTool(
+      "exec",
+      {
+        command:
+          "head -c 200000 /dev/zero > big.bin; echo fsize-status=$?; ulimit -v; " +
+          "bash -c 'x=$(head -c 300000000 /dev/zero | tr \"\\0\" a); echo allocated-ok'; echo memory-status=$?",
+      },
+      ctx,
+    );
+    expect(statSync(join(ctx.workspace, "big.bin")).size).toBe(64 * 1024);
+    expect(outcome.content).toContain("fsize-status=153"); // 128 + SIGXFSZ
+    expect(outcome.content).toMatch(/^131072$/m);
+    expect(outcome.content).toContain("cannot allocate");
+    expect(outcome.content).not.toContain("allocated-ok");
+    expect(outcome.content).not.toContain("memory-status=0");
+  });
+
+  it("runs as the configured unprivileged user (executor as root), or says it cannot start (not root)", async () => {
+    const ctx = testToolContext({ limits: { runAs: { uid: 65534, gid: 65534 } } });
+    chmodSync(ctx.workspace, 0o777); // docs/sandbox.md: give that user write access to the workspace root
+    const outcome = await runTool(
+      "exec",
+      { command: "id -u; id -g; echo hi > mine.txt; stat -c %u mine.txt; touch /etc/moniro-probe 2>&1" },
+      ctx,
+    );
+    if (process.getuid?.() === 0) {
+      expect(outcome.content.split("\n").slice(0, 3)).toEqual(["65534", "65534", "65534"]);
+      expect(outcome.content).toContain("Permission denied");
+      expect(outcome.data).toMatchObject({ sandbox: { runAs: true } });
+    } else {
+      // Without the privilege to switch users the command must not silently run as the executor.
+      expect(outcome.isError).toBe(true);
+      expect(outcome.content).toMatch(/EPERM|not permitted/);
+    }
   });
 });
 

@@ -84,6 +84,7 @@ describe("process tool", () => {
     };
     const stolen = await runTool("process", { action: "kill", processId }, other);
     expect(stolen).toMatchObject({ isError: true, errorCode: "process-not-found" });
+    expect(stolen.content).toContain("Use action 'list' to see your processes");
     expect((await runTool("process", { action: "list" }, other)).content).toContain("No background processes");
     expect((await runTool("process", { action: "poll" }, ctx)).content).toContain("'processId' is required");
     expect((await runTool("process", { action: "start" }, ctx)).content).toContain("'command' is required");

@@ -37,6 +37,7 @@ describe("message", () => {
     expect(await runTool("message", { text: "hello?" }, ctx)).toMatchObject({
       isError: true,
       errorCode: "no-recipient",
+      content: "No 'to' given and the current input has no reply target. Pass 'to', e.g. 'http:alice'.",
     });
     expect((await runTool("message", { to: "alice", text: "x" }, ctx)).errorCode).toBe("invalid-recipient");
     expect(ctx.published).toHaveLength(0);

@@ -35,7 +35,11 @@ describe("memory", () => {
     expect(search.data).toEqual({ matches: [{ key: "favourite-color", value: "Teal, not blue" }] });
     expect((await runTool("memory_search", { query: "teal berlin" }, second)).content).toContain("No memory matches");
     expect((await runTool("memory_delete", { key: "timezone" }, second)).isError).toBeUndefined();
-    expect((await runTool("memory_get", { key: "timezone" }, second)).errorCode).toBe("not-found");
+    expect(await runTool("memory_get", { key: "timezone" }, second)).toMatchObject({
+      isError: true,
+      errorCode: "not-found",
+      content: "No memory 'timezone'. Use memory_search to find keys.",
+    });
     expect((await runTool("memory_delete", { key: "timezone" }, second)).errorCode).toBe("not-found");
     // Another agent has its own memory.
     expect((await runTool("memory_get", {}, freshContext("bob"))).content).toBe("No memories yet.");
@@ -78,7 +82,11 @@ describe("todos", () => {
     expect(open.todos.map((todo) => todo.text)).toEqual(["water plants"]);
     const all = (await runTool("todo_list", { include_done: true }, second)).data as { todos: unknown[] };
     expect(all.todos).toHaveLength(2);
-    expect((await runTool("todo_done", { id: "t000000" }, second)).errorCode).toBe("not-found");
+    expect(await runTool("todo_done", { id: "t000000" }, second)).toMatchObject({
+      isError: true,
+      errorCode: "not-found",
+      content: "No todo 't000000'. Use todo_list to see ids.",
+    });
     await runTool("memory_write", { key: "name", value: "Ada" }, second);
     expect(await readPersonalContext(t.connect(), t.prefix, "ada")).toEqual({
       memory: "- name: Ada",
@@ -151,8 +159,10 @@ describe("history", () => {
       ctx,
     );
     expect(since.content).toContain("what is the wifi password?");
-    expect((await runTool("history_read", { since: future, until: new Date().toISOString() }, ctx)).errorCode).toBe(
-      "invalid-input",
-    );
+    expect(await runTool("history_read", { since: future, until: new Date().toISOString() }, ctx)).toMatchObject({
+      isError: true,
+      errorCode: "invalid-input",
+      content: "'since' is after 'until'; swap them.",
+    });
   });
 });

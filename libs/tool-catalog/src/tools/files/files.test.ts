@@ -34,10 +34,19 @@ describe("read", () => {
 
   it("explains a missing file, a directory, a binary file and an offset past the end", async () => {
     const { ctx } = workspaceWith({ "a.txt": "one\n", "dir/x": "", "bin.dat": "ab\0cd" });
-    expect((await runTool("read", { path: "nope.txt" }, ctx)).errorCode).toBe("not-found");
-    expect((await runTool("read", { path: "dir" }, ctx)).errorCode).toBe("is-directory");
-    expect((await runTool("read", { path: "bin.dat" }, ctx)).errorCode).toBe("binary-file");
-    expect((await runTool("read", { path: "a.txt", offset: 5 }, ctx)).errorCode).toBe("out-of-range");
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ path: "nope.txt" }, "not-found", "File 'nope.txt' does not exist. Use 'ls' or 'glob' to find it."],
+      [{ path: "dir" }, "is-directory", "'dir' is a directory. Use 'ls' to list it."],
+      [{ path: "bin.dat" }, "binary-file", "'bin.dat' is a binary file; use 'exec' to inspect it."],
+      [{ path: "a.txt", offset: 5 }, "out-of-range", "'a.txt' has only 1 lines; offset 5 is past the end."],
+    ];
+    for (const [input, errorCode, content] of cases) {
+      expect(await runTool("read", input, ctx), JSON.stringify(input)).toMatchObject({
+        isError: true,
+        errorCode,
+        content,
+      });
+    }
   });
 });
 
@@ -49,6 +58,19 @@ describe("write", () => {
     const again = await runTool("write", { path: "deep/dir/f.txt", content: "v2" }, ctx);
     expect(again.data).toMatchObject({ created: false });
     expect(file("deep/dir/f.txt")).toBe("v2");
+  });
+
+  it("refuses a directory and a path under a file with an error result saying what to do, writing nothing", async () => {
+    const { ctx, file } = workspaceWith({ "dir/x": "", "a.txt": "keep" });
+    const onDirectory = await runTool("write", { path: "dir", content: "v" }, ctx);
+    expect(onDirectory).toMatchObject({ isError: true, errorCode: "is-directory" });
+    expect(onDirectory.content).toBe("'dir' is a directory; give a file path.");
+    const underFile = await runTool("write", { path: "a.txt/deeper/b.txt", content: "v" }, ctx);
+    expect(underFile).toMatchObject({ isError: true, errorCode: "not-a-directory" });
+    expect(underFile.content).toBe(
+      "'a.txt' is a file, so 'a.txt/deeper/b.txt' cannot be created under it. Write to another path, or remove 'a.txt' first.",
+    );
+    expect(file("a.txt")).toBe("keep");
   });
 });
 
@@ -150,6 +172,34 @@ describe("apply_patch", () => {
     expect(outcome.errorCode).toBe("path-outside-workspace");
     expect(file("a.txt")).toBe(files["a.txt"]);
   });
+
+  it("an I/O failure while writing puts back every file already written", async () => {
+    const { ctx, file } = workspaceWith(files);
+    // Both sections fit the current files, but 'x' is written as a file before 'x/y.txt' needs it as a directory.
+    const clash = [
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -1,3 +1,3 @@",
+      " alpha",
+      "-beta",
+      "+BETA",
+      " gamma",
+      "--- /dev/null",
+      "+++ b/x",
+      "@@ -0,0 +1,1 @@",
+      "+plain file",
+      "--- /dev/null",
+      "+++ b/x/y.txt",
+      "@@ -0,0 +1,1 @@",
+      "+nested",
+      "",
+    ].join("\n");
+    const outcome = await runTool("apply_patch", { patch: clash }, ctx);
+    expect(outcome).toMatchObject({ isError: true, errorCode: "patch-failed" });
+    expect(outcome.content).toContain("every file was restored");
+    expect(file("a.txt")).toBe(files["a.txt"]);
+    expect(existsSync(join(ctx.workspace, "x"))).toBe(false);
+  });
 });
 
 describe("grep", () => {
@@ -172,12 +222,23 @@ describe("grep", () => {
     expect(context.content).toBe("src/a.ts-1-import x\nsrc/a.ts:2:const needle = 1;\nsrc/a.ts-3-export {}");
   });
 
+  it("takes a JavaScript regex: anchors, alternation, classes", async () => {
+    const { ctx } = workspaceWith({
+      "cfg.ts": "const port = 8080;\nconst host = 'a';\n// const port = 1;\nconst portal = 2;\n",
+    });
+    const outcome = await runTool("grep", { pattern: "^const (port|host) = (\\d+|'\\w')" }, ctx);
+    expect(outcome.content).toBe("cfg.ts:1:const port = 8080;\ncfg.ts:2:const host = 'a';");
+    expect(outcome.data).toMatchObject({ matches: 2, truncated: false });
+  });
+
   it("caps results and reports an invalid regex", async () => {
     const { ctx } = workspaceWith({ "many.txt": "hit\n".repeat(50) });
     const capped = await runTool("grep", { pattern: "hit", max_results: 5 }, ctx);
     expect(capped.data).toMatchObject({ matches: 5, truncated: true });
     expect(capped.content).toContain("stopped at 5 matches");
-    expect((await runTool("grep", { pattern: "(" }, ctx)).errorCode).toBe("invalid-regex");
+    const invalid = await runTool("grep", { pattern: "(" }, ctx);
+    expect(invalid).toMatchObject({ isError: true, errorCode: "invalid-regex" });
+    expect(invalid.content).toContain("Escape special characters");
   });
 });
 
@@ -187,13 +248,18 @@ describe("glob and ls", () => {
     expect((await runTool("glob", { pattern: "**/*.ts" }, ctx)).content).toBe("src/a.ts\nsrc/b.ts");
     expect((await runTool("glob", { pattern: "*.ts", path: "src" }, ctx)).content).toBe("src/a.ts\nsrc/b.ts");
     expect((await runTool("glob", { pattern: "*.none" }, ctx)).content).toBe("No files match.");
+    const missing = await runTool("glob", { pattern: "*.ts", path: "nope" }, ctx);
+    expect(missing).toMatchObject({ isError: true, errorCode: "not-found" });
+    expect(missing.content).toBe("'nope' is not a directory. Give a directory as path.");
   });
 
   it("ls shows directories and files with sizes", async () => {
     const { ctx } = workspaceWith({ "src/a.ts": "12345", "README.md": "hi" });
     const outcome = await runTool("ls", {}, ctx);
     expect(outcome.content).toBe("README.md\t2\nsrc/");
-    expect((await runTool("ls", { path: "README.md" }, ctx)).errorCode).toBe("not-a-directory");
+    const onFile = await runTool("ls", { path: "README.md" }, ctx);
+    expect(onFile).toMatchObject({ isError: true, errorCode: "not-a-directory" });
+    expect(onFile.content).toBe("'README.md' is a file; use 'read'.");
     expect((await runTool("ls", { path: "missing" }, ctx)).errorCode).toBe("not-found");
   });
 });

@@ -1,5 +1,5 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, relative } from "node:path";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
@@ -20,7 +20,17 @@ export const writeTool = defineTool({
       if (info.isDirectory()) return fail("is-directory", `'${target.display}' is a directory; give a file path.`);
       created = false;
     } catch {}
-    await mkdir(dirname(target.absolute), { recursive: true });
+    try {
+      await mkdir(dirname(target.absolute), { recursive: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST" && code !== "ENOTDIR") throw error;
+      const blocker = relative(target.root, await nearestNonDirectory(dirname(target.absolute)));
+      return fail(
+        "not-a-directory",
+        `'${blocker}' is a file, so '${target.display}' cannot be created under it. Write to another path, or remove '${blocker}' first.`,
+      );
+    }
     await writeFile(target.absolute, input.content, "utf8");
     const bytes = Buffer.byteLength(input.content);
     return ok(
@@ -29,3 +39,15 @@ export const writeTool = defineTool({
     );
   },
 });
+
+/** The ancestor of `path` (or `path` itself) that exists but is not a directory. */
+async function nearestNonDirectory(path: string): Promise<string> {
+  let candidate = path;
+  for (;;) {
+    const info = await stat(candidate).catch(() => undefined);
+    if (info !== undefined && !info.isDirectory()) return candidate;
+    const parent = dirname(candidate);
+    if (parent === candidate) return path;
+    candidate = parent;
+  }
+}
