@@ -1,5 +1,6 @@
 import { monotonicFactory } from "ulid";
 import { z } from "zod";
+import { pooledRandom } from "./random-bytes.js";
 
 export const ENVELOPE_VERSION = 1;
 
@@ -24,7 +25,7 @@ export const attachmentSchema = z.object({
 });
 export type Attachment = z.infer<typeof attachmentSchema>;
 
-const nextUlid = monotonicFactory();
+const nextUlid = monotonicFactory(pooledRandom);
 
 /** A new envelope id. Producers outside Moniro may use any ULID library. */
 export function newId(now: number = Date.now()): string {

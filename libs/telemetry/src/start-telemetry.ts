@@ -1,15 +1,8 @@
 import type { Tracing } from "@moniro/ports";
 import { type Tracer, trace } from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  SimpleSpanProcessor,
-  type SpanExporter,
-  type SpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { lightTracer, lightTracerProvider } from "./light-tracer.js";
+import { sdkProvider } from "./sdk-provider.js";
 import { ensureContextManager } from "./trace-context.js";
 import { otelTracing } from "./tracing.js";
 
@@ -45,8 +38,10 @@ export interface Telemetry {
 /**
  * OpenTelemetry tracing for one service: W3C propagation, AsyncLocalStorage
  * context, BatchSpanProcessor to OTLP/HTTP when an endpoint is configured. No
- * auto-instrumentation (startup time and memory). The first call in a process
- * also becomes the global tracer provider.
+ * auto-instrumentation (startup time and memory). Without an endpoint (or a
+ * test exporter) the SDK is not even loaded: spans are non-recording but keep
+ * real ids, so traceparent headers and log trace ids work the same. The first
+ * call in a process also becomes the global tracer provider.
  */
 export function startTelemetry(options: TelemetryOptions): Telemetry {
   const env = options.env ?? process.env;
@@ -58,23 +53,26 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
       `OTEL_EXPORTER_OTLP_ENDPOINT '${tracesUrl}' is not an http(s) URL; set it to the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`,
     );
   }
-  const spanProcessors: SpanProcessor[] = [
-    ...(tracesUrl
-      ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl }), { scheduledDelayMillis: 1_000 })]
-      : []),
-    ...(options.spanExporter ? [new SimpleSpanProcessor(options.spanExporter)] : []),
-  ];
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: service }),
-    spanProcessors,
-  });
   ensureContextManager();
+  const exporting = Boolean(tracesUrl) || options.spanExporter !== undefined;
+  if (!exporting) {
+    trace.setGlobalTracerProvider(lightTracerProvider);
+    return {
+      service,
+      exporting,
+      tracing: otelTracing(lightTracer),
+      tracer: lightTracer,
+      flush: async () => {},
+      shutdown: async () => {},
+    };
+  }
+  const provider = sdkProvider({ service, tracesUrl, spanExporter: options.spanExporter });
   trace.setGlobalTracerProvider(provider);
   const tracer = provider.getTracer(service);
   let stopped: Promise<void> | undefined;
   return {
     service,
-    exporting: spanProcessors.length > 0,
+    exporting,
     tracing: otelTracing(tracer),
     tracer,
     flush: () => provider.forceFlush(),

@@ -1,4 +1,4 @@
-import { parseEnv, serviceConfigSchema } from "@moniro/config";
+import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
 
 const flag = (variable: string) =>

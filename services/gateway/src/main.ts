@@ -1,4 +1,4 @@
-import { ConfigError } from "@moniro/config";
+import { ConfigError } from "@moniro/config/service";
 import { createLogger, createMetricsRegistry, errorFields, startTelemetry } from "@moniro/telemetry";
 import { loadGatewayConfig } from "./config.js";
 import { type RunningGateway, startGateway } from "./gateway.js";

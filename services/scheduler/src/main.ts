@@ -1,5 +1,5 @@
 import { onShutdown } from "@moniro/bus";
-import { ConfigError, loadServiceConfig } from "@moniro/config";
+import { ConfigError, loadServiceConfig } from "@moniro/config/service";
 import { createLogger, createMetricsRegistry, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import { type SchedulerApp, startScheduler } from "./scheduler-app.js";
 

@@ -1,5 +1,5 @@
 import { connectNats, ensureStreams, inMessageSpan, publishEnvelope } from "@moniro/bus";
-import type { ServiceConfig } from "@moniro/config";
+import type { ServiceConfig } from "@moniro/config/service";
 import { createSubjects, type DlqRecord, type InboundEnvelope } from "@moniro/envelopes";
 import { connectRedis } from "@moniro/store";
 import { type ReadinessCheck as Check, otelTracing } from "@moniro/telemetry";

@@ -1,5 +1,5 @@
 import { onShutdown } from "@moniro/bus";
-import { ConfigError } from "@moniro/config";
+import { ConfigError } from "@moniro/config/service";
 import { createLogger, createMetricsRegistry, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import { type BridgeApp, startBridge } from "./bridge-app.js";
 import { loadSignalBridgeConfig, type SignalBridgeConfig } from "./signal-config.js";

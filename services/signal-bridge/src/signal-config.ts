@@ -1,4 +1,4 @@
-import { parseEnv, serviceConfigSchema } from "@moniro/config";
+import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
 
 /** An unset or empty variable both mean "not configured". */

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config";
+import { parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config/service";
 import { type ExecLimits, execLimits } from "@moniro/tool-catalog";
 import { z } from "zod";
 

@@ -1,5 +1,5 @@
 import { connectNats, drainNats, ensureStreams, onShutdown } from "@moniro/bus";
-import { ConfigError } from "@moniro/config";
+import { ConfigError } from "@moniro/config/service";
 import { createSubjects } from "@moniro/envelopes";
 import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
