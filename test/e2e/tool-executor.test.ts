@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { NatsToolBus } from "@moniro/agent-runner";
 import { createBus } from "@moniro/bus";
 import { createSubjects, stamp, type ToolCallEnvelope, type ToolResultEnvelope } from "@moniro/envelopes";
@@ -27,6 +28,22 @@ async function runnerToolBus(stack: Stack, options: { replyGraceMs?: number; bus
     return tools.call(envelope);
   };
   return { nc, call, close: () => nc.close() };
+}
+
+/** Live (non-zombie) pids whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        const zombie = stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z";
+        return !zombie && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 async function metricsOf(service: RunningService): Promise<string> {
@@ -115,11 +132,57 @@ describe("tool-executor processes (e2e)", () => {
     expect(gone.content).toContain(`The executor that owned process ${processId} is gone`);
   });
 
+  it("exec through the service gets the configured limits, sandbox, output cap and scrubbed environment, and a timeout kills the whole tree", async () => {
+    stack = await startStack({
+      services: ["tool-executor"],
+      agents: { ada: AGENT },
+      env: {
+        MONIRO_EXEC_OUTPUT_CAP_BYTES: "2000",
+        MONIRO_EXEC_CPU_SECONDS: "9",
+        MONIRO_EXEC_BWRAP: "true",
+        MONIRO_EXEC_BWRAP_NETWORK: "false",
+        ANTHROPIC_API_KEY: "sk-ant-e2e-secret",
+        GITHUB_TOKEN: "ghp_e2e_secret",
+      },
+    });
+    runner = await runnerToolBus(stack);
+    const { call } = runner;
+    const environment = await call("exec", { command: "env; ulimit -t" });
+    expect(environment.isError).toBe(false);
+    for (const leaked of ["sk-ant-e2e-secret", "ghp_e2e_secret", "MONIRO_", stack.namespace, "redis://", "nats://"]) {
+      expect(environment.content).not.toContain(leaked);
+    }
+    expect(environment.content).toMatch(/^9$/m);
+    const flood = await call("exec", { command: "seq 1 20000" });
+    expect(flood.content).toMatch(/\[… output truncated: \d+ characters omitted …\]/);
+    expect(String(flood.content).length).toBeLessThan(2_200);
+    expect(flood.content).toContain("19999\n20000");
+
+    const sandbox = (environment.data as { sandbox: { bwrap: boolean; prlimit: boolean } }).sandbox;
+    expect(sandbox.prlimit).toBe(true);
+    if (sandbox.bwrap) {
+      const probe = await call("exec", { command: "touch /usr/moniro-probe 2>&1; cat /proc/net/dev" });
+      expect(probe.content).toContain("Read-only file system");
+      expect(probe.content).not.toMatch(/^\s*eth0:/m);
+    }
+
+    // A child that ignores SIGTERM and a grandchild; found afterwards by a unique argument (sandbox pids differ).
+    const marker = `1000.${Date.now() % 100_000}${Math.floor(Math.random() * 1_000)}`;
+    const stubborn = await call("exec", {
+      command: `bash -c 'trap "" TERM; sleep ${marker} & wait' & wait`,
+      timeout_ms: 1_000,
+    });
+    expect(stubborn).toMatchObject({ isError: true, errorCode: "timeout" });
+    expect(stubborn.content).toContain("the command and its children were killed");
+    expect(processesWith(marker)).toEqual([]);
+  });
+
   it("memory, notes and todos survive a restart of the executor", async () => {
     stack = await startStack({ services: ["tool-executor"], agents: { ada: AGENT } });
     runner = await runnerToolBus(stack);
     const { call } = runner;
-    expect((await call("memory_write", { key: "city", value: "Lisbon" })).isError).toBe(false);
+    const written = await call("memory_write", { key: "city", value: "Lisbon" });
+    expect(written.isError).toBe(false);
     expect((await call("note_write", { text: "met Bob at the market" })).isError).toBe(false);
     expect((await call("todo_add", { text: "send Bob the photos" })).isError).toBe(false);
 
@@ -128,10 +191,51 @@ describe("tool-executor processes (e2e)", () => {
     const after = await stack.start("tool-executor");
     const memory = await call("memory_get", { key: "city" });
     expect(memory.content).toContain("Lisbon");
-    expect(memory.executorId).not.toBe(undefined);
+    // A different executor process answered: the state came from Redis, not from the old process.
+    expect(memory.executorId).toBeDefined();
+    expect(memory.executorId).not.toBe(written.executorId);
     expect((await call("note_read", {})).content).toContain("met Bob at the market");
     expect((await call("todo_list", {})).content).toContain("send Bob the photos");
     expect(after.process.exitCode).toBe(null);
+  });
+
+  it("cron is forwarded to the real scheduler (create / list / delete), and while no scheduler answers it is a clear error result", async () => {
+    stack = await startStack({ services: ["tool-executor", "scheduler"], agents: { ada: AGENT } });
+    runner = await runnerToolBus(stack);
+    const { call } = runner;
+    const created = await call("cron", {
+      action: "create",
+      job: "standup",
+      cron: "0 9 * * 1-5",
+      tz: "Europe/Berlin",
+      reason: "post the standup",
+    });
+    expect(created.isError, String(created.content)).toBe(false);
+    expect(created.content).toMatch(
+      /^Scheduled standup: 0 9 \* \* 1-5 \(Europe\/Berlin\) next \S+ — post the standup\.$/,
+    );
+    // The scheduler kept it: a new list request (another executor could answer it) sees the job.
+    const listed = await call("cron", { action: "list" });
+    expect(listed.isError).toBe(false);
+    expect((listed.data as { jobs: { job: string; reason: string }[] }).jobs).toEqual([
+      expect.objectContaining({ agent: "ada", job: "standup", reason: "post the standup" }),
+    ]);
+    expect((await call("cron", { action: "delete", job: "standup" })).content).toBe("Deleted job 'standup'.");
+    const again = await call("cron", { action: "delete", job: "standup" });
+    expect(again).toMatchObject({ isError: true, errorCode: "scheduler-refused" });
+    expect(again.content).toContain("no scheduled job 'standup'");
+    expect((await call("cron", { action: "list" })).content).toBe("No scheduled jobs.");
+
+    await stack.kill(stack.service("scheduler"), "SIGTERM");
+    const unavailable = await call("cron", {
+      action: "create",
+      job: "nudge",
+      in_seconds: 60,
+      reason: "check the build",
+    });
+    expect(unavailable).toMatchObject({ isError: true, errorCode: "scheduler-unavailable", retryable: true });
+    expect(unavailable.content).toContain("no scheduler answered");
+    expect(unavailable.content).toContain("Try again later");
   });
 
   it("an executor killed mid-call yields an error result saying the executor was lost, not a hang", async () => {
@@ -139,6 +243,7 @@ describe("tool-executor processes (e2e)", () => {
     const executor = stack.service("tool-executor");
     runner = await runnerToolBus(stack, { replyGraceMs: 500 });
     const { call } = runner;
+    const calledAt = Date.now();
     const pending = call("exec", { command: "sleep 60" }, 4_000).then(
       (result) => ({ result }),
       (error: unknown) => ({ error: error as Error & { code?: string } }),
@@ -149,6 +254,8 @@ describe("tool-executor processes (e2e)", () => {
     );
     await stack.kill(executor, "SIGKILL");
     const outcome = await pending;
+    // Within the call's deadline plus the runner's reply grace (500 ms here), with 1 s of slack for a busy machine.
+    expect(Date.now() - calledAt).toBeLessThan(4_000 + 500 + 1_000);
     expect("error" in outcome && outcome.error.code).toBe("executor_lost");
     expect("error" in outcome && outcome.error.message).toContain("tool executor lost or deadline passed");
   });

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { chmodSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +7,7 @@ import { runTool } from "../run-tool.js";
 import { testToolContext } from "../test/test-context.js";
 import { bwrapArguments, commandLine } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
+import { groupAlive, isAlive } from "./process-tree.js";
 import { which } from "./which.js";
 
 /** A pid that exists and is not a zombie waiting for a reaper. */
@@ -213,6 +215,38 @@ describe("command line and environment (pure)", () => {
       FOO: "bar",
     });
     expect(env).toEqual({ PATH: "/bin", LANG: "C", TERM: "dumb", HOME: "/ws", PWD: "/ws", FOO: "bar" });
+  });
+});
+
+describe("process tree bookkeeping", () => {
+  it("counts a group whose only member is a zombie as gone (an init that never reaps must not stall every exec)", async () => {
+    // perl forks a child that makes its own group and exits; perl never reaps it, so it stays a zombie.
+    const parent = spawn(
+      "perl",
+      ["-e", '$| = 1; my $c = fork(); if ($c == 0) { setpgrp(0, 0); exit 0 } print "$c\\n"; sleep 30'],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    try {
+      const pid = await new Promise<number>((resolve) =>
+        parent.stdout.once("data", (chunk) => resolve(Number(String(chunk).trim()))),
+      );
+      const state = () => {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        return stat.slice(stat.lastIndexOf(")") + 2)[0];
+      };
+      for (let i = 0; i < 200 && state() !== "Z"; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(state()).toBe("Z");
+      expect(() => process.kill(-pid, 0)).not.toThrow(); // the kernel still reports the group
+      expect(groupAlive(pid)).toBe(false);
+      expect(isAlive(pid)).toBe(false);
+      const own = readFileSync("/proc/self/stat", "utf8");
+      const ownGroup = Number(own.slice(own.lastIndexOf(")") + 2).split(" ")[2]);
+      expect(groupAlive(ownGroup)).toBe(true); // this test's own group, alive
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 });
 

@@ -4,7 +4,26 @@ import { readdirSync, readFileSync } from "node:fs";
  * Killing a whole command tree. The command is spawned detached (its own
  * process group), so one signal to `-pgid` reaches every member; descendants
  * that left the group (setsid) are found by walking /proc parent links first.
+ *
+ * Zombies count as gone. A member orphaned mid-exit (bubblewrap's inner
+ * process is one, on every call) is re-parented to PID 1, and where PID 1
+ * does not reap (node as PID 1 in a container without an init) it stays a
+ * zombie for good: `kill(-pgid, 0)` would call the group alive forever and
+ * every exec would wait out the whole kill grace period.
  */
+
+/** The fields of /proc/<pid>/stat after the command name (state first), or undefined when unreadable. */
+function statFields(pid: number | string): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+const isZombieState = (state: string | undefined) => state === "Z" || state === "X";
 
 /** pid → parent pid for every live process (Linux /proc). */
 function parentLinks(): Map<number, number> {
@@ -17,12 +36,8 @@ function parentLinks(): Map<number, number> {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // The command name may contain spaces and parentheses: fields start after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      links.set(Number(entry), Number(fields[1]));
-    } catch {}
+    const fields = statFields(entry);
+    if (fields !== undefined) links.set(Number(entry), Number(fields[1]));
   }
   return links;
 }
@@ -47,13 +62,14 @@ export function descendantsOf(root: number): number[] {
   return found;
 }
 
+/** A process that exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  return !isZombieState(statFields(pid)?.[0]);
 }
 
 function signalQuietly(pid: number, signal: NodeJS.Signals): void {
@@ -86,12 +102,27 @@ export async function killTree(groupId: number, graceMs: number): Promise<void> 
   signalTree(groupId, "SIGKILL", members);
 }
 
-/** True while any process of the group exists. */
+/** True while any process of the group exists and is not a zombie. */
 export function groupAlive(groupId: number): boolean {
   try {
     process.kill(-groupId, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
+  let seen = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields === undefined || Number(fields[2]) !== groupId) continue;
+    seen += 1;
+    if (!isZombieState(fields[0])) return true;
+  }
+  // Members hidden from this /proc (hidepid, another user): trust kill(-pgid, 0).
+  return seen === 0;
 }
