@@ -1,8 +1,8 @@
-import { type InboundEnvelope, inboundEnvelopeSchema, stamp, validate } from "@moniro/envelopes";
 import type { Tracing } from "@moniro/ports";
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
+import { inboundFromBody } from "../http/inbound-from-body.js";
 import { parseMessageBody } from "../http/message-body.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
@@ -22,26 +22,10 @@ export function messagesRouter(deps: {
   router.post("/v1/agents/:agent/messages", async (request, response) => {
     const agent = await knownAgent(deps.agents, request.params.agent);
     const body = parseMessageBody(request.body);
-    const source = `http:${body.from}`;
-    const decoded = validate(
-      inboundEnvelopeSchema,
-      {
-        ...stamp(deps.now()),
-        agent,
-        source,
-        replyTo: source,
-        text: body.text,
-        ...(body.attachments ? { attachments: body.attachments } : {}),
-        ...(body.context ? { context: body.context } : {}),
-        ...(body.priority ? { priority: body.priority } : {}),
-      },
-      "inbound envelope",
-    );
-    if (!decoded.ok) throw new HttpError(400, "invalid_body", decoded.error.message);
-    const envelope: InboundEnvelope = decoded.value;
+    const envelope = inboundFromBody(agent, body, deps.now());
     await deps.tracing.span(
       "gateway.publish inbound",
-      { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": source },
+      { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": envelope.source },
       () =>
         deps.publisher.publish(envelope).catch((error: unknown) => {
           throw new HttpError(

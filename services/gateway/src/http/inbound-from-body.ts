@@ -1,0 +1,25 @@
+import { defaultPriority, type InboundEnvelope, stamp } from "@moniro/envelopes";
+import type { MessageBody } from "./message-body.js";
+
+/**
+ * The inbound envelope of a DM: built, not parsed a second time. Every part
+ * was already validated (the body by `messageBodySchema`, whose fields are the
+ * envelope's own schemas; `:agent` by the catalog check; `http:<from>` is a
+ * tag because `from` has no spaces), so this only fills in what
+ * `inboundEnvelopeSchema` would default. Its unit test holds the result to
+ * that schema.
+ */
+export function inboundFromBody(agent: string, body: MessageBody, now: number): InboundEnvelope {
+  const source = `http:${body.from}`;
+  return {
+    ...stamp(now),
+    agent,
+    source,
+    context: body.context ?? "personal",
+    priority: body.priority ?? defaultPriority(source),
+    replyTo: source,
+    text: body.text,
+    attachments: body.attachments ?? [],
+    meta: {},
+  };
+}
