@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { decode, type SchedulerReply, schedulerRequestSchema } from "@moniro/envelopes";
-import { execLimits } from "@moniro/tool-catalog";
+import { execLimits, toolNames } from "@moniro/tool-catalog";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ExecutorFixture, executorFixture } from "./test/executor-fixture.js";
@@ -39,6 +39,226 @@ describe("tool-executor tools over real NATS and Redis", () => {
   });
   afterEach(async () => {
     await world.cleanup();
+  });
+
+  it("every catalog tool runs through the executor, and a failing call of each is an error result saying what to do", async () => {
+    const executor = await world.startExecutor();
+    const scheduler = world.nc.subscribe(world.subjects.schedAll, {
+      callback: (_error, msg: Msg) => msg.respond(JSON.stringify({ ok: true, jobs: [] })),
+    });
+    await world.nc.flush();
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    let todoId = "";
+    type Case = {
+      ok: Record<string, unknown> | (() => Record<string, unknown>);
+      shows: string;
+      fail: Record<string, unknown>;
+      errorCode: string;
+      hint: string;
+    };
+    const invalid = "Fix these fields and call again.";
+    // In order: later calls see what earlier ones did.
+    const cases: [string, Case][] = [
+      [
+        "message",
+        {
+          ok: { to: "http:alice", text: "hi" },
+          shows: "Sent to http:alice",
+          fail: { text: "hi" },
+          errorCode: "no-recipient",
+          hint: "Pass 'to'",
+        },
+      ],
+      [
+        "write",
+        {
+          ok: { path: "a.txt", content: "alpha\nbeta\n" },
+          shows: "Created a.txt (11 bytes).",
+          fail: { path: ".", content: "" },
+          errorCode: "is-directory",
+          hint: "give a file path",
+        },
+      ],
+      [
+        "read",
+        {
+          ok: { path: "a.txt" },
+          shows: "     1\talpha\n     2\tbeta",
+          fail: { path: "nope.txt" },
+          errorCode: "not-found",
+          hint: "Use 'ls' or 'glob' to find it",
+        },
+      ],
+      [
+        "edit",
+        {
+          ok: { path: "a.txt", old_string: "beta", new_string: "gamma" },
+          shows: "Edited a.txt: 1 replacement(s).",
+          fail: { path: "a.txt", old_string: "zeta", new_string: "x" },
+          errorCode: "no-match",
+          hint: "copy the text exactly",
+        },
+      ],
+      [
+        "apply_patch",
+        {
+          ok: { patch: "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n alpha\n-gamma\n+delta\n" },
+          shows: "Patched 1 file(s): modify a.txt.",
+          fail: { patch: "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+x\n" },
+          errorCode: "patch-failed",
+          hint: "regenerate the patch",
+        },
+      ],
+      [
+        "grep",
+        {
+          ok: { pattern: "^del" },
+          shows: "a.txt:2:delta",
+          fail: { pattern: "(" },
+          errorCode: "invalid-regex",
+          hint: "Escape special characters",
+        },
+      ],
+      [
+        "glob",
+        {
+          ok: { pattern: "*.txt" },
+          shows: "a.txt",
+          fail: { pattern: "../*" },
+          errorCode: "invalid-glob",
+          hint: "may not leave the workspace",
+        },
+      ],
+      ["ls", { ok: {}, shows: "a.txt\t12", fail: { path: "a.txt" }, errorCode: "not-a-directory", hint: "use 'read'" }],
+      [
+        "exec",
+        {
+          ok: { command: "cat a.txt" },
+          shows: "alpha\ndelta\n\n[exit code 0]",
+          fail: { command: "sleep 5", timeout_ms: 200 },
+          errorCode: "timeout",
+          hint: "Use a larger timeout_ms or 'process'",
+        },
+      ],
+      [
+        "process",
+        {
+          ok: { action: "start", command: "sleep 30" },
+          shows: "Started",
+          fail: { action: "poll", processId: `${executor.executorId}:999` },
+          errorCode: "process-not-found",
+          hint: "Use action 'list'",
+        },
+      ],
+      [
+        "memory_write",
+        {
+          ok: { key: "city", value: "Lisbon" },
+          shows: "Saved memory 'city'.",
+          fail: { key: "city" },
+          errorCode: "invalid-input",
+          hint: invalid,
+        },
+      ],
+      [
+        "memory_get",
+        {
+          ok: { key: "city" },
+          shows: "Lisbon",
+          fail: { key: "nope" },
+          errorCode: "not-found",
+          hint: "Use memory_search",
+        },
+      ],
+      [
+        "memory_search",
+        { ok: { query: "lisbon" }, shows: "city", fail: {}, errorCode: "invalid-input", hint: invalid },
+      ],
+      [
+        "memory_delete",
+        {
+          ok: { key: "city" },
+          shows: "Deleted memory 'city'.",
+          fail: { key: "city" },
+          errorCode: "not-found",
+          hint: "nothing deleted",
+        },
+      ],
+      [
+        "note_write",
+        { ok: { text: "met Bob" }, shows: "", fail: { text: "" }, errorCode: "invalid-input", hint: invalid },
+      ],
+      ["note_read", { ok: {}, shows: "met Bob", fail: { last: 0 }, errorCode: "invalid-input", hint: invalid }],
+      [
+        "todo_add",
+        {
+          ok: { text: "call Bob" },
+          shows: "Added todo t",
+          fail: { text: "" },
+          errorCode: "invalid-input",
+          hint: invalid,
+        },
+      ],
+      [
+        "todo_list",
+        { ok: {}, shows: "[ ] call Bob", fail: { include_done: "yes" }, errorCode: "invalid-input", hint: invalid },
+      ],
+      [
+        "todo_done",
+        {
+          ok: () => ({ id: todoId }),
+          shows: "Done: t",
+          fail: { id: "t000000" },
+          errorCode: "not-found",
+          hint: "Use todo_list",
+        },
+      ],
+      [
+        "history_search",
+        {
+          ok: { query: "anything" },
+          shows: "Nothing in your history",
+          fail: {},
+          errorCode: "invalid-input",
+          hint: invalid,
+        },
+      ],
+      [
+        "history_read",
+        {
+          ok: {},
+          shows: "",
+          fail: { since: future, until: new Date().toISOString() },
+          errorCode: "invalid-input",
+          hint: "swap them",
+        },
+      ],
+      [
+        "cron",
+        {
+          ok: { action: "list" },
+          shows: "No scheduled jobs.",
+          fail: { action: "delete" },
+          errorCode: "invalid-input",
+          hint: "'job' is required",
+        },
+      ],
+    ];
+    try {
+      expect(cases.map(([tool]) => tool).sort()).toEqual([...toolNames].sort());
+      for (const [tool, c] of cases) {
+        const input = typeof c.ok === "function" ? c.ok() : c.ok;
+        const done = await world.call(world.callEnvelope(tool, input));
+        expect(done, `${tool} ok`).toMatchObject({ isError: false, tool, executorId: executor.executorId });
+        expect(done.content, `${tool} ok`).toContain(c.shows);
+        if (tool === "todo_add") todoId = (done.data as { id: string }).id;
+        const failed = await world.call(world.callEnvelope(tool, c.fail));
+        expect(failed, `${tool} error`).toMatchObject({ isError: true, errorCode: c.errorCode });
+        expect(failed.content, `${tool} error`).toContain(c.hint);
+      }
+    } finally {
+      scheduler.unsubscribe();
+    }
   });
 
   it("reaps a background process left idle past the configured TTL, killing it, and says so on the next call", async () => {
