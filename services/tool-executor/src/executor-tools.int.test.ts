@@ -44,7 +44,9 @@ describe("tool-executor tools over real NATS and Redis", () => {
   it("every catalog tool runs through the executor, and a failing call of each is an error result saying what to do", async () => {
     const executor = await world.startExecutor();
     const scheduler = world.nc.subscribe(world.subjects.schedAll, {
-      callback: (_error, msg: Msg) => msg.respond(JSON.stringify({ ok: true, jobs: [] })),
+      callback: (_error, msg: Msg) => {
+        msg.respond(JSON.stringify({ ok: true, jobs: [] }));
+      },
     });
     await world.nc.flush();
     const future = new Date(Date.now() + 3_600_000).toISOString();
