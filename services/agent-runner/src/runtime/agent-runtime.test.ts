@@ -96,6 +96,8 @@ describe("AgentRuntime", () => {
     expect(await c.lease.current("ada")).toBeNull();
     expect(await c.inbox.pending("ada")).toEqual([]);
     expect((await c.state.get("ada"))?.state).toBe("idle");
+    // Nothing is kept for an idle agent.
+    expect(runtime.tracked()).toEqual([]);
   });
 
   it("refuses to wake an agent without a definition", async () => {
@@ -123,6 +125,8 @@ describe("AgentRuntime", () => {
     await eventually(() => userText(llm.lastRequest).includes("second"), "the second input to reach the model");
     await r1.settled("ada");
     expect(r2.running()).toEqual([]);
+    expect(r2.tracked()).toEqual([]);
+    expect(r1.tracked()).toEqual([]);
     expect(await c.inbox.pending("ada")).toEqual([]);
   });
 
@@ -258,6 +262,8 @@ describe("AgentRuntime", () => {
     expect(await runtime.control("ada", "resume")).toMatchObject({ ok: true });
     await eventually(() => userText(llm.lastRequest).includes("while paused"), "the input after resume");
     expect(await runtime.control("ada", "cancel")).toMatchObject({ ok: false });
+    await runtime.settled("ada");
+    expect(runtime.tracked()).toEqual([]);
   });
 
   it("leaves control of an agent held elsewhere to its holder, and refuses unknown agents", async () => {
@@ -266,6 +272,8 @@ describe("AgentRuntime", () => {
     const runtime = c.runner("r1");
     expect(await runtime.control("ada", "pause")).toBeNull();
     expect(await runtime.control("bob", "pause")).toMatchObject({ ok: false, error: expect.stringContaining("bob") });
+    // The refused pause leaves nothing behind that would hold a later run here.
+    expect(runtime.tracked()).toEqual([]);
   });
 
   it("restarts a crashing loop under the policy, then leaves the agent in error until resumed", async () => {

@@ -42,7 +42,11 @@ export interface AgentRuntimeOptions {
 
 export type WakeResult = "started" | "running-here" | "held-elsewhere" | "unknown-agent" | "stopping";
 
-/** One agent on this runner. The LoopControl outlives runs, so a pause holds until resumed. */
+/**
+ * One agent on this runner, kept only while it is in use: a run, a lease
+ * attempt, a pause (which must hold until resumed) or boundary waiters. An
+ * idle agent has no Local (no per-agent memory while idle); `forget` drops it.
+ */
 interface Local {
   control: LoopControl;
   run: Promise<void> | undefined;
@@ -93,6 +97,11 @@ export class AgentRuntime {
     return [...this.locals.entries()].filter(([, local]) => local.run).map(([agent]) => agent);
   }
 
+  /** Agents this runner keeps anything for (running, taking the lease, paused); an idle agent is not among them. */
+  tracked(): string[] {
+    return [...this.locals.keys()];
+  }
+
   /** The fence under which an agent runs here, if it does. */
   fenceOf(agent: string): Fence | undefined {
     return this.locals.get(agent)?.fence;
@@ -124,8 +133,9 @@ export class AgentRuntime {
     } finally {
       local.acquiring = false;
     }
-    if (!fence) return "held-elsewhere";
-    if (this.stopping) {
+    if (!fence || this.stopping) {
+      this.forget(agent, local);
+      if (!fence) return "held-elsewhere";
       await this.options.lease.release(fence);
       return "stopping";
     }
@@ -140,7 +150,10 @@ export class AgentRuntime {
       this.options.inbox.agentsWithPending(),
       this.options.activeAgents ? this.options.activeAgents() : Promise.resolve([]),
     ]);
-    for (const agent of new Set([...pending, ...active])) {
+    const listed = new Set([...pending, ...active]);
+    // Warn once per unknown agent while its work stays listed (the set stays as small as that list).
+    for (const agent of this.warnedUnknown) if (!listed.has(agent)) this.warnedUnknown.delete(agent);
+    for (const agent of listed) {
       if (this.stopping) return;
       const local = this.locals.get(agent);
       if (local?.run || local?.acquiring) continue;
@@ -172,8 +185,8 @@ export class AgentRuntime {
   async control(agent: string, op: "cancel" | "pause" | "resume", reason?: string): Promise<ControlReply | null> {
     const definition = this.options.directory.get(agent);
     if (!definition) return { ok: false, agent, op, error: this.options.directory.explainMissing(agent) };
-    const local = this.local(agent);
-    if (local.run) return this.controlLocal(agent, local, op, reason);
+    const running = this.locals.get(agent);
+    if (running?.run) return this.controlLocal(agent, running, op, reason);
     if (await this.options.lease.current(agent)) return null;
     const record = await this.options.state.get(agent);
     const state: AgentState = record?.state ?? "idle";
@@ -182,11 +195,13 @@ export class AgentRuntime {
         return { ok: false, agent, op, state, error: `agent '${agent}' is not working on anything: nothing to cancel` };
       case "pause": {
         // An agent nobody runs is paused by running it here, held at its first boundary.
+        const local = this.local(agent);
         local.control.pause();
         const result = await this.wake(agent);
         if (result === "started" || result === "running-here") return { ok: true, agent, op, state: "paused" };
         // Not ours after all: the pause must not linger for a later run here.
         local.control.resume();
+        this.forget(agent, local);
         if (result === "held-elsewhere") return null;
         return { ok: false, agent, op, state, error: `this runner is ${result}` };
       }
@@ -194,7 +209,11 @@ export class AgentRuntime {
         if (state === "error" || state === "paused") {
           await this.options.state.update(agent, { state: "idle", restarts: 0, error: undefined });
         }
-        local.control.resume();
+        const local = this.locals.get(agent);
+        if (local) {
+          local.control.resume();
+          this.forget(agent, local);
+        }
         await this.wake(agent);
         return { ok: true, agent, op, state: "idle" };
       }
@@ -239,6 +258,12 @@ export class AgentRuntime {
     return local;
   }
 
+  /** Drops an agent's Local once nothing needs it (a paused one keeps its pause until resumed). */
+  private forget(agent: string, local: Local): void {
+    if (local.run || local.acquiring || local.control.paused || local.boundaryWaiters.length > 0) return;
+    if (this.locals.get(agent) === local) this.locals.delete(agent);
+  }
+
   private startRun(local: Local, definition: RuntimeAgent, fence: Fence): void {
     local.fence = fence;
     local.run = this.runHeld(local, definition, fence)
@@ -248,6 +273,11 @@ export class AgentRuntime {
       .finally(() => {
         local.run = undefined;
         local.fence = undefined;
+        local.atBoundary = false;
+        local.wakeRequested = false;
+        // A run that ended is at a boundary too (graceful stop waits on either).
+        for (const wake of local.boundaryWaiters.splice(0)) wake();
+        this.forget(definition.name, local);
       });
   }
 
