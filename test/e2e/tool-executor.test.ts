@@ -103,12 +103,15 @@ describe("tool-executor processes (e2e)", () => {
     expect(counter(await metricsOf(second), "moniro_tool_calls_total")).toBe(1);
   });
 
-  it("a background process is polled and killed through its owner, whichever executor a call lands on", async () => {
+  it("a background process is polled, fed on stdin, tailed and killed through its owner, whichever executor a call lands on", async () => {
     stack = await startStack({ services: ["tool-executor"], agents: { ada: AGENT } });
     const owner = stack.service("tool-executor");
     runner = await runnerToolBus(stack);
     const { call } = runner;
-    const started = await call("process", { action: "start", command: "echo started; sleep 60" });
+    const started = await call("process", {
+      action: "start",
+      command: 'echo started; while read line; do echo "got: $line"; done',
+    });
     expect(started.isError).toBe(false);
     const processId = (started.data as { processId: string }).processId;
     const other = await stack.start("tool-executor");
@@ -119,8 +122,17 @@ describe("tool-executor processes (e2e)", () => {
     }
     // Some of those polls landed on the other executor, which forwarded them to the owner.
     expect(counter(await metricsOf(other), "moniro_tool_calls_forwarded_total")).toBeGreaterThan(0);
-    const log = await call("process", { action: "log", processId });
+    // stdin too: every write reaches the owner's process, wherever it lands.
+    for (let i = 0; i < 8; i++) {
+      const written = await call("process", { action: "write", processId, input: `line-${i}\n` });
+      expect(written).toMatchObject({ isError: false, executorId: started.executorId });
+    }
+    const log = await eventually(async () => {
+      const tail = await call("process", { action: "log", processId, lines: 20 });
+      return String(tail.content).includes("got: line-7") ? tail : undefined;
+    }, "the process to echo its stdin");
     expect(log.content).toContain("started");
+    expect(String(log.content).match(/got: line-\d/g)).toEqual(Array.from({ length: 8 }, (_, i) => `got: line-${i}`));
     const killed = await call("process", { action: "kill", processId });
     expect(killed).toMatchObject({ isError: false, executorId: started.executorId });
     expect((killed.data as { status: string }).status).toBe("killed");
