@@ -1,16 +1,10 @@
-import {
-  type Context,
-  context,
-  defaultTextMapGetter,
-  defaultTextMapSetter,
-  ROOT_CONTEXT,
-  trace,
-} from "@opentelemetry/api";
+import { type Context, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { extractTraceContext, injectTraceContext, type TraceCarrier } from "./w3c-trace-context.js";
 
-/** W3C trace context (`traceparent`/`tracestate`), the only propagation format Moniro uses. */
-const propagator = new W3CTraceContextPropagator();
+export type { TraceCarrier };
+
+// W3C trace context (`traceparent`/`tracestate`) is the only propagation format Moniro uses.
 let contextManagerReady = false;
 
 /**
@@ -25,17 +19,9 @@ export function ensureContextManager(): void {
   if (!context.setGlobalContextManager(manager)) manager.disable();
 }
 
-/** The trace context carried in a header map (`traceparent`, `tracestate`). */
-export interface TraceCarrier {
-  traceparent?: string;
-  tracestate?: string;
-}
-
 /** The active span's context as W3C headers (empty when no span is active). */
 export function currentTraceHeaders(from: Context = context.active()): TraceCarrier {
-  const carrier: Record<string, string> = {};
-  propagator.inject(from, carrier, defaultTextMapSetter);
-  return carrier;
+  return injectTraceContext(from);
 }
 
 /** The active span's `traceparent`, or undefined outside any span. */
@@ -56,7 +42,7 @@ export function currentTraceId(): string | undefined {
  */
 export function contextFromHeaders(carrier: TraceCarrier, base: Context = ROOT_CONTEXT): Context {
   if (!carrier.traceparent) return base;
-  return propagator.extract(base, carrier, defaultTextMapGetter);
+  return extractTraceContext(base, carrier);
 }
 
 /** `contextFromHeaders` for a bare `traceparent` string (as stored with an inbox item). */
