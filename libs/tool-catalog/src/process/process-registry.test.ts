@@ -85,7 +85,9 @@ describe("process tool", () => {
     const stolen = await runTool("process", { action: "kill", processId }, other);
     expect(stolen).toMatchObject({ isError: true, errorCode: "process-not-found" });
     expect(stolen.content).toContain("Use action 'list' to see your processes");
-    expect((await runTool("process", { action: "list" }, other)).content).toContain("No background processes");
+    expect((await runTool("process", { action: "list" }, other)).content).toBe(
+      "No background processes of yours on executor exec-test. A process lives on the executor that started it; poll a processId you were given to reach it.",
+    );
     expect((await runTool("process", { action: "poll" }, ctx)).content).toContain("'processId' is required");
     expect((await runTool("process", { action: "start" }, ctx)).content).toContain("'command' is required");
     await ctx.processes.close();

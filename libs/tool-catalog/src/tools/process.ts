@@ -42,7 +42,9 @@ export const processTool = defineTool({
           const list = registry.list(ctx.agent).map(summary);
           return ok(
             { processes: list },
-            list.length === 0 ? "No background processes on this executor." : JSON.stringify(list),
+            list.length === 0
+              ? `No background processes of yours on executor ${ctx.executorId}. A process lives on the executor that started it; poll a processId you were given to reach it.`
+              : JSON.stringify(list),
           );
         }
         case "poll": {
