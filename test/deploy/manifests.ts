@@ -175,3 +175,45 @@ export function serviceContainerProblems(deployment: K8sObject, service: string)
   if (!container.resources?.requests) problems.push(`${where}: no resource requests`);
   return problems;
 }
+
+/**
+ * The environment the container of `deployment` starts with: `base` (the
+ * image's ENV), then its ConfigMaps (envFrom), then its env entries, with
+ * secretKeyRef values read from the Secrets among `objects` (a missing
+ * optional key leaves the variable unset, as the kubelet does).
+ */
+export function effectiveEnv(
+  deployment: K8sObject,
+  objects: K8sObject[],
+  base: Record<string, string> = {},
+): Record<string, string> {
+  const container = containerOf(deployment);
+  const env: Record<string, string> = { ...base };
+  for (const source of container.envFrom ?? []) {
+    const name = source.configMapRef?.name;
+    const configMap = byKind(objects, "ConfigMap").find((c) => c.metadata.name === name);
+    Object.assign(env, configMap?.data ?? {});
+  }
+  for (const variable of container.env ?? []) {
+    if (variable.value !== undefined) env[variable.name] = String(variable.value);
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (!ref) continue;
+    const secret = byKind(objects, "Secret").find((s) => s.metadata.name === ref.name);
+    const plain = secret?.stringData?.[ref.key];
+    const encoded = secret?.data?.[ref.key];
+    if (plain !== undefined) env[variable.name] = plain;
+    else if (encoded !== undefined) env[variable.name] = Buffer.from(encoded, "base64").toString("utf8");
+  }
+  return env;
+}
+
+/** Every environment variable name a Deployment's container sets (envFrom ConfigMaps included). */
+export function envNamesOf(deployment: K8sObject, objects: K8sObject[]): string[] {
+  const container = containerOf(deployment);
+  const names = new Set<string>((container.env ?? []).map((e: { name: string }) => e.name));
+  for (const source of container.envFrom ?? []) {
+    const configMap = byKind(objects, "ConfigMap").find((c) => c.metadata.name === source.configMapRef?.name);
+    for (const key of Object.keys(configMap?.data ?? {})) names.add(key);
+  }
+  return [...names];
+}

@@ -1,0 +1,383 @@
+// The Helm chart (deploy/helm/moniro), checked offline: `helm lint` and
+// `helm template` with ./tools/helm (installed by `bash .ci/tools.sh`; the
+// tests fail, not skip, without it), every rendered object validated against
+// the Kubernetes OpenAPI schema (kubernetes-models), and every service's
+// rendered environment run through that service's own config loader.
+// Not checked here: applying to a real API server (no cluster on this machine).
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { envOf, parseDockerfile } from "./dockerfile.js";
+import {
+  byKind,
+  containerOf,
+  danglingReferences,
+  effectiveEnv,
+  envNamesOf,
+  envValue,
+  type K8sObject,
+  parseManifests,
+  readText,
+  run,
+  SERVICES,
+  serviceContainerProblems,
+  tool,
+  validateObject,
+} from "./manifests.js";
+import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+
+const CHART = "deploy/helm/moniro";
+const chart = parse(readText(`${CHART}/Chart.yaml`)) as { appVersion: string; version: string };
+const values = parse(readText(`${CHART}/values.yaml`)) as {
+  services: Record<string, { port: number; replicas: number }>;
+};
+const runtimeStage = parseDockerfile(readText("Dockerfile")).stages.at(-1);
+const IMAGE_ENV = runtimeStage ? envOf(runtimeStage) : {};
+
+function valuesFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "moniro-helm-"));
+  const file = join(dir, "values.yaml");
+  writeFileSync(file, text);
+  return file;
+}
+
+/** `helm template` of the chart as release `release` in namespace moniro, parsed. */
+function render(args: string[] = [], release = "moniro"): K8sObject[] {
+  const output = run(tool("helm"), ["template", release, CHART, "--namespace", "moniro", ...args]);
+  return parseManifests(output, `helm template ${args.join(" ")}`);
+}
+
+/** `helm template` expected to fail; returns its error output. */
+function renderError(args: string[]): string {
+  tool("helm"); // a missing helm is its own failure, not the expected one
+  try {
+    render(args);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`helm template ${args.join(" ")} succeeded, expected it to fail`);
+}
+
+function deploymentOf(objects: K8sObject[], service: string): K8sObject {
+  const found = byKind(objects, "Deployment").filter(
+    (d) => d.metadata.labels?.["app.kubernetes.io/component"] === service,
+  );
+  if (found.length !== 1) throw new Error(`expected one Deployment for ${service}, found ${found.length}`);
+  return found[0] as K8sObject;
+}
+
+function validateAll(objects: K8sObject[], source: string): void {
+  for (const object of objects) validateObject(object, source);
+}
+
+/** Values a production install sets (docs/deployment.md's example). */
+const PRODUCTION = [
+  "--set",
+  "image.repository=registry.example.com/moniro,image.tag=1.2.3",
+  "--set",
+  "nats.url=nats://nats.nats:4222,redis.url=redis://redis-master.redis:6379",
+  "--set",
+  "otel.endpoint=http://jaeger-collector.observability:4318",
+  "--set",
+  "secrets.anthropicApiKey=sk-ant-test-0000,secrets.gatewayApiKeys=gw-key-1111",
+  "--set-string",
+  "agents.definitions.alice\\.yaml=name: alice\nmodel: claude-sonnet-4-5\nbackend: anthropic\n",
+];
+
+describe("helm chart deploy/helm/moniro", () => {
+  it("passes helm lint, also with --strict and with production values", () => {
+    const helm = tool("helm");
+    expect(run(helm, ["lint", CHART])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    expect(run(helm, ["lint", "--strict", CHART])).toMatch(/0 chart\(s\) failed/);
+    expect(run(helm, ["lint", "--strict", CHART, ...PRODUCTION])).toMatch(/0 chart\(s\) failed/);
+  });
+
+  it("renders with default values into objects that all validate against the Kubernetes schema", () => {
+    const objects = render();
+    validateAll(objects, "helm template (defaults)");
+    expect(danglingReferences(objects)).toEqual([]);
+    const kinds = objects.map((o) => o.kind).sort();
+    expect(kinds).toEqual(
+      [
+        ...Array(5).fill("Deployment"),
+        ...Array(5).fill("Service"),
+        "ConfigMap",
+        "ConfigMap",
+        "Secret",
+        "PersistentVolumeClaim",
+        "HorizontalPodAutoscaler",
+      ].sort(),
+    );
+  });
+
+  it("renders one Deployment per service, running that service's entry point with probes on its port", () => {
+    const objects = render();
+    expect(byKind(objects, "Deployment").map((d) => d.metadata.labels?.["app.kubernetes.io/component"])).toEqual(
+      expect.arrayContaining([...SERVICES]),
+    );
+    for (const service of SERVICES) {
+      const deployment = deploymentOf(objects, service);
+      expect(deployment.metadata.name).toBe(`moniro-${service}`);
+      expect(serviceContainerProblems(deployment, service)).toEqual([]);
+      const container = containerOf(deployment);
+      expect(container.ports[0].containerPort).toBe(values.services[service]?.port);
+      expect(envValue(container, "MONIRO_HTTP_PORT")).toBe(String(values.services[service]?.port));
+      expect(deployment.spec.template.metadata.annotations["prometheus.io/port"]).toBe(
+        String(values.services[service]?.port),
+      );
+      // Each Service reaches the container port by name.
+      const svc = byKind(objects, "Service").find((s) => s.metadata.name === `moniro-${service}`);
+      expect(svc?.spec.ports[0].targetPort).toBe("http");
+    }
+  });
+
+  it("moves container port, MONIRO_HTTP_PORT, probes and the scrape annotation together when a port changes", () => {
+    const objects = render(["--set", "services.scheduler.port=9300"]);
+    const deployment = deploymentOf(objects, "scheduler");
+    expect(serviceContainerProblems(deployment, "scheduler")).toEqual([]);
+    expect(containerOf(deployment).ports[0].containerPort).toBe(9300);
+    expect(envValue(containerOf(deployment), "MONIRO_HTTP_PORT")).toBe("9300");
+    expect(deployment.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9300");
+  });
+
+  it("uses the image <repository>:<appVersion> by default and image.repository/image.tag when set", () => {
+    for (const deployment of byKind(render(), "Deployment")) {
+      expect(containerOf(deployment).image).toBe(`moniro:${chart.appVersion}`);
+    }
+    for (const deployment of byKind(render(PRODUCTION), "Deployment")) {
+      expect(containerOf(deployment).image).toBe("registry.example.com/moniro:1.2.3");
+    }
+  });
+
+  it("wires NATS URL, Redis URL and the OTLP endpoint from values into every service's environment", () => {
+    const objects = render(PRODUCTION);
+    validateAll(objects, "helm template (production values)");
+    expect(danglingReferences(objects)).toEqual([]);
+    for (const service of SERVICES) {
+      const env = effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV);
+      expect(env.MONIRO_NATS_URL).toBe("nats://nats.nats:4222");
+      expect(env.MONIRO_REDIS_URL).toBe("redis://redis-master.redis:6379");
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe("http://jaeger-collector.observability:4318");
+      expect(env.OTEL_SERVICE_NAME).toBe(service);
+      // Probes come from the kubelet on the pod IP: the ops server must not listen on loopback only.
+      expect(env.MONIRO_HTTP_HOST).toBe("0.0.0.0");
+    }
+    // Without otel.endpoint no endpoint is set, so services do not try to export.
+    const defaults = render();
+    for (const service of SERVICES) {
+      expect(effectiveEnv(deploymentOf(defaults, service), defaults).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    }
+  });
+
+  it("gives every service an environment its own config loader accepts (production values)", async () => {
+    const objects = render(PRODUCTION);
+    for (const service of SERVICES) {
+      const env = effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV);
+      expect({ service, error: await configErrorOf(service, env) }).toEqual({ service, error: undefined });
+    }
+  });
+
+  it("sets only environment variable names the services' code reads", () => {
+    const objects = render([
+      ...PRODUCTION,
+      "--set",
+      "nats.user=moniro,secrets.natsPassword=pw,services.signal-bridge.signalUrl=http://signal-cli:8080",
+    ]);
+    for (const service of SERVICES) {
+      const names = envNamesOf(deploymentOf(objects, service), objects);
+      expect({ service, unknown: unknownEnvNames(service, names) }).toEqual({ service, unknown: [] });
+    }
+  });
+
+  it("with default values, the gateway refuses to start without API keys and NOTES.txt says so", async () => {
+    const objects = render();
+    const gateway = effectiveEnv(deploymentOf(objects, "gateway"), objects, IMAGE_ENV);
+    expect(await configErrorOf("gateway", gateway)).toMatch(/MONIRO_API_KEYS/);
+    for (const service of SERVICES.filter((s) => s !== "gateway")) {
+      const env = effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV);
+      expect({ service, error: await configErrorOf(service, env) }).toEqual({ service, error: undefined });
+    }
+    const notes = run(tool("helm"), ["install", "moniro", CHART, "--dry-run=client", "--namespace", "moniro"]);
+    expect(notes).toMatch(/NOTES:[\s\S]*gateway will not start[\s\S]*secrets\.gatewayApiKeys/);
+    // services.gateway.authDisabled opens the API deliberately: then it starts without keys.
+    const open = render(["--set", "services.gateway.authDisabled=true"]);
+    expect(await configErrorOf("gateway", effectiveEnv(deploymentOf(open, "gateway"), open, IMAGE_ENV))).toBe(
+      undefined,
+    );
+  });
+
+  it("keeps secrets out of ConfigMaps and plain env values: they reach the pods through secretKeyRef", () => {
+    const sentinels = ["sk-ant-SENTINEL", "gw-SENTINEL", "nats-pw-SENTINEL", "nats-token-SENTINEL"];
+    const objects = render([
+      "--set",
+      `secrets.anthropicApiKey=${sentinels[0]},secrets.gatewayApiKeys=${sentinels[1]}`,
+      "--set",
+      `nats.user=moniro,secrets.natsPassword=${sentinels[2]},secrets.natsToken=${sentinels[3]}`,
+    ]);
+    for (const object of objects.filter((o) => o.kind !== "Secret")) {
+      const text = JSON.stringify(object);
+      for (const sentinel of sentinels) expect(text, `${object.kind} ${object.metadata.name}`).not.toContain(sentinel);
+    }
+    for (const configMap of byKind(objects, "ConfigMap")) {
+      expect(Object.keys(configMap.data ?? {}).filter((key) => SECRET_NAME.test(key))).toEqual([]);
+    }
+    const secret = byKind(objects, "Secret")[0] as K8sObject;
+    expect(Object.values(secret.stringData ?? {})).toEqual(expect.arrayContaining(sentinels));
+    const runner = effectiveEnv(deploymentOf(objects, "agent-runner"), objects);
+    expect(runner.ANTHROPIC_API_KEY).toBe(sentinels[0]);
+    expect(runner.MONIRO_NATS_PASSWORD).toBe(sentinels[2]);
+    expect(effectiveEnv(deploymentOf(objects, "gateway"), objects).MONIRO_API_KEYS).toBe(sentinels[1]);
+    // Only the agent-runner gets the LLM key, only the gateway the API keys.
+    for (const service of SERVICES) {
+      const names = (containerOf(deploymentOf(objects, service)).env ?? []).map((e: { name: string }) => e.name);
+      expect(names.includes("ANTHROPIC_API_KEY"), service).toBe(service === "agent-runner");
+      expect(names.includes("MONIRO_API_KEYS"), service).toBe(service === "gateway");
+    }
+  });
+
+  it("uses secrets.existingSecret instead of rendering a Secret", () => {
+    const objects = render(["--set", "secrets.create=false,secrets.existingSecret=my-moniro-keys"]);
+    expect(byKind(objects, "Secret")).toEqual([]);
+    expect(danglingReferences(objects, ["my-moniro-keys"])).toEqual([]);
+    const refs = (containerOf(deploymentOf(objects, "agent-runner")).env ?? [])
+      .map((e: { valueFrom?: { secretKeyRef?: { name: string } } }) => e.valueFrom?.secretKeyRef?.name)
+      .filter(Boolean);
+    expect(new Set(refs)).toEqual(new Set(["my-moniro-keys"]));
+  });
+
+  it("scales tool-executor independently: its own HPA, or a fixed replica count when autoscaling is off", () => {
+    const hpa = render([
+      "--set",
+      "services.tool-executor.autoscaling.minReplicas=3,services.tool-executor.autoscaling.maxReplicas=30",
+      "--set",
+      "services.tool-executor.autoscaling.targetCPUUtilizationPercentage=60,services.gateway.replicas=4",
+    ]);
+    validateAll(hpa, "helm template (tool-executor HPA)");
+    const [autoscaler, ...others] = byKind(hpa, "HorizontalPodAutoscaler");
+    expect(others).toEqual([]);
+    expect(autoscaler?.spec.scaleTargetRef).toEqual({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: "moniro-tool-executor",
+    });
+    expect(autoscaler?.spec.minReplicas).toBe(3);
+    expect(autoscaler?.spec.maxReplicas).toBe(30);
+    expect(autoscaler?.spec.metrics[0].resource.target.averageUtilization).toBe(60);
+    // The HPA owns the count: no replicas field to fight it on every upgrade.
+    expect(deploymentOf(hpa, "tool-executor").spec.replicas).toBeUndefined();
+    expect(deploymentOf(hpa, "gateway").spec.replicas).toBe(4);
+    expect(deploymentOf(hpa, "agent-runner").spec.replicas).toBe(values.services["agent-runner"]?.replicas);
+
+    const fixed = render([
+      "--set",
+      "services.tool-executor.autoscaling.enabled=false,services.tool-executor.replicas=7",
+    ]);
+    validateAll(fixed, "helm template (fixed tool-executor)");
+    expect(byKind(fixed, "HorizontalPodAutoscaler")).toEqual([]);
+    expect(deploymentOf(fixed, "tool-executor").spec.replicas).toBe(7);
+    for (const service of SERVICES.filter((s) => s !== "tool-executor")) {
+      expect(deploymentOf(fixed, service).spec.replicas).toBe(values.services[service]?.replicas);
+    }
+  });
+
+  it("adds a memory target to the HPA only when one is set", () => {
+    const objects = render(["--set", "services.tool-executor.autoscaling.targetMemoryUtilizationPercentage=80"]);
+    validateAll(objects, "helm template (memory target)");
+    const metrics = byKind(objects, "HorizontalPodAutoscaler")[0]?.spec.metrics;
+    expect(metrics.map((m: { resource: { name: string } }) => m.resource.name)).toEqual(["cpu", "memory"]);
+  });
+
+  it("gives any service with autoscaling enabled its own HPA, so no Deployment is left without a replica count", () => {
+    const objects = render([
+      "--set",
+      "services.gateway.autoscaling.enabled=true,services.gateway.autoscaling.maxReplicas=6",
+    ]);
+    validateAll(objects, "helm template (gateway HPA)");
+    expect(danglingReferences(objects)).toEqual([]);
+    const targets = byKind(objects, "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name);
+    expect(targets.sort()).toEqual(["moniro-gateway", "moniro-tool-executor"]);
+    // Every Deployment without replicas has an HPA that sets them.
+    for (const deployment of byKind(objects, "Deployment")) {
+      if (deployment.spec.replicas === undefined) expect(targets).toContain(deployment.metadata.name);
+    }
+  });
+
+  it("runs the signal bridge as exactly one replica with Recreate rollouts, and refuses more", () => {
+    const deployment = deploymentOf(render(), "signal-bridge");
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+    expect(renderError(["--set", "services.signal-bridge.replicas=2"])).toMatch(/signal-bridge\/replicas/);
+    expect(renderError(["--set", "services.signal-bridge.autoscaling.enabled=true"])).toMatch(/signal-bridge/);
+  });
+
+  it("renders no Deployment or Service for a disabled service and keeps the others", () => {
+    const objects = render(["--set", "services.signal-bridge.enabled=false"]);
+    validateAll(objects, "helm template (no signal-bridge)");
+    expect(danglingReferences(objects)).toEqual([]);
+    expect(objects.filter((o) => o.metadata.name.endsWith("signal-bridge"))).toEqual([]);
+    expect(byKind(objects, "Deployment")).toHaveLength(4);
+  });
+
+  it("values.schema.json rejects bad values with an error naming the field", () => {
+    expect(renderError(["-f", valuesFile("services:\n  gateway:\n    replicas: two\n")])).toMatch(
+      /services\/gateway\/replicas.*got string, want integer/,
+    );
+    expect(renderError(["--set", "services.tool-executor.port=70000"])).toMatch(/services\/tool-executor\/port/);
+    expect(renderError(["--set", "services.gatewy.replicas=1"])).toMatch(/gatewy/);
+    expect(renderError(["--set", "logLevel=verbose"])).toMatch(/logLevel/);
+    expect(renderError(["--set", "redis.url=localhost:6379"])).toMatch(/redis\/url/);
+    expect(renderError(["--set", "subjectNamespace=moniro.prod"])).toMatch(/subjectNamespace/);
+    expect(
+      renderError([
+        "--set",
+        "services.tool-executor.autoscaling.minReplicas=5,services.tool-executor.autoscaling.maxReplicas=2",
+      ]),
+    ).toMatch(/minReplicas.*maxReplicas/);
+    // helm lint applies the same schema.
+    expect(() => run(tool("helm"), ["lint", CHART, "--set", "services.gateway.replicas=two"])).toThrow(
+      /services\/gateway\/replicas/,
+    );
+  });
+
+  it("runs every pod as the image's non-root user with a read-only root filesystem and a writable /tmp", () => {
+    const objects = render();
+    for (const service of SERVICES) {
+      const deployment = deploymentOf(objects, service);
+      const pod = deployment.spec.template.spec;
+      const container = containerOf(deployment);
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
+      // The Dockerfile's USER node is uid 1000 in the node images.
+      expect(pod.securityContext.runAsUser).toBe(1000);
+      expect(container.securityContext.readOnlyRootFilesystem).toBe(true);
+      expect(container.securityContext.allowPrivilegeEscalation).toBe(false);
+      const mounts = Object.fromEntries(
+        container.volumeMounts.map((m: { mountPath: string; name: string }) => [m.mountPath, m.name]),
+      );
+      expect(mounts["/tmp"]).toBe("tmp");
+      const env = effectiveEnv(deployment, objects, IMAGE_ENV);
+      expect(mounts[env.MONIRO_AGENTS_DIR as string]).toBe("agents");
+      if (service === "tool-executor") expect(mounts[env.MONIRO_WORKSPACES_DIR as string]).toBe("workspaces");
+    }
+  });
+
+  it("puts agent definitions into the agents ConfigMap and refuses keys that are not <name>.yaml", () => {
+    const objects = render(PRODUCTION);
+    const agents = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-agents");
+    expect(Object.keys(agents?.data ?? {})).toEqual(["alice.yaml"]);
+    expect(agents?.data?.["alice.yaml"]).toContain("name: alice");
+    expect(renderError(["--set-string", "agents.definitions.alice=name: alice"])).toMatch(
+      /must be a file name ending in \.yaml/,
+    );
+    const own = render(["--set", "agents.existingConfigMap=my-agents"]);
+    expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).toEqual(["moniro-config"]);
+    expect(danglingReferences(own, ["my-agents"])).toEqual([]);
+  });
+
+  it("names objects after the release, so two releases in one namespace do not collide", () => {
+    const a = render([], "alpha").map((o) => `${o.kind}/${o.metadata.name}`);
+    const b = render([], "beta").map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(a.filter((name) => b.includes(name))).toEqual([]);
+  });
+});

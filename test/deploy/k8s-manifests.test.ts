@@ -1,0 +1,183 @@
+// The plain manifests in k8s/, checked offline: each file parsed strictly and
+// validated against the Kubernetes OpenAPI schema (kubernetes-models), the
+// kustomization rendered with `./tools/kubectl kustomize` (installed by
+// `bash .ci/tools.sh`; the tests fail without it), and the result compared
+// with what the Helm chart renders by default, so the two ways of deploying
+// cannot drift apart. Not checked here: `kubectl apply` (needs an API server).
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseAgentDefinition } from "@moniro/config";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { envOf, parseDockerfile } from "./dockerfile.js";
+import {
+  byKind,
+  containerOf,
+  danglingReferences,
+  effectiveEnv,
+  envNamesOf,
+  type K8sObject,
+  parseManifests,
+  ROOT,
+  readText,
+  run,
+  SERVICES,
+  serviceContainerProblems,
+  tool,
+  validateObject,
+} from "./manifests.js";
+import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+
+const DIR = "k8s";
+const files = readdirSync(join(ROOT, DIR)).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
+const kustomization = parse(readText(`${DIR}/kustomization.yaml`)) as {
+  resources: string[];
+  images?: Array<{ name: string; newName?: string; newTag?: string }>;
+};
+const objects = files.flatMap((file) => parseManifests(readText(`${DIR}/${file}`), `${DIR}/${file}`));
+const runtimeStage = parseDockerfile(readText("Dockerfile")).stages.at(-1);
+const IMAGE_ENV = runtimeStage ? envOf(runtimeStage) : {};
+const chartVersion = (parse(readText("deploy/helm/moniro/Chart.yaml")) as { appVersion: string }).appVersion;
+
+function deploymentOf(all: K8sObject[], service: string): K8sObject {
+  const found = byKind(all, "Deployment").filter((d) => d.metadata.labels?.["app.kubernetes.io/component"] === service);
+  if (found.length !== 1) throw new Error(`expected one Deployment for ${service}, found ${found.length}`);
+  return found[0] as K8sObject;
+}
+
+/** The chart rendered with default values (plus an OTLP endpoint, which k8s/ sets). */
+function chartObjects(): K8sObject[] {
+  const output = run(tool("helm"), [
+    "template",
+    "moniro",
+    "deploy/helm/moniro",
+    "--namespace",
+    "moniro",
+    "--set",
+    "otel.endpoint=http://collector:4318",
+  ]);
+  return parseManifests(output, "helm template");
+}
+
+/** The same Secret with every key filled in, as a user does before applying. */
+function withSecretsFilledIn(all: K8sObject[]): K8sObject[] {
+  return all.map((o) =>
+    o.kind === "Secret"
+      ? { ...o, stringData: Object.fromEntries(Object.keys(o.stringData ?? {}).map((k) => [k, `filled-${k}`])) }
+      : o,
+  );
+}
+
+describe("plain manifests k8s/", () => {
+  it("parses every file strictly and validates every object against the Kubernetes schema", () => {
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      for (const object of parseManifests(readText(`${DIR}/${file}`), `${DIR}/${file}`)) {
+        validateObject(object, `${DIR}/${file}`);
+        if (object.kind !== "Namespace") expect(object.metadata.namespace, `${DIR}/${file}`).toBe("moniro");
+      }
+    }
+  });
+
+  it("lists every manifest in kustomization.yaml, and kubectl kustomize renders it with the image tag", () => {
+    expect([...kustomization.resources].sort()).toEqual([...files].sort());
+    const rendered = parseManifests(run(tool("kubectl"), ["kustomize", DIR]), "kubectl kustomize k8s");
+    expect(rendered).toHaveLength(objects.length);
+    for (const object of rendered) validateObject(object, "kubectl kustomize k8s");
+    const image = kustomization.images?.find((i) => i.name === "moniro");
+    for (const deployment of byKind(rendered, "Deployment")) {
+      expect(containerOf(deployment).image).toBe(`${image?.newName ?? "moniro"}:${image?.newTag}`);
+    }
+  });
+
+  it("has every reference resolve: ConfigMaps, Secret keys, the PVC, Service selectors, the HPA target", () => {
+    expect(danglingReferences(objects)).toEqual([]);
+  });
+
+  it("has one Deployment per service running its entry point, with probes on MONIRO_HTTP_PORT", () => {
+    expect(byKind(objects, "Deployment")).toHaveLength(SERVICES.length);
+    for (const service of SERVICES) {
+      expect(serviceContainerProblems(deploymentOf(objects, service), service)).toEqual([]);
+    }
+  });
+
+  it("agrees with the Helm chart's defaults on image, command, ports, probes, replicas, resources and security", () => {
+    const chart = chartObjects();
+    for (const service of SERVICES) {
+      const mine = deploymentOf(objects, service);
+      const theirs = deploymentOf(chart, service);
+      const a = containerOf(mine);
+      const b = containerOf(theirs);
+      const where = `k8s/${service}.yaml vs chart`;
+      expect(a.image, where).toBe(b.image);
+      expect(a.image, where).toBe(`moniro:${chartVersion}`);
+      expect(a.command, where).toEqual(b.command);
+      expect(a.ports, where).toEqual(b.ports);
+      expect(a.livenessProbe, where).toEqual(b.livenessProbe);
+      expect(a.readinessProbe, where).toEqual(b.readinessProbe);
+      expect(a.resources, where).toEqual(b.resources);
+      expect(a.securityContext, where).toEqual(b.securityContext);
+      expect(a.volumeMounts, where).toEqual(b.volumeMounts);
+      expect(mine.spec.replicas, where).toEqual(theirs.spec.replicas);
+      expect(mine.spec.strategy, where).toEqual(theirs.spec.strategy);
+      expect(mine.spec.template.spec.securityContext, where).toEqual(theirs.spec.template.spec.securityContext);
+      // Same variables (k8s/ leaves out only the optional NATS token and the open-access switch).
+      const optional = ["MONIRO_NATS_TOKEN", "MONIRO_GATEWAY_OPEN"];
+      expect(envNamesOf(mine, objects).sort(), where).toEqual(
+        envNamesOf(theirs, chart)
+          .filter((n) => !optional.includes(n))
+          .sort(),
+      );
+    }
+    const [hpa] = byKind(objects, "HorizontalPodAutoscaler");
+    const [chartHpa] = byKind(chart, "HorizontalPodAutoscaler");
+    expect(hpa?.spec.scaleTargetRef.name).toBe("moniro-tool-executor");
+    expect({ ...hpa?.spec, scaleTargetRef: undefined }).toEqual({ ...chartHpa?.spec, scaleTargetRef: undefined });
+  });
+
+  it("gives every service an environment its config loader accepts once the Secret is filled in", async () => {
+    const filled = withSecretsFilledIn(objects);
+    for (const service of SERVICES) {
+      const env = effectiveEnv(deploymentOf(filled, service), filled, IMAGE_ENV);
+      expect({ service, error: await configErrorOf(service, env) }).toEqual({ service, error: undefined });
+      expect(env.MONIRO_HTTP_HOST, service).toBe("0.0.0.0");
+      expect(env.OTEL_SERVICE_NAME, service).toBe(service);
+      expect(env.MONIRO_NATS_URL, service).toMatch(/^nats:\/\//);
+      expect(env.MONIRO_REDIS_URL, service).toMatch(/^redis:\/\//);
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT, service).toMatch(/^http:\/\/.+:4318$/);
+    }
+    // With the placeholders as shipped, the gateway stops at start naming what to fill in,
+    // and secret.yaml says so.
+    const shipped = effectiveEnv(deploymentOf(objects, "gateway"), objects, IMAGE_ENV);
+    expect(await configErrorOf("gateway", shipped)).toMatch(/MONIRO_API_KEYS/);
+    expect(readText("k8s/secret.yaml")).toMatch(/gateway (will not start|refuses to start)/);
+  });
+
+  it("sets only environment variable names the services' code reads", () => {
+    for (const service of SERVICES) {
+      const names = envNamesOf(deploymentOf(objects, service), objects);
+      expect({ service, unknown: unknownEnvNames(service, names) }).toEqual({ service, unknown: [] });
+    }
+  });
+
+  it("keeps credentials in the Secret, never in a ConfigMap or a plain env value", () => {
+    for (const configMap of byKind(objects, "ConfigMap")) {
+      expect(Object.keys(configMap.data ?? {}).filter((k) => SECRET_NAME.test(k))).toEqual([]);
+    }
+    for (const deployment of byKind(objects, "Deployment")) {
+      for (const variable of containerOf(deployment).env ?? []) {
+        if (SECRET_NAME.test(variable.name)) expect(variable.valueFrom?.secretKeyRef, variable.name).toBeDefined();
+      }
+    }
+  });
+
+  it("ships agent definitions that the agent-runner's loader accepts", async () => {
+    const agents = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-agents");
+    const entries = Object.entries(agents?.data ?? {});
+    expect(entries.length).toBeGreaterThan(0);
+    for (const [file, text] of entries) {
+      const definition = await parseAgentDefinition(`/etc/moniro/agents/${file}`, text);
+      expect(`${definition.name}.yaml`).toBe(file);
+    }
+  });
+});
