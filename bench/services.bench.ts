@@ -89,7 +89,6 @@ export async function run(): Promise<void> {
       callback: (_error, msg) => ended.get(msg.subject.split(".")[2] ?? "")?.(),
     });
     await nc.flush();
-    const totalCpu = () => services.reduce((sum, service) => sum + cpuMs(service.pid), 0);
     const cpuOf = () => services.map((service) => cpuMs(service.pid));
 
     async function dm(agent: string, text: string): Promise<void> {
@@ -114,11 +113,13 @@ export async function run(): Promise<void> {
     const idleRss = services.map((service) => rssBytes(service.pid));
     const bareRss = await bareNodeRss();
 
-    // Idle CPU: what the five use with nothing to do (timers, sweeps, polls), subtracted below.
-    const idle0 = totalCpu();
+    // Idle CPU: what each of the five uses with nothing to do (timers, sweeps, polls), subtracted below.
+    const idle0 = cpuOf();
     const idleT0 = performance.now();
     await sleep(IDLE_WINDOW_MS);
-    const idleRate = (totalCpu() - idle0) / (performance.now() - idleT0);
+    const idleWindow = performance.now() - idleT0;
+    const idleRates = cpuOf().map((after, i) => (after - (idle0[i] ?? 0)) / idleWindow);
+    const idleRate = idleRates.reduce((a, b) => a + b, 0);
 
     // The first DM, cold.
     const cold0 = cpuOf();
@@ -135,8 +136,9 @@ export async function run(): Promise<void> {
     for (let i = 0; i < WARM_DMS; i++) await dm(names[(i + 1) % AGENTS] as string, "hello");
     await sleep(TAIL_MS);
     const warmElapsed = performance.now() - warmT0;
-    const warmPer = cpuOf().map((after, i) => (after - (warm0[i] ?? 0)) / WARM_DMS);
-    const warm = warmPer.reduce((a, b) => a + b, 0) - (idleRate * warmElapsed) / WARM_DMS;
+    // Per service, net of its own idle rate, so the five lines add up to the total.
+    const warmPer = cpuOf().map((after, i) => (after - (warm0[i] ?? 0) - (idleRates[i] ?? 0) * warmElapsed) / WARM_DMS);
+    const warm = warmPer.reduce((a, b) => a + b, 0);
     await sleep(1_000);
     const afterRss = services.map((service) => rssBytes(service.pid));
 
@@ -166,6 +168,10 @@ export async function run(): Promise<void> {
         met: failedCalls.length === 0 && results.length === WARM_DMS + 1,
       },
       { metric: "idle CPU of the five", value: `${(idleRate * 1000).toFixed(1)} ms/s` },
+      ...services.map((service, i) => ({
+        metric: `  ${service.name}`,
+        value: `${((idleRates[i] ?? Number.NaN) * 1000).toFixed(1)} ms/s`,
+      })),
       {
         metric: `input tokens, first request (${real !== undefined ? "Claude tokenizer" : "chars/4"})`,
         value: String(counted),
@@ -203,7 +209,7 @@ export async function run(): Promise<void> {
       }),
     );
     notes.push(
-      `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks): the warm figure is the total over ${WARM_DMS} DMs in a row divided by ${WARM_DMS}, minus the idle rate over the same time; each DM ends when its cycle-ended event arrives, plus ${TAIL_MS} ms at the end.`,
+      `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks): the warm figure is the total over ${WARM_DMS} DMs in a row divided by ${WARM_DMS}, minus the idle rate over the same time (each service's line net of its own idle rate, so the lines add up to the total); each DM ends when its cycle-ended event arrives, plus ${TAIL_MS} ms at the end.`,
       `The fake Anthropic server (this process) answers the first request with message({text}) and the second with end_turn; its own CPU is not counted.`,
       `Tools sent: ${(first.tools ?? []).map((tool) => tool.name).join(", ")}.`,
       `Agents use the default tool profile (no tools: block). "Claude tokenizer" is @anthropic-ai/tokenizer when installed (pre-Claude-3 vocabulary), else chars/4.`,
