@@ -8,8 +8,10 @@ export class SchedulerUnavailableError extends Error {
   constructor(
     readonly op: string,
     readonly detail: string,
+    /** The subject asked, when the caller knows its namespace. */
+    readonly subject = `moniro.sched.${op}`,
   ) {
-    super(`no scheduler answered moniro.sched.${op} (${detail})`);
+    super(`no scheduler answered ${subject} (${detail})`);
   }
 }
 

@@ -105,5 +105,13 @@ describe("cron", () => {
     const outcome = await runTool("cron", { action: "list" }, absent);
     expect(outcome).toMatchObject({ isError: true, errorCode: "scheduler-unavailable", retryable: true });
     expect(outcome.content).toContain("no scheduler answered moniro.sched.list");
+    const namespaced = testToolContext({
+      scheduler: (op) => {
+        throw new SchedulerUnavailableError(op, "no responders", `team-a.sched.${op}`);
+      },
+    });
+    expect((await runTool("cron", { action: "list" }, namespaced)).content).toBe(
+      "no scheduler answered team-a.sched.list (no responders). Try again later.",
+    );
   });
 });
