@@ -5,6 +5,7 @@ import { systemClock } from "@moniro/ports";
 import type { Redis } from "ioredis";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
+import { runScript } from "./scripts/loader.js";
 
 /** States in which an agent has no unfinished work for a runner to take over. */
 export const RESTING_STATES: ReadonlySet<AgentState> = new Set<AgentState>(["idle", "stopped"]);
@@ -16,8 +17,8 @@ const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
  * `agent:<a>:state`, a hash with one field per record field (so the gateway
  * and the scheduler can HGET `state` alone). A patch field given as
  * `undefined` is removed: `{ cycleId: undefined }` clears it. Every state
- * change also maintains `agents:active` (agents not idle or stopped), in the
- * same transaction.
+ * change also maintains `agents:active` (agents not idle or stopped),
+ * atomically with it (one Lua script: one command per update).
  */
 export class RedisAgentStateStore implements AgentStateStore {
   private readonly keys: Keys;
@@ -45,15 +46,14 @@ export class RedisAgentStateStore implements AgentStateStore {
       if (value === undefined) remove.push(field);
       else set[field] = String(value);
     }
-    const key = this.keys.state(agent);
-    const transaction = this.redis.multi().hset(key, set);
-    if (remove.length > 0) transaction.hdel(key, ...remove);
-    if (patch.state !== undefined) {
-      if (RESTING_STATES.has(patch.state)) transaction.srem(this.keys.activeAgents, agent);
-      else transaction.sadd(this.keys.activeAgents, agent);
-    }
-    const results = await transaction.exec();
-    for (const [error] of results ?? []) if (error) throw error;
+    const active = patch.state === undefined ? "" : RESTING_STATES.has(patch.state) ? "0" : "1";
+    const pairs = Object.entries(set).flat();
+    await runScript(
+      this.redis,
+      "updateState",
+      [this.keys.state(agent), this.keys.activeAgents],
+      [agent, active, pairs.length / 2, ...pairs, ...remove],
+    );
   }
 
   /** Agents whose last state was neither idle nor stopped (running, paused, error). */

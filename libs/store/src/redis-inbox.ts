@@ -124,14 +124,8 @@ export class RedisInbox implements Inbox {
   }
 
   async depth(agent: string): Promise<Record<Lane, number>> {
-    const pipeline = this.redis.pipeline();
-    for (const key of this.laneKeys(agent)) pipeline.xlen(key);
-    const results = (await pipeline.exec()) ?? [];
-    const counts = results.map(([error, count]) => {
-      if (error) throw error;
-      return Number(count);
-    });
-    return { immediate: counts[0] ?? 0, normal: counts[1] ?? 0, background: counts[2] ?? 0 };
+    const counts = (await runScript(this.redis, "depthInbox", this.laneKeys(agent), [])) as number[];
+    return { immediate: Number(counts[0] ?? 0), normal: Number(counts[1] ?? 0), background: Number(counts[2] ?? 0) };
   }
 
   async agentsWithPending(): Promise<string[]> {

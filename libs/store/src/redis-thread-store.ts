@@ -40,7 +40,8 @@ export class RedisThreadStore implements ThreadStore {
       throw errorFromCode(result, { script: "appendThread", agent: fence.agent, epoch: fence.epoch });
     }
     const ids = result as string[];
-    return entries.map((entry, index) => ({ ...structuredClone(entry), entryId: String(ids[index]) }) as ThreadEntry);
+    // A shallow copy: entries are plain data the loop builds and never mutates once written.
+    return entries.map((entry, index) => ({ ...entry, entryId: String(ids[index]) }) as ThreadEntry);
   }
 
   async read(

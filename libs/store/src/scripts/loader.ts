@@ -11,11 +11,13 @@ export const SCRIPT_FILES = {
   appendInbox: "appendInbox-3.lua",
   readInbox: "readInbox-3.lua",
   ackInbox: "ackInbox-4.lua",
+  depthInbox: "depthInbox-3.lua",
   requeueInbox: "requeueInbox-3.lua",
   acquireLease: "acquireLease-2.lua",
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",
   appendThread: "appendThread-3.lua",
+  updateState: "updateState-2.lua",
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;

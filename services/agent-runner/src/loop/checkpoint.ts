@@ -15,7 +15,9 @@ import { inputText } from "./window.js";
 export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempted"> {
   const { run } = cycle;
   const { settings } = run;
-  const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), settings);
+  // The inbox read goes out alongside the step's last tool result (appendBehind); both must succeed.
+  const [items] = await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]);
+  const pending = orderPending(items, now(run), settings);
   const mine = pending.filter((input) => input.thread === cycle.thread.context);
   if (mine.length > 0 && (settings.queue === "inject" || settings.queue === "interrupt")) {
     await injectInputs(cycle, mine, { midTurn: true });

@@ -10,7 +10,7 @@ import { buildSystemPrompt } from "./prompt.js";
 import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
-import { emit, now, setState } from "./run-context.js";
+import { emit, noteState, now, setState } from "./run-context.js";
 import { isUnfinished } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, runToolCalls } from "./tools.js";
@@ -31,7 +31,7 @@ export interface Work {
  * Returns undefined when there was nothing to do (only duplicates).
  */
 export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | undefined> {
-  const thread = await ThreadView.open(run.deps.threads, run.fence, work.context);
+  const thread = await openThread(run, work.context);
   const cycle: CycleRun = {
     run,
     cycleId: run.deps.ids.newId(),
@@ -54,6 +54,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
       { "moniro.agent": run.agent, "moniro.cycle_id": cycle.cycleId, "moniro.context": thread.context },
       async (span) => {
         const end = await steps(cycle, fresh);
+        await thread.settled();
         span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
         return end;
       },
@@ -69,10 +70,20 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   }
 }
 
+/** The run's view of a thread: read from the store the first time this run works on it. */
+async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
+  const open = run.threads.get(context);
+  if (open) return open;
+  const thread = await ThreadView.open(run.deps.threads, run.fence, context);
+  run.threads.set(context, thread);
+  return thread;
+}
+
 async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<CycleEnd> {
   const { run } = cycle;
   const { settings } = run;
-  await setState(run, {
+  // Not waited for: it goes out after the inputs' ack, and the first LLM call need not wait on it.
+  noteState(run, {
     state: "running",
     cycleId: cycle.cycleId,
     step: 0,
@@ -98,7 +109,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     await compactIfNeeded(cycle);
 
     cycle.step++;
-    await setState(run, { step: cycle.step });
+    noteState(run, { step: cycle.step });
     const result = await callModel(cycle);
     if (result.kind === "failed") {
       await failInstruction(cycle, result.error, result.attempts);

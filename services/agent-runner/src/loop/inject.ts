@@ -1,7 +1,7 @@
 import type { InputEntry } from "@moniro/envelopes";
 import type { PendingInput } from "./lanes.js";
 import type { CycleRun } from "./run-context.js";
-import { emit, now } from "./run-context.js";
+import { defer, emit, now } from "./run-context.js";
 
 export interface Injection {
   /** Inputs written to the thread now. */
@@ -12,7 +12,8 @@ export interface Injection {
 
 /**
  * Writes inputs into the thread as tagged user turns, then acks them in the
- * inbox (in that order: an input is acked only once it is in the thread).
+ * inbox (in that order: an input is acked only once it is in the thread;
+ * the ack is not waited for).
  * An input whose envelope id is already in the thread is acked without being
  * written again. The inputs join the cycle's instruction.
  */
@@ -27,7 +28,7 @@ export async function injectInputs(
   const ids = new Set<string>();
   for (const input of pending) {
     const id = input.item.envelope.id;
-    if (ids.has(id) || (await thread.hasEnvelope(id))) known.push(input);
+    if (ids.has(id) || thread.hasEnvelope(id)) known.push(input);
     else toWrite.push(input);
     ids.add(id);
   }
@@ -45,9 +46,14 @@ export async function injectInputs(
       attachments: item.envelope.attachments,
     })),
   );
-  await run.deps.inbox.ack(
-    run.agent,
-    pending.map((input) => input.item),
+  // Sent once the inputs are in the thread, and not waited for: an ack that is lost leaves the item
+  // pending, and the next drain finds its envelope id in the thread and acks it without writing it again.
+  defer(
+    run,
+    run.deps.inbox.ack(
+      run.agent,
+      pending.map((input) => input.item),
+    ),
   );
   const fresh = written.filter((entry): entry is typeof entry & InputEntry => entry.kind === "input");
   if (options.midTurn) announceInputs(cycle, fresh, true);

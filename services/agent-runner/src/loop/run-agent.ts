@@ -1,4 +1,4 @@
-import type { Fence } from "@moniro/ports";
+import type { Fence, InboxItem } from "@moniro/ports";
 import { classify, LeaseLostError } from "@moniro/ports";
 import type { LoopControl } from "./control.js";
 import { LoopAbort } from "./control.js";
@@ -7,7 +7,7 @@ import { runCycle } from "./cycle.js";
 import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { orderPending } from "./lanes.js";
 import type { AgentRun } from "./run-context.js";
-import { emit, now, setState } from "./run-context.js";
+import { emit, now, setState, settleDeferred } from "./run-context.js";
 import type { LoopSettings } from "./settings.js";
 
 /**
@@ -30,23 +30,32 @@ export async function runAgent(
     agent: fence.agent,
     signal: control.beginRun(),
     state: undefined,
+    threads: new Map(),
+    deferred: new Set(),
   };
   let cycles = 0;
   try {
-    const record = await deps.state.get(run.agent);
+    // One round trip for both: the state record and the inbox (the first drain, unless paused).
+    const [record, first] = await Promise.all([deps.state.get(run.agent), deps.inbox.pending(run.agent)]);
     run.state = record?.state;
     // A runner that died (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
     let takeover = record && record.state !== "idle" && record.state !== "stopped" ? record.context : undefined;
+    let drained: InboxItem[] | undefined = first;
     for (;;) {
       if (run.signal.aborted) throw run.signal.reason;
+      // A pause makes the first drain stale: read again after it.
+      if (control.paused) drained = undefined;
       await control.whilePaused(
         () => setState(run, { state: "paused" }),
         () => setState(run, { state: "running" }),
       );
       if (run.signal.aborted) throw run.signal.reason;
-      const work = await nextWork(run, takeover);
+      const items = drained ?? (await deps.inbox.pending(run.agent));
+      drained = undefined;
+      const work = nextWork(run, items, takeover);
       takeover = undefined;
       if (!work) {
+        await settleDeferred(run);
         await setState(run, { state: "idle", cycleId: undefined, step: undefined, context: undefined });
         return { reason: "idle", cycles };
       }
@@ -67,6 +76,7 @@ export async function runAgent(
     }
     return { reason: "crashed", cycles, error };
   } finally {
+    await settleDeferred(run);
     control.endRun();
   }
 }
@@ -76,8 +86,8 @@ export async function runAgent(
  * the thread of the most urgent pending input (after aging) with every
  * pending input for it — all of them when threads are unified.
  */
-async function nextWork(run: AgentRun, takeover: string | undefined): Promise<Work | null> {
-  const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
+function nextWork(run: AgentRun, items: readonly InboxItem[], takeover: string | undefined): Work | null {
+  const pending = orderPending(items, now(run), run.settings);
   const context = takeover ?? pending[0]?.thread;
   if (context === undefined) return null;
   return { context, inputs: pending.filter((input) => input.thread === context) };

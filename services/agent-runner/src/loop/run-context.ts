@@ -15,6 +15,14 @@ export interface AgentRun {
   /** Aborted by LoopControl.stop(). */
   signal: AbortSignal;
   state: AgentState | undefined;
+  /**
+   * The threads opened in this run, kept current by their appends: the fenced
+   * loop is their only writer while it holds the lease, so a later cycle on
+   * the same thread need not read it again.
+   */
+  threads: Map<string, ThreadView>;
+  /** Writes the loop does not wait for (see `defer`); settled before the run returns. */
+  deferred: Set<Promise<void>>;
 }
 
 /** What the cycle is working on: the inputs it handles and their inbox items (to re-queue on preemption or crash). */
@@ -49,6 +57,39 @@ export async function setState(run: AgentRun, patch: Partial<AgentStateRecord>):
     emit(run, "state-changed", { state: patch.state, previous: run.state ?? null });
     run.state = patch.state;
   }
+}
+
+/**
+ * The same write as setState, but the loop goes on without waiting for it:
+ * for the state it writes as a step starts (current step, `running` with
+ * the thread), which only informs (the gateway's view, the sweeper) and
+ * heals itself if lost. Writes go out in the order they are made.
+ */
+export function noteState(run: AgentRun, patch: Partial<AgentStateRecord>): void {
+  defer(run, run.deps.state.update(run.agent, patch));
+  if (patch.state !== undefined && patch.state !== run.state) {
+    emit(run, "state-changed", { state: patch.state, previous: run.state ?? null });
+    run.state = patch.state;
+  }
+}
+
+/**
+ * Runs a write without waiting for it. Only for writes whose loss is
+ * harmless (repeated or healed later), so a failure is dropped here; the
+ * run waits for every deferred write before it returns (the runtime then
+ * releases the lease).
+ */
+export function defer(run: AgentRun, write: Promise<unknown>): void {
+  const settled = write.then(
+    () => undefined,
+    () => undefined,
+  );
+  run.deferred.add(settled);
+  void settled.then(() => run.deferred.delete(settled));
+}
+
+export async function settleDeferred(run: AgentRun): Promise<void> {
+  while (run.deferred.size > 0) await Promise.all([...run.deferred]);
 }
 
 export function now(run: AgentRun): number {

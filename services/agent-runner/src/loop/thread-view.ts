@@ -2,34 +2,75 @@ import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 
 /**
- * The thread a cycle works on: read once when the cycle opens it, then kept
+ * The thread a cycle works on: read once when the run opens it, then kept
  * current with what this loop appends (the fenced loop is its only writer).
  */
 export class ThreadView {
+  /** An append started by `appendBehind` and not yet waited for. */
+  private behind: Promise<unknown> | undefined;
+  /** The envelope ids of the inputs in the thread (exactly-once injection). */
+  private readonly envelopeIds = new Set<string>();
+
   private constructor(
     private readonly store: ThreadStore,
     private readonly fence: Fence,
     readonly context: string,
     private readonly list: ThreadEntry[],
-  ) {}
+  ) {
+    this.remember(list);
+  }
 
   static async open(store: ThreadStore, fence: Fence, context: string): Promise<ThreadView> {
     return new ThreadView(store, fence, context, await store.read(fence.agent, context));
   }
 
+  /** Everything appended so far, except an `appendBehind` not yet waited for (see `settled`). */
   get entries(): readonly ThreadEntry[] {
     return this.list;
   }
 
   /** Appends through the fence; a LeaseLostError propagates and nothing is kept locally. */
   async append(entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
+    await this.settled();
     if (entries.length === 0) return [];
     const stored = await this.store.append(this.fence, this.context, entries);
     this.list.push(...stored);
+    this.remember(stored);
     return stored;
   }
 
-  hasEnvelope(envelopeId: string): Promise<boolean> {
-    return this.store.hasEnvelope(this.fence.agent, this.context, envelopeId);
+  /**
+   * Starts an append and returns at once, so the caller can start another
+   * round trip (the checkpoint's inbox read) alongside. The next `append`
+   * or `settled()` waits for it and throws its error (a lost lease).
+   */
+  appendBehind(entries: readonly ThreadEntryData[]): void {
+    const write = this.append(entries);
+    write.catch(() => {}); // surfaced by settled()
+    this.behind = write;
+  }
+
+  /** Waits for an `appendBehind` still in flight and throws its error. */
+  async settled(): Promise<void> {
+    const behind = this.behind;
+    if (!behind) return;
+    try {
+      await behind;
+    } finally {
+      if (this.behind === behind) this.behind = undefined;
+    }
+  }
+
+  /**
+   * Whether an input with this envelope id is in the thread. The view holds
+   * the whole thread as read when opened plus every append since, which is
+   * what the store's envelope set holds: no round trip needed.
+   */
+  hasEnvelope(envelopeId: string): boolean {
+    return this.envelopeIds.has(envelopeId);
+  }
+
+  private remember(entries: readonly ThreadEntry[]): void {
+    for (const entry of entries) if (entry.kind === "input") this.envelopeIds.add(entry.envelopeId);
   }
 }

@@ -1,4 +1,4 @@
-import type { ToolCallEnvelope, ToolResultEnvelope, ToolUse } from "@moniro/envelopes";
+import type { ThreadEntryData, ToolCallEnvelope, ToolResultEnvelope, ToolUse } from "@moniro/envelopes";
 import { LoopAbort } from "./control.js";
 import type { CycleRun } from "./run-context.js";
 import { emit, now } from "./run-context.js";
@@ -17,7 +17,8 @@ export function isSoloSkip(uses: readonly ToolUse[]): boolean {
 
 /**
  * Runs one step's tool calls in order through the ToolBus, persisting each
- * result as it comes. Bus failures become error results the model can read.
+ * result as it comes (the last one written behind: the caller waits for it
+ * with `thread.settled()` or its next append). Bus failures become error results the model can read.
  * On cancel, the running call's signal fires and it and every later call of
  * the step get a "Cancelled" error result. Returns whether the step was cancelled.
  */
@@ -58,7 +59,9 @@ export async function runToolCalls(cycle: CycleRun, uses: readonly ToolUse[]): P
         isError: true,
       };
     }
-    await persistResult(cycle, use, result);
+    // The step's last result is written behind: the checkpoint's inbox read goes out alongside it.
+    if (index === uses.length - 1) cycle.thread.appendBehind([resultEntry(cycle, use, result)]);
+    else await persistResult(cycle, use, result);
     emit(run, "tool-call-ended", {
       cycleId: cycle.cycleId,
       step: cycle.step,
@@ -97,23 +100,27 @@ function contentText(result: ToolResultEnvelope): string {
   return typeof result.content === "string" ? result.content : result.content.map((block) => block.text).join("\n");
 }
 
-async function persistResult(
-  cycle: CycleRun,
-  use: ToolUse,
-  result: { content: string; isError: boolean; interrupted?: boolean },
-): Promise<void> {
-  await cycle.thread.append([
-    {
-      kind: "tool-result",
-      cycleId: cycle.cycleId,
-      ts: now(cycle.run),
-      callId: use.id,
-      tool: use.name,
-      content: result.content,
-      isError: result.isError,
-      ...(result.interrupted ? { interrupted: true } : {}),
-    },
-  ]);
+interface ToolOutcome {
+  content: string;
+  isError: boolean;
+  interrupted?: boolean;
+}
+
+async function persistResult(cycle: CycleRun, use: ToolUse, result: ToolOutcome): Promise<void> {
+  await cycle.thread.append([resultEntry(cycle, use, result)]);
+}
+
+function resultEntry(cycle: CycleRun, use: ToolUse, result: ToolOutcome): ThreadEntryData {
+  return {
+    kind: "tool-result",
+    cycleId: cycle.cycleId,
+    ts: now(cycle.run),
+    callId: use.id,
+    tool: use.name,
+    content: result.content,
+    isError: result.isError,
+    ...(result.interrupted ? { interrupted: true } : {}),
+  };
 }
 
 /** The running call (when `running`) and the calls after it get "Cancelled" results; a stop writes nothing. */
