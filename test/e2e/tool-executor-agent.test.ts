@@ -11,9 +11,7 @@ import { type RunningService, type Stack, startStack } from "../support/stack.js
 // tool-executor process over NATS, driven by the fake Anthropic server.
 
 /** The tool deadline the runner puts on each call of these agents. */
-const TOOL_DEADLINE_MS = 4_000;
-/** NatsToolBus waits this long past the deadline for the executor's own deadline reply (its default). */
-const RUNNER_REPLY_GRACE_MS = 2_000;
+const TOOL_DEADLINE_MS = 60_000;
 
 async function metricsOf(service: RunningService): Promise<string> {
   return (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text();
@@ -73,7 +71,7 @@ describe("the tool executor as the agent sees it (e2e)", () => {
     return { model, stack, gateway: gatewayClient(stack.gatewayUrl) };
   }
 
-  it("an executor killed mid-call: the model gets an error result saying the executor was lost, by the call's deadline (plus the runner's reply grace), and the agent goes on", async () => {
+  it("an executor killed mid-call: the model gets an error result saying the executor was lost, well before the call's deadline, and the agent goes on", async () => {
     const { model, stack, gateway } = await start();
     const executor = stack.service("tool-executor");
     model.script(
@@ -94,9 +92,9 @@ describe("the tool executor as the agent sees it (e2e)", () => {
     expect(result, "the tool_result of the lost call").toBeDefined();
     expect(result?.is_error).toBe(true);
     expect(resultText(result ?? { type: "" })).toContain("tool call failed (executor_lost): tool executor lost");
-    // The call was made after the first model request, so its deadline is at most this far from it.
+    // The executor's keepalives stopped with it: the runner did not wait for the call's deadline.
     const elapsed = (second?.receivedAt ?? Number.POSITIVE_INFINITY) - (first?.receivedAt ?? 0);
-    expect(elapsed).toBeLessThan(TOOL_DEADLINE_MS + RUNNER_REPLY_GRACE_MS + 1_000);
+    expect(elapsed).toBeLessThan(TOOL_DEADLINE_MS);
     await eventually(async () => (await gateway.status("ada")).state === "idle", "ada to finish the cycle");
   });
 

@@ -34,6 +34,22 @@ export class RequestTimeoutError extends BusError {
   }
 }
 
+/** The responder went silent: no reply and no keepalive for `idleMs` (it died or was cut off). */
+export class ResponderLostError extends BusError {
+  override name = "ResponderLostError";
+  constructor(
+    subject: string,
+    readonly idleMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the responder on ${subject} went silent: no reply and no keepalive for ${idleMs} ms (it died or was cut off)`,
+      subject,
+      options,
+    );
+  }
+}
+
 /** The connection is closed or draining: nothing can be sent any more. */
 export class BusClosedError extends BusError {
   override name = "BusClosedError";
@@ -42,11 +58,12 @@ export class BusClosedError extends BusError {
   }
 }
 
-export type RequestFailure = "no-responders" | "timeout" | "closed" | "other";
+export type RequestFailure = "no-responders" | "lost" | "timeout" | "closed" | "other";
 
 /** Tells the reasons a NATS request failed apart (our typed errors, or nats.js v3 errors matched by name). */
 export function requestFailure(error: unknown): RequestFailure {
   if (error instanceof NoRespondersError) return "no-responders";
+  if (error instanceof ResponderLostError) return "lost";
   if (error instanceof RequestTimeoutError) return "timeout";
   if (error instanceof BusClosedError) return "closed";
   const chain: unknown[] = [];

@@ -15,8 +15,10 @@ export {
   NoRespondersError,
   type RequestFailure,
   RequestTimeoutError,
+  ResponderLostError,
   requestFailure,
 } from "./errors.js";
+export { KEEPALIVE_HEADER, startKeepalive } from "./keepalive.js";
 export { type BusLogger, silentBusLogger } from "./logger.js";
 export { inMessageSpan } from "./message-span.js";
 export { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";

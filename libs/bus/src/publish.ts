@@ -1,6 +1,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BusClosedError, NoRespondersError, RequestTimeoutError, requestFailure } from "./errors.js";
+import { requestWithKeepalive } from "./keepalive.js";
 import { traceHeaders } from "./trace-headers.js";
 
 const encoder = new TextEncoder();
@@ -36,12 +37,19 @@ export interface RequestOptions {
   timeoutMs: number;
   /** Aborting rejects at once with the signal's reason (the reply, if any, is dropped). */
   signal?: AbortSignal | undefined;
+  /**
+   * For responders that send keepalives (`subscribeEnvelopes({ keepaliveMs })`):
+   * fail with ResponderLostError after this long without one, instead of
+   * waiting the whole `timeoutMs` for a responder that died.
+   */
+  idleMs?: number | undefined;
 }
 
 /**
  * Core request/reply with trace headers. Returns the reply bytes; fails fast
  * with NoRespondersError when nothing listens, RequestTimeoutError when no
- * reply comes in time, BusClosedError when the connection is gone.
+ * reply comes in time, BusClosedError when the connection is gone; with
+ * `idleMs`, ResponderLostError when the responder's keepalives stop.
  */
 export async function request(
   nc: NatsConnection,
@@ -51,6 +59,8 @@ export async function request(
 ): Promise<Uint8Array> {
   const { signal } = options;
   if (signal?.aborted) throw signal.reason;
+  if (options.idleMs !== undefined)
+    return requestWithKeepalive(nc, subject, encode(payload), { ...options, idleMs: options.idleMs });
   const pending = nc.request(subject, encode(payload), { timeout: options.timeoutMs, headers: traceHeaders() });
   try {
     const reply = await (signal ? abortable(pending, signal) : pending);

@@ -5,6 +5,7 @@ import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { z } from "zod";
 import { dlqRecord, dlqSubjectFor, publishDlq } from "./dlq.js";
+import { startKeepalive } from "./keepalive.js";
 import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
 import { inMessageSpan } from "./message-span.js";
 import { traceHeaders } from "./trace-headers.js";
@@ -31,6 +32,12 @@ export interface SubscribeOptions<S extends z.ZodType> {
   /** Called after each DLQ record is published (a metrics counter). */
   onDlq?: ((record: { origin: string; subject: string; reason: string }) => void) | undefined;
   what?: string | undefined;
+  /**
+   * While the handler of a request runs, send a keepalive to its reply subject
+   * this often, so a requester using `idleMs` can tell a slow responder from a
+   * dead one (see keepalive.ts). Off when absent.
+   */
+  keepaliveMs?: number | undefined;
   /** For the DLQ records (default: a client on `nc`). */
   js?: JetStreamClient | undefined;
 }
@@ -84,9 +91,13 @@ export function subscribeEnvelopes<S extends z.ZodType>(options: SubscribeOption
       options.onDlq?.({ origin: options.origin, subject: msg.subject, reason: decoded.error.message });
       return;
     }
+    const stopKeepalive = options.keepaliveMs ? startKeepalive(nc, msg, options.keepaliveMs) : undefined;
     try {
-      reply(msg, await options.handler(decoded.value, msg));
+      const result = await options.handler(decoded.value, msg);
+      stopKeepalive?.();
+      reply(msg, result);
     } catch (error) {
+      stopKeepalive?.();
       logger.error({ subject: msg.subject, err: errorMessage(error) }, `${what} handler failed`);
       reply(msg, options.errorReply ? options.errorReply(error) : { ok: false, error: errorMessage(error) });
     }

@@ -6,6 +6,15 @@ export const STREAMS = { in: "MONIRO_IN", out: "MONIRO_OUT", dlq: "MONIRO_DLQ" }
 
 export const TOOL_EXECUTOR_QUEUE = "tool-executor";
 
+/**
+ * Tool calls are long requests: while an executor runs a call it sends a
+ * keepalive (an empty message with the `Moniro-Keepalive` header) to the
+ * call's reply subject every TOOL_KEEPALIVE_MS, and the runner declares the
+ * executor lost after TOOL_LOST_AFTER_MS without one (docs/integration.md).
+ */
+export const TOOL_KEEPALIVE_MS = 1_000;
+export const TOOL_LOST_AFTER_MS = 5_000;
+
 function token(value: string, what: string): string {
   if (!/^[^\s.*>]+$/.test(value)) {
     throw new Error(`${what} '${value}' cannot be a NATS subject token (no dots, spaces, '*' or '>')`);

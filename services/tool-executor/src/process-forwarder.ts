@@ -1,7 +1,7 @@
 import type { Bus } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
-import { decode, toolResultEnvelopeSchema } from "@moniro/envelopes";
+import { decode, TOOL_LOST_AFTER_MS, toolResultEnvelopeSchema } from "@moniro/envelopes";
 import type { ToolOutcome } from "@moniro/tool-catalog";
 import { deadlineOutcome, EXECUTOR_ERRORS, errorOutcome } from "./tool-results.js";
 
@@ -32,7 +32,7 @@ export async function forwardToOwner(
   if (remaining <= 0) return { outcome: deadlineOutcome(call.tool, call.deadlineMs) };
   let bytes: Uint8Array;
   try {
-    bytes = await deps.bus.request(subject, call, { timeoutMs: remaining });
+    bytes = await deps.bus.request(subject, call, { timeoutMs: remaining, idleMs: TOOL_LOST_AFTER_MS });
   } catch (error) {
     const failure = requestFailure(error);
     if (failure === "no-responders") {
@@ -43,11 +43,11 @@ export async function forwardToOwner(
         ),
       };
     }
-    if (failure === "timeout") {
+    if (failure === "timeout" || failure === "lost") {
       return {
         outcome: errorOutcome(
           EXECUTOR_ERRORS.ownerGone,
-          `The executor that owned process ${processId} (${owner}) did not answer before the deadline: it is overloaded or gone. Try again, or start the process again.`,
+          `The executor that owned process ${processId} (${owner}) stopped answering before the deadline: it is overloaded or gone. Try again, or start the process again.`,
         ),
       };
     }

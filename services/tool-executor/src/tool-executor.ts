@@ -1,6 +1,11 @@
 import { subscribeEnvelopes } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
-import { TOOL_EXECUTOR_QUEUE, toolCallEnvelopeSchema, toolCancelEnvelopeSchema } from "@moniro/envelopes";
+import {
+  TOOL_EXECUTOR_QUEUE,
+  TOOL_KEEPALIVE_MS,
+  toolCallEnvelopeSchema,
+  toolCancelEnvelopeSchema,
+} from "@moniro/envelopes";
 import type { LogSink } from "@moniro/telemetry";
 import type { ProcessRegistry } from "@moniro/tool-catalog";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
@@ -51,6 +56,8 @@ export function startToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     ...common,
     schema: toolCallEnvelopeSchema,
     what: "tool call",
+    // The runner gives up on a call after TOOL_LOST_AFTER_MS without a keepalive (executor lost).
+    keepaliveMs: TOOL_KEEPALIVE_MS,
     invalidReply: (error: Parameters<typeof invalidCallReply>[0], msg: Parameters<typeof invalidCallReply>[1]) =>
       invalidCallReply(error, msg, executorId),
   };

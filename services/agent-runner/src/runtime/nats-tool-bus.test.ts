@@ -1,4 +1,4 @@
-import type { Bus } from "@moniro/bus";
+import { type Bus, ResponderLostError } from "@moniro/bus";
 import type { ToolCallEnvelope } from "@moniro/envelopes";
 import { createSubjects, toolCancelEnvelopeSchema, validate } from "@moniro/envelopes";
 import { ToolBusError } from "@moniro/ports";
@@ -26,13 +26,13 @@ function call(fields: Partial<ToolCallEnvelope> = {}): ToolCallEnvelope {
 
 function messaging(request: Bus["request"]) {
   const published: Array<{ subject: string; payload: unknown }> = [];
-  const requests: Array<{ subject: string; payload: unknown; timeoutMs: number }> = [];
+  const requests: Array<{ subject: string; payload: unknown; timeoutMs: number; idleMs?: number | undefined }> = [];
   const bus: Pick<Bus, "publish" | "request"> = {
     publish: (subject, payload) => {
       published.push({ subject, payload });
     },
     request: (subject, payload, options) => {
-      requests.push({ subject, payload, timeoutMs: options.timeoutMs });
+      requests.push({ subject, payload, timeoutMs: options.timeoutMs, idleMs: options.idleMs });
       return request(subject, payload, options);
     },
   };
@@ -55,9 +55,11 @@ describe("NatsToolBus", () => {
         content: "a.txt",
       }),
     );
-    const result = await new NatsToolBus(bus, subjects, { clock, replyGraceMs: 1_000 }).call(call());
+    const result = await new NatsToolBus(bus, subjects, { clock, replyGraceMs: 1_000, lostAfterMs: 3_000 }).call(
+      call(),
+    );
     expect(result).toMatchObject({ callId: "toolu_1", content: "a.txt", isError: false });
-    expect(requests).toEqual([{ subject: "tbus.tool.exec", payload: call(), timeoutMs: 31_000 }]);
+    expect(requests).toEqual([{ subject: "tbus.tool.exec", payload: call(), timeoutMs: 31_000, idleMs: 3_000 }]);
   });
 
   it("turns no responders, a timeout and a closed connection into ToolBusErrors the model can act on", async () => {
@@ -70,6 +72,7 @@ describe("NatsToolBus", () => {
         /may or may not have taken effect/,
       ],
       [named("ClosedConnectionError"), "bus_unavailable", /lost its connection/],
+      [new ResponderLostError("tbus.tool.exec", 5_000), "executor_lost", /stopped answering \(no keepalive for 5 s\)/],
     ];
     for (const [thrown, code, message] of cases) {
       const { bus } = messaging(() => Promise.reject(thrown));

@@ -1,7 +1,7 @@
 import type { Bus } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope, ToolResultEnvelope } from "@moniro/envelopes";
-import { decode, stamp, toolResultEnvelopeSchema } from "@moniro/envelopes";
+import { decode, stamp, TOOL_LOST_AFTER_MS, toolResultEnvelopeSchema } from "@moniro/envelopes";
 import type { Clock, ToolBus } from "@moniro/ports";
 import { systemClock, ToolBusError } from "@moniro/ports";
 
@@ -12,6 +12,13 @@ export interface NatsToolBusOptions {
    * deadline and replies with an error result, which should still arrive.
    */
   replyGraceMs?: number;
+  /**
+   * An executor sends a keepalive every second while it runs a call; after
+   * this long without one (or the result) the executor is declared lost and
+   * the model gets an `executor_lost` result at once, not at the deadline.
+   * Default TOOL_LOST_AFTER_MS (5 s).
+   */
+  lostAfterMs?: number;
   /**
    * A saturated executor replies `executor_busy` (retryable) at once; the call
    * is sent again (the queue group picks an executor at random) up to this
@@ -34,6 +41,7 @@ export interface NatsToolBusOptions {
 export class NatsToolBus implements ToolBus {
   private readonly clock: Clock;
   private readonly replyGraceMs: number;
+  private readonly lostAfterMs: number;
   private readonly busyRetries: number;
   private readonly busyBackoffMs: number;
 
@@ -44,6 +52,7 @@ export class NatsToolBus implements ToolBus {
   ) {
     this.clock = options.clock ?? systemClock;
     this.replyGraceMs = options.replyGraceMs ?? 2_000;
+    this.lostAfterMs = options.lostAfterMs ?? TOOL_LOST_AFTER_MS;
     this.busyRetries = options.busyRetries ?? 3;
     this.busyBackoffMs = options.busyBackoffMs ?? 10;
   }
@@ -82,12 +91,12 @@ export class NatsToolBus implements ToolBus {
     let reply: Uint8Array;
     try {
       reply = await abortable(
-        this.bus.request(subject, call, { timeoutMs, signal: requestAbort.signal }),
+        this.bus.request(subject, call, { timeoutMs, idleMs: this.lostAfterMs, signal: requestAbort.signal }),
         requestAbort.signal,
       );
     } catch (error) {
       if (signal?.aborted) throw canceled(call, signal.reason);
-      throw failed(call, subject, timeoutMs, error);
+      throw failed(call, subject, timeoutMs, this.lostAfterMs, error);
     } finally {
       signal?.removeEventListener("abort", onAbort);
     }
@@ -125,13 +134,24 @@ function canceled(call: ToolCallEnvelope, reason: unknown): ToolBusError {
   });
 }
 
-function failed(call: ToolCallEnvelope, subject: string, timeoutMs: number, error: unknown): ToolBusError {
+function failed(
+  call: ToolCallEnvelope,
+  subject: string,
+  timeoutMs: number,
+  lostAfterMs: number,
+  error: unknown,
+): ToolBusError {
   const details = { callId: call.callId, tool: call.tool, subject };
   switch (requestFailure(error)) {
     case "no-responders":
       return new ToolBusError(
         `no tool executor is available for '${call.tool}' (nobody answers on ${subject}): the tool executors may be down or restarting. Try again in a moment, or continue without this tool.`,
         { errorClass: "transient", code: "no_executor", details, cause: error },
+      );
+    case "lost":
+      return new ToolBusError(
+        `tool executor lost: the executor running '${call.tool}' stopped answering (no keepalive for ${Math.round(lostAfterMs / 1000)} s); it died or was cut off. The call may or may not have taken effect; check before retrying.`,
+        { errorClass: "transient", code: "executor_lost", details, cause: error },
       );
     case "timeout":
       return new ToolBusError(
