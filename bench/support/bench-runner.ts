@@ -2,6 +2,7 @@ import {
   type AgentRuntime,
   type LoopSettingsInput,
   loopSettings,
+  RUNNER_REDIS_OPTIONS,
   type Runner,
   type RuntimeTiming,
   startRunner,
@@ -63,7 +64,8 @@ export async function startBenchRunner(options: BenchRunnerOptions): Promise<Ben
   const runnerNc = await connect({ servers: NATS_URL, name: `${namespace}-runner` });
   const toolNc = await connect({ servers: NATS_URL, name: `${namespace}-tools` });
   const redis = new Redis(REDIS_URL);
-  const runnerRedis = new Redis(REDIS_URL);
+  // The runner's connection as main.ts makes it.
+  const runnerRedis = new Redis(REDIS_URL, RUNNER_REDIS_OPTIONS);
   const redisCommands = countRedisCommands(runnerRedis);
   const spans = new SpanTimer();
   const toolSpecs = Object.keys(options.tools ?? {}).map((name) => ({

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
-import { loopSettings, startRunner, staticDirectory } from "@moniro/agent-runner";
+import { loopSettings, RUNNER_REDIS_OPTIONS, startRunner, staticDirectory } from "@moniro/agent-runner";
 import { createSubjects } from "@moniro/envelopes";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
@@ -44,7 +44,8 @@ const agents = Array.from({ length: Number(count) }, (_, i) => {
   };
 });
 const nc = await connect({ servers: process.env.MONIRO_NATS_URL ?? "nats://127.0.0.1:4222", name: holder });
-const redis = new Redis(process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379");
+// The runner's connection as main.ts makes it.
+const redis = new Redis(process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379", RUNNER_REDIS_OPTIONS);
 const redisCommands = countRedisCommands(redis);
 const runner = await startRunner({
   holder,

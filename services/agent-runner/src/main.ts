@@ -6,6 +6,7 @@ import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { definitionDirectory, loadAgentDefinitions } from "./runtime/agent-definitions.js";
+import { RUNNER_REDIS_OPTIONS } from "./runtime/redis-options.js";
 import { type Runner, startRunner } from "./runtime/runner.js";
 import { loadRunnerConfig, timingOf } from "./runtime/runner-config.js";
 import { registerRunnerMetrics } from "./runtime/runner-metrics.js";
@@ -24,7 +25,11 @@ const definitions = await loadAgentDefinitions(config.MONIRO_AGENTS_DIR).catch((
   logger.fatal({ agentsDir: config.MONIRO_AGENTS_DIR }, error.message);
   process.exit(1);
 });
-const redis = connectRedis(config.MONIRO_REDIS_URL, { logger, name: `agent-runner:${holder}` });
+const redis = connectRedis(config.MONIRO_REDIS_URL, {
+  logger,
+  name: `agent-runner:${holder}`,
+  redis: RUNNER_REDIS_OPTIONS,
+});
 const directory = definitionDirectory(definitions, {
   where: config.MONIRO_AGENTS_DIR,
   llmFor: (definition) => createProvider(definition, process.env),

@@ -8,7 +8,9 @@ import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { orderPending } from "./lanes.js";
 import type { AgentRun } from "./run-context.js";
 import { emit, now, setState, settleDeferred } from "./run-context.js";
+import { type RunStart, readRunStart } from "./run-start.js";
 import type { LoopSettings } from "./settings.js";
+import { ThreadView } from "./thread-view.js";
 
 /**
  * Runs the agent while it holds the lease (`fence`): cycle after cycle until
@@ -21,6 +23,8 @@ export async function runAgent(
   fence: Fence,
   settings: LoopSettings,
   control: LoopControl,
+  /** Read ahead by the caller (runSupervised); read here when absent. */
+  start?: RunStart,
 ): Promise<LoopOutcome> {
   const run: AgentRun = {
     deps,
@@ -35,8 +39,8 @@ export async function runAgent(
   };
   let cycles = 0;
   try {
-    // One round trip for both: the state record and the inbox (the first drain, unless paused).
-    const [record, first] = await Promise.all([deps.state.get(run.agent), deps.inbox.pending(run.agent)]);
+    const { record, pending: first, thread } = start ?? (await readRunStart(deps, run.agent, settings));
+    if (thread) run.threads.set(thread.context, ThreadView.of(deps.threads, fence, thread.context, thread.entries));
     run.state = record?.state;
     // A runner that died (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
     let takeover = record && record.state !== "idle" && record.state !== "stopped" ? record.context : undefined;

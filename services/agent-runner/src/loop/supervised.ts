@@ -2,6 +2,7 @@ import type { Fence } from "@moniro/ports";
 import type { LoopControl } from "./control.js";
 import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { runAgent } from "./run-agent.js";
+import { type RunStart, readRunStart } from "./run-start.js";
 import type { LoopSettings } from "./settings.js";
 import { restartDecision } from "./supervisor.js";
 
@@ -24,14 +25,18 @@ export async function runSupervised(
   settings: LoopSettings,
   control: LoopControl,
 ): Promise<SupervisedOutcome> {
-  const record = await deps.state.get(fence.agent);
+  // The first run's reads go out with the state record the policy needs.
+  // A failed read ahead is left to runAgent, which reads again and treats a failure as a crash.
+  let start: RunStart | undefined = await readRunStart(deps, fence.agent, settings).catch(() => undefined);
+  const record = start ? start.record : await deps.state.get(fence.agent);
   let restarts = record?.restarts ?? 0;
   if (record?.state === "error" && restarts >= settings.restart.maxRestarts) {
     return { reason: "error", cycles: 0, restarts };
   }
   let cycles = 0;
   for (;;) {
-    const outcome = await runAgent(deps, fence, settings, control);
+    const outcome = await runAgent(deps, fence, settings, control, start);
+    start = undefined;
     cycles += outcome.cycles;
     if (outcome.reason !== "crashed") {
       if (outcome.reason === "idle" && restarts > 0) await deps.state.update(fence.agent, { restarts: 0 });

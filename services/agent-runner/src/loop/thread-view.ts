@@ -21,7 +21,12 @@ export class ThreadView {
   }
 
   static async open(store: ThreadStore, fence: Fence, context: string): Promise<ThreadView> {
-    return new ThreadView(store, fence, context, await store.read(fence.agent, context));
+    return ThreadView.of(store, fence, context, await store.read(fence.agent, context));
+  }
+
+  /** A view over the whole thread as just read (under the same fence). */
+  static of(store: ThreadStore, fence: Fence, context: string, entries: ThreadEntry[]): ThreadView {
+    return new ThreadView(store, fence, context, entries);
   }
 
   /** Everything appended so far, except an `appendBehind` not yet waited for (see `settled`). */

@@ -17,4 +17,5 @@ export { LeaseKeeper, type LeaseTiming } from "./lease-keeper.js";
 export { errorFields, type RuntimeLogger, silentLogger } from "./logger.js";
 export { NatsEventSink, NatsOutbox } from "./nats-events.js";
 export { NatsToolBus, type NatsToolBusOptions } from "./nats-tool-bus.js";
+export { RUNNER_REDIS_OPTIONS } from "./redis-options.js";
 export { type Runner, type RunnerOptions, startRunner } from "./runner.js";

@@ -36,17 +36,20 @@ export function createIngest(options: {
     }
     if (!options.directory.get(agent)) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
     // The traceparent (of the span that received it) lets the cycle handling it join the sender's trace.
-    const { duplicate } = await options.inbox.append(
-      envelope,
-      trace.traceparent ? { traceparent: trace.traceparent } : {},
-    );
-    // After the caller's ack: a failed wake costs nothing, the sweeper finds the input within a sweep period.
-    setImmediate(() => {
+    const appended = options.inbox.append(envelope, trace.traceparent ? { traceparent: trace.traceparent } : {});
+    // Woken twice, neither waited for (the caller acks meanwhile; a failed wake costs nothing, the
+    // sweeper finds the input within a sweep period). The first wake's lease attempt goes out right
+    // behind the append (one round trip on the runner's pipelined connection). The second, once the
+    // input is durable, is what guarantees the wakeup: the producer tries the lease after appending.
+    // It costs nothing while the first one's attempt or run is still going ("running-here").
+    const wake = (when: string, duplicate?: boolean) =>
       options.runtime.wake(agent).then(
-        (result) => logger.debug({ agent, envelopeId: envelope.id, duplicate, wake: result }, "input ingested"),
-        (error: unknown) => logger.warn({ agent, envelopeId: envelope.id, ...errorFields(error) }, "wake failed"),
+        (result) => logger.debug({ agent, envelopeId: envelope.id, duplicate, wake: result, when }, "input ingested"),
+        (error: unknown) => logger.warn({ agent, envelopeId: envelope.id, when, ...errorFields(error) }, "wake failed"),
       );
-    });
+    void wake("ahead");
+    const { duplicate } = await appended;
+    void wake("after append", duplicate);
     return { kind: duplicate ? "duplicate" : "appended" };
   };
 }

@@ -1,0 +1,29 @@
+import type { ThreadEntry } from "@moniro/envelopes";
+import type { AgentStateRecord, InboxItem } from "@moniro/ports";
+import type { LoopDeps } from "./deps.js";
+import { UNIFIED_THREAD } from "./lanes.js";
+import type { LoopSettings } from "./settings.js";
+
+/** What a run starts from, read in one round trip (the reads go out together). */
+export interface RunStart {
+  record: AgentStateRecord | null;
+  /** The first drain. */
+  pending: InboxItem[];
+  /** With unified threads, the one thread every input goes to (read ahead: the first cycle needs it). */
+  thread?: { context: string; entries: ThreadEntry[] };
+}
+
+/**
+ * Reads the agent's state record, its inbox and (unified threads) its
+ * thread at once: the lease is already held, so nothing writes them but
+ * this loop. Reading the inbox as the agent's consumer is harmless to repeat.
+ */
+export async function readRunStart(deps: LoopDeps, agent: string, settings: LoopSettings): Promise<RunStart> {
+  const unified = settings.threads === "unified";
+  const [record, pending, entries] = await Promise.all([
+    deps.state.get(agent),
+    deps.inbox.pending(agent),
+    unified ? deps.threads.read(agent, UNIFIED_THREAD) : undefined,
+  ]);
+  return { record, pending, ...(entries ? { thread: { context: UNIFIED_THREAD, entries } } : {}) };
+}
