@@ -57,8 +57,9 @@ export function requestWithKeepalive(
   const { signal, idleMs, timeoutMs } = options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   if (nc.isClosed() || nc.isDraining()) return Promise.reject(new BusClosedError(subject));
+  const mux = muxFor(nc);
   return new Promise<Uint8Array>((resolve, reject) => {
-    const inbox = createInbox();
+    const token = String(mux.next++);
     let idleTimer: NodeJS.Timeout | undefined;
     let done = false;
     const finish = (error: unknown, value?: Uint8Array) => {
@@ -67,7 +68,7 @@ export function requestWithKeepalive(
       clearTimeout(idleTimer);
       clearTimeout(totalTimer);
       signal?.removeEventListener("abort", onAbort);
-      subscription.unsubscribe();
+      mux.pending.delete(token);
       if (error === undefined) resolve(value ?? EMPTY);
       else reject(error);
     };
@@ -77,20 +78,47 @@ export function requestWithKeepalive(
     };
     const onAbort = () => finish(signal?.reason);
     const totalTimer = setTimeout(() => finish(new RequestTimeoutError(subject, timeoutMs)), timeoutMs);
-    const subscription = nc.subscribe(inbox, {
-      callback: (error, msg) => {
-        if (error) return finish(new BusClosedError(subject, { cause: error }));
-        if (msg.headers?.hasError && msg.headers.code === 503) return finish(new NoRespondersError(subject));
-        if (msg.headers?.get(KEEPALIVE_HEADER)) return armIdle();
-        finish(undefined, msg.data);
-      },
+    mux.pending.set(token, (error, msg) => {
+      if (error || !msg) return finish(new BusClosedError(subject, { cause: error }));
+      if (msg.headers?.hasError && msg.headers.code === 503) return finish(new NoRespondersError(subject));
+      if (msg.headers?.get(KEEPALIVE_HEADER)) return armIdle();
+      finish(undefined, msg.data);
     });
     signal?.addEventListener("abort", onAbort, { once: true });
     armIdle();
     try {
-      nc.publish(subject, data, { reply: inbox, headers: traceHeaders() });
+      nc.publish(subject, data, { reply: `${mux.prefix}.${token}`, headers: traceHeaders() });
     } catch (error) {
       finish(new BusClosedError(subject, { cause: error }));
     }
   });
+}
+
+type Waiter = (error: Error | null, msg?: Msg) => void;
+
+/** One wildcard inbox subscription per connection, shared by its keepalive requests (as nc.request muxes). */
+interface Mux {
+  prefix: string;
+  next: number;
+  pending: Map<string, Waiter>;
+}
+
+const muxes = new WeakMap<NatsConnection, Mux>();
+
+function muxFor(nc: NatsConnection): Mux {
+  const existing = muxes.get(nc);
+  if (existing) return existing;
+  const mux: Mux = { prefix: createInbox(), next: 0, pending: new Map() };
+  nc.subscribe(`${mux.prefix}.*`, {
+    callback: (error, msg) => {
+      if (error) {
+        for (const waiter of [...mux.pending.values()]) waiter(error);
+        return;
+      }
+      const token = msg.subject.slice(mux.prefix.length + 1);
+      mux.pending.get(token)?.(null, msg);
+    },
+  });
+  muxes.set(nc, mux);
+  return mux;
 }
