@@ -38,12 +38,15 @@ export async function run(): Promise<void> {
   let sentAfter = sentBefore;
   let namesBefore = bench.redisCommandsByName();
   let namesAfter = namesBefore;
+  let cpuBefore = process.cpuUsage();
+  let cpuAfter = cpuBefore;
   try {
     for (const [index, agent] of names.entries()) {
       if (index === WARMUP_AGENTS) {
         sentBefore = bench.sent();
         namesBefore = bench.redisCommandsByName();
         bench.spans.reset();
+        cpuBefore = process.cpuUsage();
       }
       const done = new Promise<void>((resolve) => finished.set(agent, resolve));
       await bench.publish(agent, "run the chain");
@@ -53,6 +56,7 @@ export async function run(): Promise<void> {
       const times = calls.get(agent) ?? [];
       for (let i = 1; i < times.length; i++) steps.push((times[i] ?? 0) - (times[i - 1] ?? 0));
     }
+    cpuAfter = process.cpuUsage(cpuBefore);
     sentAfter = bench.sent();
     namesAfter = bench.redisCommandsByName();
   } finally {
@@ -91,6 +95,10 @@ export async function run(): Promise<void> {
         metric: "  Redis commands / NATS messages per step",
         value: `${perStep(sentAfter.redisCommands - sentBefore.redisCommands)} / ${perStep(sentAfter.natsMessages - sentBefore.natsMessages)}`,
         goal: "floor: 2 / 1",
+      },
+      {
+        metric: "  CPU of this process per step (runner, model, tool responder)",
+        value: ms((cpuAfter.user + cpuAfter.system) / 1000 / (AGENTS * STEPS_PER_CYCLE)),
       },
     ],
     notes: [

@@ -60,6 +60,13 @@ export async function run(): Promise<void> {
           value: `${(cpu.reduce((a, b) => a + b, 0) / TOTAL).toFixed(2)} ms`,
         },
       );
+      const mix = Object.entries(sent.byName)
+        .map(([name, count]) => [name, (count - (sent0.byName[name] ?? 0)) / TOTAL] as const)
+        .filter(([, perInput]) => perInput >= 0.05)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, perInput]) => `${name} ${perInput.toFixed(1)}`)
+        .join(", ");
+      notes.push(`${label}: Redis commands per input by name: ${mix}.`);
       if (!complete) notes.push(`${label}: ${stats.missing} inputs had not reached a model after 120 s.`);
     } finally {
       await stack.close();

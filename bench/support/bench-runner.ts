@@ -61,7 +61,8 @@ export async function startBenchRunner(options: BenchRunnerOptions): Promise<Ben
   const prefix = `${namespace}:`;
   const subjects = createSubjects(namespace);
   const nc = await connect({ servers: NATS_URL, name: `${namespace}-client` });
-  const runnerNc = await connect({ servers: NATS_URL, name: `${namespace}-runner` });
+  // As connectNats of @moniro/bus connects the services: no stack captured per request.
+  const runnerNc = await connect({ servers: NATS_URL, name: `${namespace}-runner`, noAsyncTraces: true });
   const toolNc = await connect({ servers: NATS_URL, name: `${namespace}-tools` });
   const redis = new Redis(REDIS_URL);
   // The runner's connection as main.ts makes it.

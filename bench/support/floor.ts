@@ -13,7 +13,8 @@ const REDIS_URL = process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379";
 export async function measureFloor(
   iterations = 2000,
 ): Promise<{ natsRequest: Summary; redisRoundTrip: Summary; step: Summary }> {
-  const nc = await connect({ servers: NATS_URL });
+  // Connected like the runner (connectNats of @moniro/bus): no stack captured per request.
+  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
   const responder = await connect({ servers: NATS_URL });
   const redis = new Redis(REDIS_URL);
   const subject = `${randomToken("bench")}.floor`;

@@ -43,7 +43,12 @@ const agents = Array.from({ length: Number(count) }, (_, i) => {
     }),
   };
 });
-const nc = await connect({ servers: process.env.MONIRO_NATS_URL ?? "nats://127.0.0.1:4222", name: holder });
+// As connectNats of @moniro/bus connects the services: no stack captured per request.
+const nc = await connect({
+  servers: process.env.MONIRO_NATS_URL ?? "nats://127.0.0.1:4222",
+  name: holder,
+  noAsyncTraces: true,
+});
 // The runner's connection as main.ts makes it.
 const redis = new Redis(process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379", RUNNER_REDIS_OPTIONS);
 const redisCommands = countRedisCommands(redis);
@@ -66,7 +71,12 @@ process.on("message", async (message: ParentMessage) => {
     const usage = process.memoryUsage();
     send({ type: "memory", heap: usage.heapUsed, rss: usage.rss, running: runner.runtime.running().length, gc: !!gc });
   } else if (message.type === "sent") {
-    send({ type: "sent", redisCommands: redisCommands.count(), natsMessages: natsMessagesOut(nc) });
+    send({
+      type: "sent",
+      redisCommands: redisCommands.count(),
+      byName: Object.fromEntries(redisCommands.byName()),
+      natsMessages: natsMessagesOut(nc),
+    });
   } else if (message.type === "snapshot") {
     send({ type: "snapshot", file: writeHeapSnapshot(join(message.dir, `runner-${process.pid}.heapsnapshot`)) });
   } else if (message.type === "stop") {

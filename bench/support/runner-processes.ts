@@ -14,9 +14,15 @@ type ChildMessage =
   | { type: "ready" }
   | { type: "seen"; inputs: number[]; at: number }
   | { type: "memory"; heap: number; rss: number; running: number; gc: boolean }
-  | { type: "sent"; redisCommands: number; natsMessages: number }
+  | { type: "sent"; redisCommands: number; byName: Record<string, number>; natsMessages: number }
   | { type: "snapshot"; file: string }
   | { type: "stopped" };
+
+export interface Sent {
+  redisCommands: number;
+  byName: Record<string, number>;
+  natsMessages: number;
+}
 
 export interface Memory {
   heap: number;
@@ -94,17 +100,18 @@ export async function startRunnerProcesses(options: { runners: number; agents: n
     /** Heap and RSS of each runner after full GCs. */
     memory: (): Promise<Memory[]> =>
       Promise.all(children.map((child) => reply<Memory>(child, "memory", { type: "memory" }, 30_000))),
-    /** Redis commands and NATS messages the runners sent so far, summed. */
-    async sent(): Promise<{ redisCommands: number; natsMessages: number }> {
-      const all = await Promise.all(
-        children.map((child) =>
-          reply<{ redisCommands: number; natsMessages: number }>(child, "sent", { type: "sent" }, 30_000),
-        ),
-      );
-      return all.reduce((sum, one) => ({
-        redisCommands: sum.redisCommands + one.redisCommands,
-        natsMessages: sum.natsMessages + one.natsMessages,
-      }));
+    /** Redis commands (also by command name) and NATS messages the runners sent so far, summed. */
+    async sent(): Promise<Sent> {
+      const all = await Promise.all(children.map((child) => reply<Sent>(child, "sent", { type: "sent" }, 30_000)));
+      return all.reduce((sum, one) => {
+        const byName = { ...sum.byName };
+        for (const [name, count] of Object.entries(one.byName)) byName[name] = (byName[name] ?? 0) + count;
+        return {
+          redisCommands: sum.redisCommands + one.redisCommands,
+          byName,
+          natsMessages: sum.natsMessages + one.natsMessages,
+        };
+      });
     },
     /** Heap snapshots of the runners, written to `dir` (for a look at what an idle agent keeps). */
     snapshot: (dir: string): Promise<Array<{ file: string }>> =>

@@ -29,14 +29,15 @@ export interface CompactionPlan {
  */
 export function planCompaction(entries: readonly ThreadEntry[], policy: ContextPolicy): CompactionPlan | null {
   if (policy.type !== "compaction") return null;
-  const compaction = lastCompaction(entries);
-  const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
-  const since = compaction ? (position.get(compaction.entryId) ?? -1) : -1;
+  // Checked every step: the common "under the threshold" answer looks only at the thread's end.
+  const since = entries.findLastIndex((entry) => entry.kind === "compaction");
+  const compaction = since >= 0 ? lastCompaction(entries) : undefined;
   const lastCall = entries.findLast((entry, index) => index > since && entry.kind === "assistant");
   if (lastCall?.kind !== "assistant" || !lastCall.usage) return null;
   const usage = lastCall.usage;
   const inputTokens = usage.inputTokens + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
   if (inputTokens <= policy.thresholdTokens) return null;
+  const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
   const pointer = compaction ? (position.get(compaction.upTo) ?? -1) : -1;
   const after = visibleEntries(entries).filter(
     (entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction",

@@ -30,9 +30,10 @@ export async function callModel(cycle: CycleRun): Promise<StepResult> {
     tools: settings.tools,
     maxTokens: settings.maxTokens,
   };
-  const interrupter = new AbortController();
-  const stopWatching = settings.queue === "interrupt" ? watchForInput(cycle, interrupter) : () => {};
-  const signal = AbortSignal.any([cycle.signal, interrupter.signal]);
+  // Only the `interrupt` queue mode lets new input abort the stream (no extra signal otherwise: this runs every step).
+  const interrupter = settings.queue === "interrupt" ? new AbortController() : undefined;
+  const stopWatching = interrupter ? watchForInput(cycle, interrupter) : () => {};
+  const signal = interrupter ? AbortSignal.any([cycle.signal, interrupter.signal]) : cycle.signal;
   let partial = "";
   let attempts = 0;
   try {
