@@ -78,6 +78,25 @@ describe("mid-turn injection", () => {
     expect(allText(h.llm.requests[0]).match(/hello/g)).toHaveLength(1);
   });
 
+  it("goes on when the ack after an injection is lost: the next drain acks the input without writing it again", async () => {
+    const h = await harness({
+      llm: [toolReply(toolUse("ls", {}, "t1")), textReply("done")],
+    });
+    const ack = h.inbox.ack.bind(h.inbox);
+    let failures = 1;
+    h.deps.inbox = Object.assign(Object.create(h.inbox), {
+      ack: (agent: string, items: Parameters<typeof ack>[1]) =>
+        failures-- > 0 ? Promise.reject(new Error("Redis went away")) : ack(agent, items),
+    });
+    await h.send("hello");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(1);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+    expect(allText(h.llm.requests[1]).match(/hello/g)).toHaveLength(1);
+  });
+
   it("drains lanes immediate → normal → background into the unified thread", async () => {
     const h = await harness({ llm: textReply("ok") });
     await h.send("background work", { source: "cron:nightly" });
