@@ -150,6 +150,41 @@ describe("tool-executor processes (e2e)", () => {
     expect(gone.content).toContain(`The executor that owned process ${processId} is gone`);
   });
 
+  it("process list shows the agent's processes on every executor, whichever one answers, and says when one is gone", async () => {
+    stack = await startStack({ services: ["tool-executor"], agents: { ada: AGENT } });
+    runner = await runnerToolBus(stack);
+    const { call } = runner;
+    const a = await call("process", { action: "start", command: "sleep 30" });
+    const second = await stack.start("tool-executor");
+    // Start more until one lands on the second executor (the queue group picks at random).
+    const started = [a];
+    while (!started.some((result) => result.executorId !== a.executorId)) {
+      started.push(await call("process", { action: "start", command: "sleep 30" }));
+    }
+    const ids = started.map((result) => (result.data as { processId: string }).processId).sort();
+
+    const listers = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const listed = await call("process", { action: "list" });
+      expect(listed.isError).toBe(false);
+      listers.add(String(listed.executorId));
+      const seen = (listed.data as { processes: Array<{ processId: string; status: string }> }).processes;
+      expect(seen.map((p) => p.processId).sort(), `list answered by ${listed.executorId}`).toEqual(ids);
+      expect(seen.every((p) => p.status === "running")).toBe(true);
+    }
+    expect(listers.size).toBe(2);
+
+    // The second executor dies: a list says its processes ended with it, once, then lists the rest.
+    const secondId = started.find((result) => result.executorId !== a.executorId)?.executorId;
+    await stack.kill(second, "SIGKILL");
+    const afterDeath = await call("process", { action: "list" });
+    expect(afterDeath.content).toContain(`executor ${secondId}: this executor is gone`);
+    const survivors = started.filter((result) => result.executorId === a.executorId);
+    const again = await call("process", { action: "list" });
+    expect(again.content).not.toContain("is gone");
+    expect((again.data as { processes: Array<{ processId: string }> }).processes).toHaveLength(survivors.length);
+  });
+
   it("exec through the service gets the configured limits, sandbox, output cap and scrubbed environment, and a timeout kills the whole tree", async () => {
     stack = await startStack({
       services: ["tool-executor"],

@@ -25,6 +25,8 @@ export {
   defineTool,
   fail,
   ok,
+  type PeerProcessListing,
+  type ProcessPeers,
   type SchedulerOp,
   type ToolContext,
   type ToolDefinition,

@@ -42,8 +42,29 @@ export interface ToolContext {
   requestScheduler(op: SchedulerOp, request: unknown): Promise<unknown>;
   /** Background processes owned by THIS executor. */
   processes: ProcessRegistry;
+  /**
+   * The other executors that run processes of this agent (absent when the call
+   * was routed to this executor as a process's owner, or outside an executor):
+   * `start` announces this executor, `list` merges the others' processes in.
+   */
+  processPeers?: ProcessPeers;
   limits: ExecLimits;
   logger?: ToolLogger;
+}
+
+/** One other executor's answer to `process list`: its processes, or why it could not answer. */
+export interface PeerProcessListing {
+  executorId: string;
+  processes?: Array<Record<string, unknown>>;
+  error?: string;
+}
+
+/** See ToolContext.processPeers. */
+export interface ProcessPeers {
+  /** Records that this executor now runs a process of the agent. */
+  announce(): Promise<void>;
+  /** The agent's processes on every other executor that announced itself. */
+  list(): Promise<PeerProcessListing[]>;
 }
 
 /** A tool's result: `content` is what the model reads; `data` is the structured form. */

@@ -87,7 +87,7 @@ export class CallHandler {
         "moniro.tool.route": route,
       };
       return await deps.tracing.span(`tool ${call.tool}`, attributes, async (span) => {
-        const outcome = await this.runHere(call);
+        const outcome = await this.runHere(call, route);
         const seconds = (this.monotonic() - started) / 1000;
         deps.metrics.observe(call.tool, { isError: outcome.isError ?? false, errorCode: outcome.errorCode }, seconds);
         span.setAttributes({
@@ -107,7 +107,7 @@ export class CallHandler {
   }
 
   /** Runs the call on this executor; the slot is already taken and is released when the tool returns. */
-  private async runHere(call: ToolCallEnvelope): Promise<ToolOutcome> {
+  private async runHere(call: ToolCallEnvelope, route: CallRoute): Promise<ToolOutcome> {
     const { deps } = this;
     let released = false;
     const release = () => {
@@ -141,7 +141,7 @@ export class CallHandler {
       try {
         const lookup = await deps.policies.lookup(call.agent);
         if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
-        const ctx = toolContextFor(call, controller.signal, deps.context);
+        const ctx = toolContextFor(call, controller.signal, deps.context, route);
         return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
       } finally {
         clearTimeout(timer);

@@ -10,6 +10,7 @@ import {
   type ToolLogger,
 } from "@moniro/tool-catalog";
 import type { Redis } from "ioredis";
+import { processPeersFor } from "./peer-processes.js";
 
 /** What every call's context shares: connections, limits, the process registry. */
 export interface ToolContextDeps {
@@ -28,8 +29,18 @@ export interface ToolContextDeps {
   now?: () => number;
 }
 
-/** The ToolContext of one call: its identity, its signal, and adapters onto NATS and Redis. */
-export function toolContextFor(call: ToolCallEnvelope, signal: AbortSignal, deps: ToolContextDeps): ToolContext {
+/**
+ * The ToolContext of one call: its identity, its signal, and adapters onto
+ * NATS and Redis. `route` is how the call arrived: only a call from the queue
+ * group gathers `process list` from the other executors (an owner-routed call
+ * answers for this executor alone).
+ */
+export function toolContextFor(
+  call: ToolCallEnvelope,
+  signal: AbortSignal,
+  deps: ToolContextDeps,
+  route: "queue" | "owner" = "queue",
+): ToolContext {
   const now = deps.now ?? Date.now;
   const context: ToolContext = {
     agent: call.agent,
@@ -62,6 +73,7 @@ export function toolContextFor(call: ToolCallEnvelope, signal: AbortSignal, deps
       return parsed.value;
     },
   };
+  if (route === "queue") context.processPeers = processPeersFor(call, deps);
   if (call.replyTo !== undefined) context.replyTo = call.replyTo;
   if (call.inReplyTo !== undefined) context.inReplyTo = call.inReplyTo;
   if (deps.logger !== undefined) context.logger = deps.logger;

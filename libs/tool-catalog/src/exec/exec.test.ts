@@ -58,10 +58,11 @@ describe("exec", () => {
 
   it("on timeout kills the whole tree, including a child ignoring SIGTERM and its grandchild", async () => {
     const ctx = testToolContext({ limits: { killGraceMs: 300 } });
-    const outcome = await runTool("exec", { command: STUBBORN_TREE, timeout_ms: 1_000 }, ctx);
+    // 2.5 s: time for the whole tree to exist (and write its pid files) on a loaded machine.
+    const outcome = await runTool("exec", { command: STUBBORN_TREE, timeout_ms: 2_500 }, ctx);
     expect(outcome).toMatchObject({ isError: true, errorCode: "timeout" });
     expect(outcome.content).toContain(
-      "[timed out after 1000 ms; the command and its children were killed. Use a larger timeout_ms or 'process' for long jobs]",
+      "[timed out after 2500 ms; the command and its children were killed. Use a larger timeout_ms or 'process' for long jobs]",
     );
     const pids = pidsIn(ctx.workspace, "child.pid", "grandchild.pid", "shell-child.pid");
     for (const pid of pids) expect(running(pid), `pid ${pid}`).toBe(false);

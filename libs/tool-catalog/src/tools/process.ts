@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type ProcessInfo, ProcessLimitError, ProcessNotFoundError } from "../process/process-registry.js";
-import { defineTool, fail, ok, type ToolOutcome } from "../tool.js";
+import { defineTool, fail, ok, type ToolContext, type ToolOutcome } from "../tool.js";
 
 function summary(info: ProcessInfo): Record<string, unknown> {
   return {
@@ -10,6 +10,23 @@ function summary(info: ProcessInfo): Record<string, unknown> {
     exitCode: info.exitCode,
     signal: info.signal,
   };
+}
+
+/** This executor's processes of the agent, plus those on every other executor that holds some. */
+async function listEverywhere(ctx: ToolContext): Promise<ToolOutcome> {
+  const processes = ctx.processes.list(ctx.agent).map(summary);
+  const peers = ctx.processPeers ? await ctx.processPeers.list() : [];
+  for (const peer of peers) processes.push(...(peer.processes ?? []));
+  const unreachable = peers.filter((peer) => peer.error !== undefined);
+  const notes = unreachable.map((peer) => `executor ${peer.executorId}: ${peer.error}`);
+  if (processes.length === 0 && notes.length === 0) {
+    const text = ctx.processPeers
+      ? "No background processes of yours on any executor."
+      : `No background processes of yours on executor ${ctx.executorId}. A process lives on the executor that started it; poll a processId you were given to reach it.`;
+    return ok({ processes }, text);
+  }
+  const text = [processes.length === 0 ? "No background processes found." : JSON.stringify(processes), ...notes];
+  return ok({ processes, ...(notes.length > 0 ? { unreachable: notes } : {}) }, text.join("\n"));
 }
 
 const needsId = (action: string): ToolOutcome =>
@@ -36,17 +53,12 @@ export const processTool = defineTool({
             return fail("invalid-input", "Invalid input for 'process': 'command' is required for action 'start'.");
           }
           const info = registry.start(ctx.agent, input.command, ctx.workspace);
+          // Lets \`list\` on any executor find this one.
+          await ctx.processPeers?.announce();
           return ok(summary(info), `Started ${info.processId}. Use poll/log with this processId.`);
         }
-        case "list": {
-          const list = registry.list(ctx.agent).map(summary);
-          return ok(
-            { processes: list },
-            list.length === 0
-              ? `No background processes of yours on executor ${ctx.executorId}. A process lives on the executor that started it; poll a processId you were given to reach it.`
-              : JSON.stringify(list),
-          );
-        }
+        case "list":
+          return await listEverywhere(ctx);
         case "poll": {
           if (input.processId === undefined) return needsId("poll");
           return ok(summary(registry.poll(ctx.agent, input.processId)));
