@@ -7,7 +7,8 @@ describe("the tool specs the model sees", () => {
     expect(allToolSpecs().map((spec) => spec.name)).toEqual([...toolNames]);
     for (const spec of allToolSpecs()) {
       const definition = toolCatalog.get(spec.name);
-      const shape = (definition?.input as z.ZodObject<z.ZodRawShape>).shape;
+      if (!definition) throw new Error(`no catalog entry for the spec '${spec.name}'`);
+      const shape = (definition.input as z.ZodObject<z.ZodRawShape>).shape;
       const required = Object.entries(shape)
         .filter(([, field]) => !(field as z.ZodType).safeParse(undefined).success)
         .map(([name]) => name);
@@ -19,9 +20,11 @@ describe("the tool specs the model sees", () => {
   });
 
   it("spell out the choices: process and cron actions are enums", () => {
-    const property = (tool: string, field: string) =>
-      (allToolSpecs().find((spec) => spec.name === tool)?.inputSchema as { properties: Record<string, unknown> })
-        .properties[field];
+    const property = (tool: string, field: string) => {
+      const spec = allToolSpecs().find((candidate) => candidate.name === tool);
+      if (!spec) throw new Error(`no tool spec named '${tool}'`);
+      return (spec.inputSchema as { properties: Record<string, unknown> }).properties[field];
+    };
     expect(property("process", "action")).toMatchObject({
       enum: ["start", "list", "poll", "log", "write", "kill"],
     });
