@@ -79,6 +79,13 @@ export async function startServiceStack(options: {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? dir,
+        // What the deployment sets for every service (the Dockerfile's ENV) reaches them here too.
+        ...Object.fromEntries(
+          ["NODE_OPTIONS", "MALLOC_ARENA_MAX"].flatMap((key) => {
+            const value = process.env[key];
+            return value ? [[key, value]] : [];
+          }),
+        ),
         MONIRO_NATS_URL: NATS_URL,
         MONIRO_REDIS_URL: REDIS_URL,
         MONIRO_NAMESPACE: namespace,
