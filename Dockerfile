@@ -37,7 +37,9 @@ RUN npx tsc --build libs/cli services/gateway services/agent-runner services/too
 
 # ---- runtime: compiled JavaScript and production dependencies only
 FROM ${NODE_IMAGE} AS runtime
+# NODE_OPTIONS: SERVICE_NODE_FLAGS of libs/config/src/node-flags.ts (test/deploy checks they agree).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=2 \
     MONIRO_HTTP_HOST=0.0.0.0 \
     MONIRO_AGENTS_DIR=/etc/moniro/agents \
     MONIRO_WORKSPACES_DIR=/data/workspaces

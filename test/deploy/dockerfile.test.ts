@@ -10,6 +10,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
+import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { envOf, execForm, type Instruction, parseDockerfile, type Stage } from "./dockerfile.js";
@@ -228,6 +229,10 @@ describe("Dockerfile", () => {
     const exposed = of(runtime, "EXPOSE").flatMap((e) => e.args.split(/\s+/));
     const values = parse(readText("deploy/helm/moniro/values.yaml")) as { services: Record<string, { port: number }> };
     for (const service of SERVICES) expect(exposed, service).toContain(String(values.services[service]?.port));
+  });
+
+  it("runs node with the services' flags (SERVICE_NODE_FLAGS) through NODE_OPTIONS", () => {
+    expect(envOf(runtime).NODE_OPTIONS?.split(/\s+/)).toEqual([...SERVICE_NODE_FLAGS]);
   });
 
   it("sets only environment names the services read, and values every service accepts", async () => {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
@@ -70,7 +71,7 @@ export async function startStack(options: StackOptions = {}) {
     startOptions: { waitReady?: boolean } = {},
   ): Promise<RunningService> {
     const port = await freePort();
-    const child = spawn(process.execPath, [join(ROOT, "services", name, "dist", "main.js")], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, "services", name, "dist", "main.js")], {
       cwd: dir,
       env: {
         PATH: process.env.PATH ?? "",

@@ -1,3 +1,4 @@
+import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { describe, expect, it } from "vitest";
 import { stackOptions } from "./cli-options.js";
 import { planService, STACK_SERVICES, servicePort } from "./stack-plan.js";
@@ -8,7 +9,7 @@ describe("planService", () => {
   it("starts node on the service's built entry point with its own port and the stack's URLs", () => {
     const plan = planService("scheduler", options, { PATH: "/usr/bin", UNSET: undefined }, "/usr/bin/node");
     expect(plan.command).toBe("/usr/bin/node");
-    expect(plan.args).toEqual(["/repo/services/scheduler/dist/main.js"]);
+    expect(plan.args).toEqual([...SERVICE_NODE_FLAGS, "/repo/services/scheduler/dist/main.js"]);
     expect(plan.readyUrl).toBe("http://127.0.0.1:9103/readyz");
     expect(plan.env).toMatchObject({
       PATH: "/usr/bin",

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 
 /** The five services in start order: consumers before producers, the gateway (the way in) last. */
 export const STACK_SERVICES = ["tool-executor", "agent-runner", "scheduler", "signal-bridge", "gateway"] as const;
@@ -51,13 +52,15 @@ export interface ServiceLaunch {
   service: StackService;
   command: string;
   args: string[];
+  /** The service's compiled entry point (the last of `args`). */
+  entry: string;
   env: Record<string, string>;
   port: number;
   readyUrl: string;
 }
 
 /**
- * How to start one service: `node services/<svc>/dist/main.js` with the
+ * How to start one service: `node <SERVICE_NODE_FLAGS> services/<svc>/dist/main.js` with the
  * parent's environment plus the stack's wiring: the per-service port, the URLs,
  * directories, namespace and key prefix `up` resolved (from flags, else the
  * parent's MONIRO_* variables). The gateway is open (no API key) unless the
@@ -70,6 +73,7 @@ export function planService(
   nodePath = process.execPath,
 ): ServiceLaunch {
   const port = servicePort(service, options);
+  const entry = resolve(options.root, "services", service, "dist", "main.js");
   const inherited = Object.fromEntries(
     Object.entries(parentEnv).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
@@ -89,7 +93,8 @@ export function planService(
   return {
     service,
     command: nodePath,
-    args: [resolve(options.root, "services", service, "dist", "main.js")],
+    args: [...SERVICE_NODE_FLAGS, entry],
+    entry,
     env,
     port,
     readyUrl: `http://127.0.0.1:${port}/readyz`,

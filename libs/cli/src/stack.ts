@@ -104,7 +104,7 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
 
     const launches = STACK_SERVICES.map((service) => planService(service, options, options.env));
     for (const plan of launches) {
-      const entry = plan.args[0] ?? "";
+      const { entry } = plan;
       if (!existsSync(entry)) {
         const source = join(options.root, "services", plan.service, "src", "main.ts");
         throw new Error(

@@ -53,4 +53,5 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
   return parseEnv(serviceConfigSchema, env);
 }
 
+export { SERVICE_NODE_FLAGS } from "./node-flags.js";
 export { nameSchema };
