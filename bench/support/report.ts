@@ -75,7 +75,7 @@ export function markdown(): string {
       out.push(`| ${cell(row.metric)} | ${cell(row.value)} | ${cell(row.goal ?? "")} | ${verdict} |`);
     }
     out.push("");
-    for (const note of table.notes) out.push(`- ${escape(note)}`);
+    for (const note of table.notes) out.push(`- ${escapeHtml(note)}`);
     out.push("");
   }
   out.push("### Goals", "", "| benchmark | metric | figure | goal | |", "|---|---|---|---|---|");
