@@ -48,8 +48,15 @@ COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/libs libs
 COPY --from=build /app/services services
-RUN mkdir -p /etc/moniro/agents /data/workspaces && chown -R node:node /data
+# tini as PID 1: it reaps orphaned processes (exec's sandboxed commands and their
+# children re-parent to PID 1; node does not reap them, so they would pile up as zombies).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /etc/moniro/agents /data/workspaces && chown -R node:node /data
 USER node
 # gateway API; health/metrics ports of the other services (see docs/deployment.md)
 EXPOSE 8080 9101 9102 9103 9104
+# The command (CMD; Kubernetes 'args', compose 'command') picks the service; tini stays in front.
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "services/gateway/dist/main.js"]

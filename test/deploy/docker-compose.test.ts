@@ -116,8 +116,8 @@ describe("docker-compose.yml", () => {
     const dockerfile = parseDockerfile(readText("Dockerfile"));
     const runtime = dockerfile.stages.at(-1);
     if (!runtime) throw new Error("Dockerfile has no stage");
-    // No ENTRYPOINT: the compose command replaces CMD entirely and picks the service.
-    expect(execForm(runtime, "ENTRYPOINT")).toBeUndefined();
+    // The compose command replaces CMD and picks the service; the ENTRYPOINT (tini) stays in front.
+    expect(execForm(runtime, "ENTRYPOINT")).toEqual(["/usr/bin/tini", "--"]);
     const images = new Set<string>();
     for (const name of SERVICES) {
       const service = serviceOf(name);

@@ -206,8 +206,9 @@ describe("Dockerfile", () => {
     expect(prepare).toMatch(/chown -R node:node \/data/);
   });
 
-  it("has no ENTRYPOINT and a CMD of node <compiled entry point>, so the command picks the service", () => {
-    expect(execForm(runtime, "ENTRYPOINT")).toBeUndefined();
+  it("runs tini as PID 1 (ENTRYPOINT, installed in the image) and a CMD of node <compiled entry point>, so the command picks the service", () => {
+    expect(execForm(runtime, "ENTRYPOINT")).toEqual(["/usr/bin/tini", "--"]);
+    expect(of(runtime, "RUN").some((r) => /apt-get install[^&]*\btini\b/.test(r.args))).toBe(true);
     const cmd = execForm(runtime, "CMD");
     expect(cmd?.[0]).toBe("node");
     expect(SERVICES.map((s) => `services/${s}/dist/main.js`)).toContain(cmd?.[1]);

@@ -112,6 +112,7 @@ describe("plain manifests k8s/", () => {
       expect(a.image, where).toBe(b.image);
       expect(a.image, where).toBe(`moniro:${chartVersion}`);
       expect(a.command, where).toEqual(b.command);
+      expect(a.args, where).toEqual(b.args);
       expect(a.ports, where).toEqual(b.ports);
       expect(a.livenessProbe, where).toEqual(b.livenessProbe);
       expect(a.readinessProbe, where).toEqual(b.readinessProbe);

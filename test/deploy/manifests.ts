@@ -161,8 +161,10 @@ export function serviceContainerProblems(deployment: K8sObject, service: string)
   const container = containerOf(deployment);
   const problems: string[] = [];
   const where = `Deployment ${deployment.metadata.name}`;
-  const command: string[] = container.command ?? container.args ?? [];
-  if (command.join(" ") !== `node services/${service}/dist/main.js`) problems.push(`${where}: command ${command}`);
+  // `args` (the image's CMD), never `command`: that would replace the ENTRYPOINT, tini, which reaps orphans.
+  if (container.command !== undefined) problems.push(`${where}: sets command (replaces tini); use args`);
+  const command: string[] = container.args ?? [];
+  if (command.join(" ") !== `node services/${service}/dist/main.js`) problems.push(`${where}: args ${command}`);
   if (!entrySourceExists(command)) problems.push(`${where}: services/${service}/src/main.ts does not exist`);
   const port = Number(envValue(container, "MONIRO_HTTP_PORT"));
   const http = (container.ports ?? []).find((p: { name?: string }) => p.name === "http");
