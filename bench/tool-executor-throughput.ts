@@ -120,7 +120,7 @@ export async function run(): Promise<void> {
     notes: [
       `MONIRO_TOOL_CONCURRENCY=${CONCURRENCY} per executor (ideal = executors × ${CONCURRENCY} / 0.2 s); the client keeps ${OFFERED}× that many calls in flight, ${ROUNDS} calls per slot, so the fleet, not the client, is the limit.`,
       `Machine: ${cpus().length} cores shared with NATS, the client and the sleeps' bash processes; the executor CPU figure excludes the spawned bash.`,
-      "The queue group picks an executor at random: a call that meets a full executor is refused with executor_busy and retried by the runner's tool bus (counted above).",
+      "The queue group picks an executor at random: a call that meets a full executor waits up to MONIRO_TOOL_BUSY_WAIT_MS (default 100 ms) for a slot there, then is refused with executor_busy and retried by the runner's tool bus (counted above).",
     ],
   });
 }

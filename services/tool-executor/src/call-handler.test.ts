@@ -24,7 +24,12 @@ function heldPolicies() {
   return { policies, releaseAll, waiting };
 }
 
-function handlerWith(options: { policies?: AgentPolicies; limit?: number; request?: () => Promise<Uint8Array> }) {
+function handlerWith(options: {
+  policies?: AgentPolicies;
+  limit?: number;
+  busyWaitMs?: number;
+  request?: () => Promise<Uint8Array>;
+}) {
   const slots = new CallSlots(options.limit ?? 2);
   const running = new RunningCalls();
   const limits = execLimits();
@@ -42,6 +47,7 @@ function handlerWith(options: { policies?: AgentPolicies; limit?: number; reques
     tracing: noopTracing,
     metrics: { observe() {}, refused() {}, forwarded() {}, dlq() {} },
     now: Date.now,
+    ...(options.busyWaitMs !== undefined ? { busyWaitMs: options.busyWaitMs } : {}),
     context: {
       executorId: "x1",
       bus,
@@ -110,6 +116,35 @@ describe("CallHandler", () => {
     await first;
     handler.drain();
     expect(await handler.handle(call({ callId: "call-3" }), "queue")).toMatchObject({ errorCode: "executor_busy" });
+  });
+
+  it("with busyWaitMs, a call that finds every slot taken runs in the next slot freed within the wait", async () => {
+    const held = heldPolicies();
+    const { handler, slots } = handlerWith({ policies: held.policies, limit: 1, busyWaitMs: 5_000 });
+    const first = handler.handle(call(), "queue");
+    const second = handler.handle(call({ callId: "call-2" }), "queue");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held.waiting).toHaveLength(1); // only the first call runs; the second waits for its slot
+    held.releaseAll();
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held.waiting).toHaveLength(1); // the freed slot went straight to the waiting call
+    expect(slots.inUse).toBe(1);
+    held.releaseAll();
+    expect(await second).toMatchObject({ errorCode: "unknown-agent", callId: "call-2" });
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("with busyWaitMs, a call still refused when no slot frees within the wait (or before its deadline)", async () => {
+    const held = heldPolicies();
+    const { handler } = handlerWith({ policies: held.policies, limit: 1, busyWaitMs: 50 });
+    const first = handler.handle(call(), "queue");
+    const busy = await handler.handle(call({ callId: "call-2" }), "queue");
+    expect(busy).toMatchObject({ isError: true, errorCode: "executor_busy", retryable: true });
+    const late = await handler.handle(call({ callId: "call-3", deadlineMs: Date.now() - 1 }), "queue");
+    expect(late).toMatchObject({ isError: true, errorCode: "executor_busy" });
+    held.releaseAll();
+    await first;
   });
 
   it("forwards a process call about another executor's process, and says when that executor is gone", async () => {

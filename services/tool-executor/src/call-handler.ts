@@ -30,6 +30,12 @@ export interface CallHandlerDeps {
   now: () => number;
   /** A monotonic clock in ms (durations). */
   monotonic?: () => number;
+  /**
+   * When every slot is taken, how long a call waits for the next one freed
+   * before it is refused with `executor_busy` (never past its deadline).
+   * Default 0: refuse at once. See docs/tool-executor.md.
+   */
+  busyWaitMs?: number;
 }
 
 /** How a call reached this executor: the shared queue group, or this executor's own proc subject. */
@@ -75,8 +81,15 @@ export class CallHandler {
         const forwarded = await forwardToOwner(call, owner, deps);
         return "reply" in forwarded ? forwarded.reply : reply(forwarded.outcome);
       }
-      if (!deps.slots.tryAcquire()) {
+      const waitMs = Math.min(deps.busyWaitMs ?? 0, call.deadlineMs - deps.now());
+      if (!(await deps.slots.acquireWithin(waitMs))) {
         deps.metrics.refused(call.tool, "busy");
+        return reply(busyOutcome(deps.executorId, deps.slots.limit));
+      }
+      if (this.draining) {
+        // The slot came free while this executor started to drain: no new calls.
+        deps.slots.release();
+        deps.metrics.refused(call.tool, "draining");
         return reply(busyOutcome(deps.executorId, deps.slots.limit));
       }
       const attributes = {

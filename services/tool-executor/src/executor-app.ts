@@ -22,6 +22,8 @@ export interface ExecutorAppOptions {
   agentsDir: string;
   workspacesDir: string;
   concurrency: number;
+  /** A call that finds every slot taken waits this long for one (CallHandlerDeps.busyWaitMs); default 0. */
+  busyWaitMs?: number | undefined;
   limits: ExecLimits;
   /** Prometheus registry for the per-tool series (none: not recorded). */
   registry?: Registry | undefined;
@@ -59,6 +61,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
     tracing: options.tracing ?? noopTracing,
     metrics,
     now,
+    busyWaitMs: options.busyWaitMs ?? 0,
     context: {
       executorId: options.executorId,
       bus,

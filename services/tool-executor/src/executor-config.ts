@@ -19,8 +19,10 @@ export const executorConfigSchema = serviceConfigSchema.extend({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,100}$/, "must be 1-100 characters of A-Z, a-z, 0-9, '_' or '-' (no dots or colons)")
     .optional(),
-  /** Calls run at once; one more is refused with a retryable `executor_busy` result. */
+  /** Calls run at once; one more waits up to MONIRO_TOOL_BUSY_WAIT_MS for a slot, then is refused with a retryable `executor_busy` result. */
   MONIRO_TOOL_CONCURRENCY: int(1).default(16),
+  /** How long a call that finds every slot taken waits for the next one freed before it is refused (0: refuse at once). */
+  MONIRO_TOOL_BUSY_WAIT_MS: int(0).default(100),
   /** SIGTERM: how long running calls may take to finish before they are aborted. */
   MONIRO_SHUTDOWN_GRACE_MS: int(0).default(10_000),
   MONIRO_EXEC_TIMEOUT_MS: int(1).optional(),

@@ -70,6 +70,7 @@ try {
     agentsDir: config.MONIRO_AGENTS_DIR,
     workspacesDir: config.MONIRO_WORKSPACES_DIR,
     concurrency: config.MONIRO_TOOL_CONCURRENCY,
+    busyWaitMs: config.MONIRO_TOOL_BUSY_WAIT_MS,
     limits: execLimitsOf(config),
     registry,
     tracing: telemetry.tracing,
