@@ -42,7 +42,10 @@ export class CallSlots {
 
   release(): void {
     const next = this.queue.shift();
-    if (next) return next(true); // the slot passes to a waiting call; `used` stays
+    if (next) {
+      next(true); // the slot passes to a waiting call; `used` stays
+      return;
+    }
     this.used = Math.max(0, this.used - 1);
     if (this.used === 0) for (const resolve of this.waiters.splice(0)) resolve();
   }
