@@ -36,7 +36,7 @@ export const applyPatchTool = defineTool({
   async run(input, ctx) {
     let files: PatchedFile[];
     try {
-      files = planPatch(input.patch);
+      files = await planPatch(input.patch);
     } catch (error) {
       return fail("patch-invalid", `The patch could not be parsed: ${(error as Error).message}.`);
     }
@@ -54,7 +54,7 @@ export const applyPatchTool = defineTool({
         problems.push(`${target.display}: does not exist`);
         continue;
       }
-      const applied = applyFilePatch(before ?? "", file.patch);
+      const applied = await applyFilePatch(before ?? "", file.patch);
       if ("failedHunks" in applied) {
         problems.push(`${target.display}: hunk ${applied.failedHunks.join(", ")} does not match the file`);
         continue;

@@ -1,11 +1,11 @@
 import { stat } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { glob } from "tinyglobby";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { IGNORED_DIRECTORIES } from "./file-helpers.js";
 import { checkPattern } from "./glob-pattern.js";
+import { globLib } from "./lazy-libs.js";
 
 const MAX_RESULTS = 500;
 
@@ -24,6 +24,7 @@ export const globTool = defineTool({
     if (info === undefined || !info.isDirectory()) {
       return fail("not-found", `'${base.display}' is not a directory. Give a directory as path.`);
     }
+    const { glob } = await globLib();
     const found = await glob(input.pattern, {
       cwd: base.absolute,
       dot: true,

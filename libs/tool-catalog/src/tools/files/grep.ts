@@ -1,11 +1,11 @@
 import { lstat, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { glob } from "tinyglobby";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { IGNORED_DIRECTORIES } from "./file-helpers.js";
 import { checkPattern } from "./glob-pattern.js";
+import { globLib } from "./lazy-libs.js";
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
@@ -37,6 +37,7 @@ export const grepTool = defineTool({
     let files: string[];
     try {
       const info = await lstat(target.absolute);
+      const { glob } = await globLib();
       files = info.isDirectory()
         ? (
             await glob(input.glob ?? "**/*", {

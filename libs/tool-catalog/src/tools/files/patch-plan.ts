@@ -1,4 +1,5 @@
-import { applyPatch, parsePatch, type StructuredPatch } from "diff";
+import type { StructuredPatch } from "diff";
+import { diffLib } from "./lazy-libs.js";
 
 /** One file a patch touches, after deciding create / modify / delete and the clean path. */
 export interface PatchedFile {
@@ -16,7 +17,8 @@ function cleanName(name: string | undefined, strip: boolean): string | undefined
 }
 
 /** Parses a unified diff into per-file changes; throws an Error with a readable message when malformed. */
-export function planPatch(text: string): PatchedFile[] {
+export async function planPatch(text: string): Promise<PatchedFile[]> {
+  const { parsePatch } = await diffLib();
   const patches = parsePatch(text);
   const files: PatchedFile[] = [];
   for (const patch of patches) {
@@ -52,7 +54,11 @@ export function planPatch(text: string): PatchedFile[] {
 }
 
 /** Applies one file's patch to its content; on failure names the hunks that do not fit. */
-export function applyFilePatch(source: string, patch: StructuredPatch): { text: string } | { failedHunks: string[] } {
+export async function applyFilePatch(
+  source: string,
+  patch: StructuredPatch,
+): Promise<{ text: string } | { failedHunks: string[] }> {
+  const { applyPatch } = await diffLib();
   const result = applyPatch(source, patch);
   if (result !== false) return { text: result };
   const failedHunks = patch.hunks
