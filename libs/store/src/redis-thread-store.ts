@@ -11,7 +11,9 @@ import { runScript } from "./scripts/loader.js";
 /**
  * The thread streams `agent:<a>:thread:<ctx>` (append-only, entries
  * `{ e: JSON }`), with the set of envelope ids already written to each
- * thread. Appends are fenced by the lease in one Lua script.
+ * thread and a meta hash holding the window start (the last compaction's
+ * `upTo`). Appends are fenced by the lease in one Lua script, which also
+ * skips inputs the thread already holds.
  */
 export class RedisThreadStore implements ThreadStore {
   private readonly keys: Keys;
@@ -24,8 +26,10 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   async append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
-    const encoded = entries.map((entry) => encodeThreadEntry(entry));
-    const envelopeIds = entries.flatMap((entry) => (entry.kind === "input" ? [entry.envelopeId] : []));
+    const args: Array<string | number> = [leaseValue(fence), entries.length];
+    for (const entry of entries) args.push(encodeThreadEntry(entry), entry.kind === "input" ? entry.envelopeId : "");
+    const compaction = entries.findLast((entry) => entry.kind === "compaction");
+    args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
     const result = await runScript(
       this.redis,
       "appendThread",
@@ -33,26 +37,35 @@ export class RedisThreadStore implements ThreadStore {
         this.keys.lease(fence.agent),
         this.keys.thread(fence.agent, context),
         this.keys.threadEnvelopes(fence.agent, context),
+        this.keys.threadMeta(fence.agent, context),
       ],
-      [leaseValue(fence), encoded.length, ...encoded, ...envelopeIds],
+      args,
     );
     if (typeof result === "number") {
       throw errorFromCode(result, { script: "appendThread", agent: fence.agent, epoch: fence.epoch });
     }
-    const ids = result as string[];
+    const ids = result as Array<string | number>;
     // A shallow copy: entries are plain data the loop builds and never mutates once written.
-    return entries.map((entry, index) => ({ ...entry, entryId: String(ids[index]) }) as ThreadEntry);
+    // An id of 0 is an input the thread already held: not written, not returned.
+    return entries.flatMap((entry, index) => {
+      const id = ids[index];
+      return id === 0 || id === undefined ? [] : [{ ...entry, entryId: String(id) } as ThreadEntry];
+    });
   }
 
   async read(
     agent: string,
     context: string,
-    options: { after?: string; limit?: number; last?: boolean } = {},
+    options: { after?: string; limit?: number; last?: boolean; window?: boolean } = {},
   ): Promise<ThreadEntry[]> {
     const key = this.keys.thread(agent, context);
     const start = options.after === undefined ? "-" : `(${options.after}`;
     let raw: Array<[string, string[]]>;
-    if (options.limit !== undefined && options.last) {
+    if (options.window) {
+      raw = (await runScript(this.redis, "readThreadWindow", [this.keys.threadMeta(agent, context), key], [])) as Array<
+        [string, string[]]
+      >;
+    } else if (options.limit !== undefined && options.last) {
       raw = (await this.redis.xrevrange(key, "+", start, "COUNT", options.limit)).reverse();
     } else if (options.limit !== undefined) {
       raw = await this.redis.xrange(key, start, "+", "COUNT", options.limit);

@@ -11,7 +11,8 @@ export interface FenceCheck {
 }
 
 /**
- * ThreadStore fake. Fenced like the Redis script: when built with a lease, an
+ * ThreadStore fake. Skips inputs already held and keeps the window start of
+ * the last compaction, like the Redis script. Fenced like it too: when built with a lease, an
  * append whose fence no longer holds the lease rejects with LeaseLostError and
  * writes nothing. Without one, only epochs older than the newest seen are
  * rejected. Entry ids look like Redis stream ids (`<ms>-<seq>`).
@@ -19,6 +20,8 @@ export interface FenceCheck {
 export class InMemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, ThreadEntry[]>();
   private readonly newestEpoch = new Map<string, number>();
+  /** Per thread key: the window start (the last compaction's `upTo`). */
+  private readonly windowAfter = new Map<string, string>();
   private lastMs = 0;
   private seq = 0;
   /** Every append that was accepted, in order (for assertions on write batches). */
@@ -32,8 +35,18 @@ export class InMemoryThreadStore implements ThreadStore {
     if (stale) throw new LeaseLostError(fence.agent, fence.epoch);
     this.newestEpoch.set(fence.agent, Math.max(newest, fence.epoch));
     const thread = this.thread(fence.agent, context);
-    const stored = entries.map((entry) => ({ ...structuredClone(entry), entryId: this.nextId() }) as ThreadEntry);
+    const held = new Set(thread.flatMap((entry) => (entry.kind === "input" ? [entry.envelopeId] : [])));
+    const stored: ThreadEntry[] = [];
+    for (const entry of entries) {
+      if (entry.kind === "input") {
+        if (held.has(entry.envelopeId)) continue; // already in the thread: skipped, like the Redis script
+        held.add(entry.envelopeId);
+      }
+      stored.push({ ...structuredClone(entry), entryId: this.nextId() } as ThreadEntry);
+    }
     thread.push(...stored);
+    const compaction = entries.findLast((entry) => entry.kind === "compaction");
+    if (compaction?.kind === "compaction") this.windowAfter.set(this.key(fence.agent, context), compaction.upTo);
     this.appends.push({ context, entries: stored });
     return stored.map((entry) => structuredClone(entry));
   }
@@ -41,9 +54,14 @@ export class InMemoryThreadStore implements ThreadStore {
   async read(
     agent: string,
     context: string,
-    options: { after?: string; limit?: number; last?: boolean } = {},
+    options: { after?: string; limit?: number; last?: boolean; window?: boolean } = {},
   ): Promise<ThreadEntry[]> {
     let entries = this.thread(agent, context);
+    if (options.window) {
+      const after = this.windowAfter.get(this.key(agent, context));
+      const from = after === undefined ? entries : entries.filter((entry) => compareIds(entry.entryId, after) > 0);
+      return from.map((entry) => structuredClone(entry));
+    }
     if (options.after !== undefined) {
       const index = entries.findIndex((entry) => entry.entryId === options.after);
       entries =
@@ -72,8 +90,12 @@ export class InMemoryThreadStore implements ThreadStore {
     return this.thread(agent, context).map((entry) => structuredClone(entry));
   }
 
+  private key(agent: string, context: string): string {
+    return `${agent}\u0000${context}`;
+  }
+
   private thread(agent: string, context: string): ThreadEntry[] {
-    const key = `${agent}\u0000${context}`;
+    const key = this.key(agent, context);
     let thread = this.threads.get(key);
     if (!thread) {
       thread = [];

@@ -108,6 +108,40 @@ export function describeThreadStoreContract(
       expect(await h.threads.hasEnvelope("bob", "personal", "E1")).toBe(false);
     });
 
+    it("skips an input whose envelope id the thread already holds, within a batch and across appends", async () => {
+      const fence = await acquire();
+      const first = await h.threads.append(fence, "personal", [input("E1", "once"), input("E1", "again in the batch")]);
+      expect(first.map((entry) => (entry.kind === "input" ? entry.text : ""))).toEqual(["once"]);
+      const later = await h.threads.append(fence, "personal", [input("E1", "redelivered"), assistant("reply")]);
+      expect(later.map((entry) => entry.kind)).toEqual(["assistant"]);
+      expect(
+        (await h.threads.read("ada", "personal")).map((entry) => (entry.kind === "input" ? entry.text : entry.kind)),
+      ).toEqual(["once", "assistant"]);
+      // Another thread of the same agent is its own: the same envelope id is new there.
+      expect(await h.threads.append(fence, "flow:chat", [{ ...input("E1", "ws"), context: "flow:chat" }])).toHaveLength(
+        1,
+      );
+    });
+
+    it("reads the window: everything until a compaction, then only what follows its upTo", async () => {
+      const fence = await acquire();
+      const old = await h.threads.append(fence, "personal", [input("E1", "old"), assistant("old reply")]);
+      const idsOf = (entries: ReadonlyArray<{ entryId: string }>) => entries.map((entry) => entry.entryId);
+      expect(idsOf(await h.threads.read("ada", "personal", { window: true }))).toEqual(idsOf(old));
+      const kept = await h.threads.append(fence, "personal", [input("E2", "kept"), assistant("kept reply", 1)]);
+      const upTo = old.at(-1)?.entryId ?? "";
+      const compaction = await h.threads.append(fence, "personal", [
+        { kind: "compaction", cycleId: "c2", ts: 5, summary: "E1 was about old things", upTo },
+      ]);
+      const after = await h.threads.append(fence, "personal", [input("E3", "new")]);
+      expect(idsOf(await h.threads.read("ada", "personal", { window: true }))).toEqual(
+        idsOf([...kept, ...compaction, ...after]),
+      );
+      // The full history is still there for recall, and dedupe still sees inputs before the window.
+      expect(await h.threads.read("ada", "personal")).toHaveLength(6);
+      expect(await h.threads.append(fence, "personal", [input("E1", "redelivered")])).toEqual([]);
+    });
+
     it("rejects an append under a stale epoch with LeaseLostError and writes nothing", async () => {
       const stale = await acquire("r1", 100);
       await h.threads.append(stale, "personal", [input("E1", "before")]);

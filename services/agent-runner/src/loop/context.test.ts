@@ -36,6 +36,40 @@ describe("context window", () => {
     expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(3);
   });
 
+  it("after a compaction a run reads the thread from its window start, not the whole history", async () => {
+    const replies = [textReply("answer one", small), textReply("answer two", big)];
+    const h = await harness({
+      settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
+      llm: (request: LlmRequest) =>
+        request.system === SUMMARY_SYSTEM
+          ? textReply("Alice asked one and two.")
+          : (replies.shift() ?? textReply("ok")),
+    });
+    for (const text of ["question one", "question two", "question three"]) {
+      await h.send(text);
+      await h.run();
+    }
+    const read = h.threads.read.bind(h.threads);
+    const readSizes: number[] = [];
+    h.threads.read = async (agent, context, options) => {
+      const entries = await read(agent, context, options);
+      readSizes.push(entries.length);
+      return entries;
+    };
+    await h.send("question four");
+    await h.run();
+
+    const all = h.thread();
+    const compaction = all.find((entry) => entry.kind === "compaction");
+    if (compaction?.kind !== "compaction") throw new Error("expected a compaction entry");
+    const windowStart = all.findIndex((entry) => entry.entryId === compaction.upTo) + 1;
+    // The fourth run read only what follows the compaction's upTo (the fourth input came after the read).
+    expect(readSizes).toEqual([all.length - windowStart - 2]);
+    expect(readSizes[0]).toBeLessThan(all.length - 2);
+    expect(shapes(h.llm.requests.at(-1))[0]).toContain("Summary of the earlier part of this thread");
+    expect(shapes(h.llm.requests.at(-1)).join("\n")).toContain("[http:alice] question four");
+  });
+
   it("compaction moves the pointer forward the next time, summarising from the previous summary", async () => {
     let summaries = 0;
     const h = await harness({

@@ -55,6 +55,7 @@ export async function injectInputs(
       pending.map((input) => input.item),
     ),
   );
+  // An input the store skipped (already in the thread, older than this view's window) is not among them.
   const fresh = written.filter((entry): entry is typeof entry & InputEntry => entry.kind === "input");
   if (options.midTurn) announceInputs(cycle, fresh, true);
   cycle.instruction.items.push(...pending.map((input) => input.item));

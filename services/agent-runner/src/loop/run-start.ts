@@ -9,7 +9,7 @@ export interface RunStart {
   record: AgentStateRecord | null;
   /** The first drain. */
   pending: InboxItem[];
-  /** With unified threads, the one thread every input goes to (read ahead: the first cycle needs it). */
+  /** With unified threads, the one thread every input goes to, from its window start (read ahead: the first cycle needs it). */
   thread?: { context: string; entries: ThreadEntry[] };
 }
 
@@ -23,7 +23,7 @@ export async function readRunStart(deps: LoopDeps, agent: string, settings: Loop
   const [record, pending, entries] = await Promise.all([
     deps.state.get(agent),
     deps.inbox.pending(agent),
-    unified ? deps.threads.read(agent, UNIFIED_THREAD) : undefined,
+    unified ? deps.threads.read(agent, UNIFIED_THREAD, { window: true }) : undefined,
   ]);
   return { record, pending, ...(entries ? { thread: { context: UNIFIED_THREAD, entries } } : {}) };
 }

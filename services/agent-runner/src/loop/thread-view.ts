@@ -2,8 +2,10 @@ import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 
 /**
- * The thread a cycle works on: read once when the run opens it, then kept
- * current with what this loop appends (the fenced loop is its only writer).
+ * The thread a cycle works on: read once when the run opens it, from its
+ * window start (the last compaction's `upTo`; the whole thread when never
+ * compacted), then kept current with what this loop appends (the fenced loop
+ * is its only writer). A run's cost does not grow with the agent's history.
  */
 export class ThreadView {
   /** An append started by `appendBehind` and not yet waited for. */
@@ -21,10 +23,10 @@ export class ThreadView {
   }
 
   static async open(store: ThreadStore, fence: Fence, context: string): Promise<ThreadView> {
-    return ThreadView.of(store, fence, context, await store.read(fence.agent, context));
+    return ThreadView.of(store, fence, context, await store.read(fence.agent, context, { window: true }));
   }
 
-  /** A view over the whole thread as just read (under the same fence). */
+  /** A view over the thread's window as just read (under the same fence). */
   static of(store: ThreadStore, fence: Fence, context: string, entries: ThreadEntry[]): ThreadView {
     return new ThreadView(store, fence, context, entries);
   }
@@ -67,9 +69,10 @@ export class ThreadView {
   }
 
   /**
-   * Whether an input with this envelope id is in the thread. The view holds
-   * the whole thread as read when opened plus every append since, which is
-   * what the store's envelope set holds: no round trip needed.
+   * Whether an input with this envelope id is in the thread's window (as
+   * read when opened, plus every append since): no round trip needed. An
+   * input older than the window is caught by the store, whose append skips
+   * envelope ids the thread already holds.
    */
   hasEnvelope(envelopeId: string): boolean {
     return this.envelopeIds.has(envelopeId);

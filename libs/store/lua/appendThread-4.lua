@@ -1,0 +1,44 @@
+--[[
+  Appends entries to an agent's thread, fenced by the lease: a runner that
+  lost its lease (expired, taken over) writes nothing. An input whose
+  envelope id the thread already holds is skipped (exactly-once injection,
+  whatever the caller's view of the thread). A compaction entry moves the
+  thread's window start, so a loop can read the thread from there on
+  (readThreadWindow) instead of its whole history.
+
+  Input:
+    KEYS[1] lease key        `agent:<a>:lease`
+    KEYS[2] thread stream    `agent:<a>:thread:<ctx>`
+    KEYS[3] thread envelopes `agent:<a>:thread:<ctx>:envelopes` (set)
+    KEYS[4] thread meta      `agent:<a>:thread:<ctx>:meta` (hash)
+
+    ARGV[1] expected lease value `<epoch>:<holder>`
+    ARGV[2] n, the number of entries
+    ARGV[1+2i], ARGV[2+2i] (i = 1..n) entry JSON (stream field `e`), and its
+            envelope id ("" for entries that are not inputs)
+    ARGV[3+2n] the window start to record (the last compaction's `upTo`), or ""
+
+  Output:
+    { id or 0, ... } per entry in order: its new stream id, or 0 when it was
+    skipped as a duplicate input; or -1 (LEASE_LOST) the fence no longer
+    holds the lease
+]]
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+  return -1
+end
+local count = tonumber(ARGV[2])
+local ids = {}
+for i = 1, count do
+  local json = ARGV[1 + 2 * i]
+  local envelope = ARGV[2 + 2 * i]
+  if envelope ~= "" and redis.call("SADD", KEYS[3], envelope) == 0 then
+    ids[i] = 0
+  else
+    ids[i] = redis.call("XADD", KEYS[2], "*", "e", json)
+  end
+end
+local window = ARGV[3 + 2 * count]
+if window ~= nil and window ~= "" then
+  redis.call("HSET", KEYS[4], "windowAfter", window)
+end
+return ids
