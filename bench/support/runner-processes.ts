@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -62,7 +63,9 @@ export async function startRunnerProcesses(options: { runners: number; agents: n
   for (let i = 0; i < options.runners; i++) {
     const child = fork(CHILD, [namespace, prefix, agentPrefix, String(options.agents), `${namespace}-r${i}`], {
       // MONIRO_BENCH_CPU_PROF=<dir> profiles the runner processes (docs/performance.md).
+      // SERVICE_NODE_FLAGS: the runner runs as deployed (the image's NODE_OPTIONS).
       execArgv: [
+        ...SERVICE_NODE_FLAGS,
         "--expose-gc",
         ...(process.env.MONIRO_BENCH_CPU_PROF
           ? ["--cpu-prof", `--cpu-prof-dir=${process.env.MONIRO_BENCH_CPU_PROF}`]
