@@ -86,20 +86,28 @@ export function signalTree(groupId: number, signal: NodeJS.Signals, extra: reado
   return members;
 }
 
+/** How long killTree waits for SIGKILLed processes to be gone (the kernel tears them down asynchronously). */
+const KILL_SETTLE_MS = 2_000;
+
 /**
  * SIGTERM to the tree, then SIGKILL after `graceMs` to whatever is left
- * (including processes that ignore SIGTERM). Resolves after the SIGKILL.
+ * (including processes that ignore SIGTERM). Resolves once the tree is gone
+ * (or, should the kernel be slower than KILL_SETTLE_MS, after that long), so
+ * a caller that reports "killed" reports the truth.
  */
 export async function killTree(groupId: number, graceMs: number): Promise<void> {
   const members = signalTree(groupId, "SIGTERM");
+  const gone = () => !isAlive(groupId) && members.every((pid) => !isAlive(pid)) && !groupAlive(groupId);
   if (graceMs > 0) {
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline) {
-      if (!isAlive(groupId) && members.every((pid) => !isAlive(pid)) && !groupAlive(groupId)) return;
+      if (gone()) return;
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, graceMs)));
     }
   }
   signalTree(groupId, "SIGKILL", members);
+  const settle = Date.now() + KILL_SETTLE_MS;
+  while (!gone() && Date.now() < settle) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 /** True while any process of the group exists and is not a zombie. */
