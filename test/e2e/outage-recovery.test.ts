@@ -1,7 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitForMessage } from "../support/agent-events.js";
 import { testAgentYaml } from "../support/agents.js";
@@ -9,6 +5,7 @@ import { eventually } from "../support/eventually.js";
 import { gatewayClient } from "../support/gateway-client.js";
 import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
 import { freePort } from "../support/ports.js";
+import { type PrivateServer, privateNats, privateRedis } from "../support/private-servers.js";
 import { openSse } from "../support/sse.js";
 import { type RunningService, SERVICES, type ServiceName, type Stack, startStack } from "../support/stack.js";
 
@@ -20,52 +17,6 @@ import { type RunningService, SERVICES, type ServiceName, type Stack, startStack
 
 /** The services that talk to Redis (signal-bridge does not). */
 const REDIS_USERS: readonly ServiceName[] = ["gateway", "agent-runner", "tool-executor", "scheduler"];
-
-interface PrivateServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function spawnServer(command: string, args: string[], url: string, dir?: string): Promise<PrivateServer> {
-  const child: ChildProcess = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const output: string[] = [];
-  child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
-  child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
-  let stopping = false;
-  child.once("exit", (code) => {
-    if (!stopping) console.error(`${command} exited with ${code}:\n${output.join("")}`);
-  });
-  return {
-    url,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        stopping = true;
-        child.kill("SIGTERM");
-        await exited;
-      }
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function startRedis(port: number): Promise<PrivateServer> {
-  return spawnServer(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    `redis://127.0.0.1:${port}`,
-  );
-}
-
-function startNats(port: number): Promise<PrivateServer> {
-  const dir = mkdtempSync(join(tmpdir(), "moniro-nats-"));
-  return spawnServer(
-    "nats-server",
-    ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir],
-    `nats://127.0.0.1:${port}`,
-    dir,
-  );
-}
 
 async function readyz(service: RunningService): Promise<{ status: number; text: string }> {
   const response = await fetch(`http://127.0.0.1:${service.port}/readyz`);
@@ -134,7 +85,7 @@ describe("a dependency that is down at start, then comes up", () => {
 
   afterEach(async () => {
     await stack?.stop();
-    await server?.stop();
+    await server?.destroy();
     await model?.close();
     stack = undefined;
     server = undefined;
@@ -158,7 +109,8 @@ describe("a dependency that is down at start, then comes up", () => {
     const users = started.filter((service) => REDIS_USERS.includes(service.name as ServiceName));
 
     await expectWaitingFor(users, /redis/i);
-    server = await startRedis(port);
+    server = privateRedis(port);
+    await server.start();
     await expectRecovers(started);
     await expectDmAnswered(stack, model, "erin");
     // The private Redis is thrown away whole; nothing of this test is left on the shared one.
@@ -180,7 +132,8 @@ describe("a dependency that is down at start, then comes up", () => {
     const started = await Promise.all(SERVICES.map((name) => current.start(name, {}, { waitReady: false })));
 
     await expectWaitingFor(started, /nats/i);
-    server = await startNats(port);
+    server = privateNats(port);
+    await server.start();
     await expectRecovers(started);
     await expectDmAnswered(stack, model, "frank");
   });
