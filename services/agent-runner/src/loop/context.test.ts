@@ -1,5 +1,5 @@
 import type { LlmRequest } from "@moniro/ports";
-import { textReply } from "@moniro/ports/test";
+import { textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
 import { SUMMARY_SYSTEM } from "./compaction.js";
 import { harness, shapes } from "./test-harness.js";
@@ -108,6 +108,50 @@ describe("context window", () => {
     }
     expect(h.llm.requests.every((request) => request.system !== SUMMARY_SYSTEM)).toBe(true);
     expect(h.llm.requests.at(-1)?.messages).toHaveLength(5);
+  });
+
+  it("thin_thread: a run reads the newest page of the thread, not its whole history, and sends the same window", async () => {
+    const h = await harness({ settings: { context: { type: "thin_thread", turns: 2 } }, llm: textReply("ok") });
+    for (let i = 0; i < 60; i++) {
+      await h.send(`message ${i}`);
+      await h.run();
+    }
+    const read = h.threads.read.bind(h.threads);
+    const readSizes: number[] = [];
+    h.threads.read = async (agent, context, options) => {
+      const entries = await read(agent, context, options);
+      readSizes.push(entries.length);
+      return entries;
+    };
+    await h.send("message 60");
+    await h.run();
+
+    expect(h.thread()).toHaveLength(122);
+    expect(readSizes).toEqual([64]); // one page of the 120 entries there were when the run opened the thread
+    expect(shapes(h.llm.requests.at(-1))).toEqual([
+      `user: text:${HISTORY_CUT_NOTE} | text:[http:alice] message 59`,
+      "assistant: text:ok",
+      "user: text:[http:alice] message 60",
+    ]);
+  });
+
+  it("thin_thread: a turn longer than the first page is read whole (the page grows until the cut falls inside it)", async () => {
+    const steps = Array.from({ length: 40 }, (_, i) => toolReply(toolUse("ls", { page: i }, `t${i}`)));
+    const h = await harness({
+      settings: { context: { type: "thin_thread", turns: 2 } },
+      llm: [textReply("first"), ...steps, textReply("long done"), textReply("last")],
+    });
+    for (const text of ["old", "long job"]) {
+      await h.send(text);
+      await h.run();
+    }
+    await h.send("newest");
+    await h.run();
+
+    const last = shapes(h.llm.requests.at(-1));
+    expect(last[0]).toBe(`user: text:${HISTORY_CUT_NOTE} | text:[http:alice] long job`);
+    expect(last.filter((message) => message.startsWith("assistant: tool_use:ls"))).toHaveLength(40);
+    expect(last.at(-1)).toBe("user: text:[http:alice] newest");
   });
 
   it("thin_thread: only the last N turns are sent, with a note on how to recall the rest", async () => {

@@ -74,7 +74,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
 async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
   const open = run.threads.get(context);
   if (open) return open;
-  const thread = await ThreadView.open(run.deps.threads, run.fence, context);
+  const thread = await ThreadView.open(run.deps.threads, run.fence, context, run.settings.context);
   run.threads.set(context, thread);
   return thread;
 }

@@ -3,6 +3,7 @@ import type { AgentStateRecord, InboxItem } from "@moniro/ports";
 import type { LoopDeps } from "./deps.js";
 import { UNIFIED_THREAD } from "./lanes.js";
 import type { LoopSettings } from "./settings.js";
+import { readForWindow } from "./thread-read.js";
 
 /** What a run starts from, read in one round trip (the reads go out together). */
 export interface RunStart {
@@ -23,7 +24,7 @@ export async function readRunStart(deps: LoopDeps, agent: string, settings: Loop
   const [record, pending, entries] = await Promise.all([
     deps.state.get(agent),
     deps.inbox.pending(agent),
-    unified ? deps.threads.read(agent, UNIFIED_THREAD, { window: true }) : undefined,
+    unified ? readForWindow(deps.threads, agent, UNIFIED_THREAD, settings.context) : undefined,
   ]);
   return { record, pending, ...(entries ? { thread: { context: UNIFIED_THREAD, entries } } : {}) };
 }

@@ -1,10 +1,12 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
+import type { ContextPolicy } from "./settings.js";
+import { readForWindow } from "./thread-read.js";
 
 /**
- * The thread a cycle works on: read once when the run opens it, from its
- * window start (the last compaction's `upTo`; the whole thread when never
- * compacted), then kept current with what this loop appends (the fenced loop
+ * The thread a cycle works on: read once when the run opens it, as much as
+ * its window needs (`readForWindow`: from the last compaction's `upTo`, or
+ * the newest turns of a thin thread), then kept current with what this loop appends (the fenced loop
  * is its only writer). A run's cost does not grow with the agent's history.
  */
 export class ThreadView {
@@ -22,8 +24,8 @@ export class ThreadView {
     this.remember(list);
   }
 
-  static async open(store: ThreadStore, fence: Fence, context: string): Promise<ThreadView> {
-    return ThreadView.of(store, fence, context, await store.read(fence.agent, context, { window: true }));
+  static async open(store: ThreadStore, fence: Fence, context: string, policy: ContextPolicy): Promise<ThreadView> {
+    return ThreadView.of(store, fence, context, await readForWindow(store, fence.agent, context, policy));
   }
 
   /** A view over the thread's window as just read (under the same fence). */
