@@ -8,20 +8,38 @@ import { HISTORY_CUT_NOTE } from "./window.js";
 const big = { inputTokens: 5000, outputTokens: 10 };
 const small = { inputTokens: 100, outputTokens: 10 };
 
+/** Ada with compaction at 1,000 tokens; the second answer's usage passes it, so the third cycle compacts. */
+async function compactedAfterThreeQuestions(laterAnswer: string) {
+  const replies = [textReply("answer one", small), textReply("answer two", big)];
+  const h = await harness({
+    settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
+    llm: (request: LlmRequest) =>
+      request.system === SUMMARY_SYSTEM
+        ? textReply("Alice asked one and two.")
+        : (replies.shift() ?? textReply(laterAnswer)),
+  });
+  for (const text of ["question one", "question two", "question three"]) {
+    await h.send(text);
+    await h.run();
+  }
+  return h;
+}
+
+/** From now on, the number of entries each read of the thread store returns. */
+function recordReadSizes(h: Awaited<ReturnType<typeof harness>>): number[] {
+  const read = h.threads.read.bind(h.threads);
+  const sizes: number[] = [];
+  h.threads.read = async (agent, context, options) => {
+    const entries = await read(agent, context, options);
+    sizes.push(entries.length);
+    return entries;
+  };
+  return sizes;
+}
+
 describe("context window", () => {
   it("compaction: past the token threshold older turns are summarised, the pointer moves and the window starts at the summary", async () => {
-    const replies = [textReply("answer one", small), textReply("answer two", big)];
-    const h = await harness({
-      settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
-      llm: (request: LlmRequest) =>
-        request.system === SUMMARY_SYSTEM
-          ? textReply("Alice asked one and two.")
-          : (replies.shift() ?? textReply("three")),
-    });
-    for (const text of ["question one", "question two", "question three"]) {
-      await h.send(text);
-      await h.run();
-    }
+    const h = await compactedAfterThreeQuestions("three");
 
     const summaryRequest = h.llm.requests.find((request) => request.system === SUMMARY_SYSTEM);
     expect(summaryRequest?.tools).toEqual([]);
@@ -37,25 +55,8 @@ describe("context window", () => {
   });
 
   it("after a compaction a run reads the thread from its window start, not the whole history", async () => {
-    const replies = [textReply("answer one", small), textReply("answer two", big)];
-    const h = await harness({
-      settings: { context: { type: "compaction", thresholdTokens: 1000, keepRecentTurns: 1 } },
-      llm: (request: LlmRequest) =>
-        request.system === SUMMARY_SYSTEM
-          ? textReply("Alice asked one and two.")
-          : (replies.shift() ?? textReply("ok")),
-    });
-    for (const text of ["question one", "question two", "question three"]) {
-      await h.send(text);
-      await h.run();
-    }
-    const read = h.threads.read.bind(h.threads);
-    const readSizes: number[] = [];
-    h.threads.read = async (agent, context, options) => {
-      const entries = await read(agent, context, options);
-      readSizes.push(entries.length);
-      return entries;
-    };
+    const h = await compactedAfterThreeQuestions("ok");
+    const readSizes = recordReadSizes(h);
     await h.send("question four");
     await h.run();
 
@@ -116,13 +117,7 @@ describe("context window", () => {
       await h.send(`message ${i}`);
       await h.run();
     }
-    const read = h.threads.read.bind(h.threads);
-    const readSizes: number[] = [];
-    h.threads.read = async (agent, context, options) => {
-      const entries = await read(agent, context, options);
-      readSizes.push(entries.length);
-      return entries;
-    };
+    const readSizes = recordReadSizes(h);
     await h.send("message 60");
     await h.run();
 
