@@ -39,7 +39,7 @@ RUN npx tsc --build libs/cli services/gateway services/agent-runner services/too
 FROM ${NODE_IMAGE} AS runtime
 # NODE_OPTIONS: SERVICE_NODE_FLAGS of libs/config/src/node-flags.ts (test/deploy checks they agree).
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--max-semi-space-size=2 \
+    NODE_OPTIONS="--max-semi-space-size=2 --v8-pool-size=1" \
     MONIRO_HTTP_HOST=0.0.0.0 \
     MONIRO_AGENTS_DIR=/etc/moniro/agents \
     MONIRO_WORKSPACES_DIR=/data/workspaces
