@@ -42,6 +42,11 @@ export const toolResultEnvelopeSchema = z.object({
 export type ToolResultEnvelope = z.output<typeof toolResultEnvelopeSchema>;
 export type ToolResultEnvelopeInput = z.input<typeof toolResultEnvelopeSchema>;
 
+/** A tool result's content as one text (its blocks joined by newlines). */
+export function toolResultText(result: Pick<ToolResultEnvelope, "content">): string {
+  return typeof result.content === "string" ? result.content : result.content.map((block) => block.text).join("\n");
+}
+
 /** Published on `moniro.tool.cancel.<callId>` to stop a running call. */
 export const toolCancelEnvelopeSchema = z.object({
   ...envelopeBase,

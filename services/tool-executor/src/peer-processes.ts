@@ -1,7 +1,13 @@
 import type { Bus } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
-import { decode, TOOL_LOST_AFTER_MS, type ToolCallEnvelope, toolResultEnvelopeSchema } from "@moniro/envelopes";
+import {
+  decode,
+  TOOL_LOST_AFTER_MS,
+  type ToolCallEnvelope,
+  toolResultEnvelopeSchema,
+  toolResultText,
+} from "@moniro/envelopes";
 import type { PeerProcessListing, ProcessPeers } from "@moniro/tool-catalog";
 import type { Redis } from "ioredis";
 
@@ -69,13 +75,9 @@ export async function listPeerProcesses(call: ToolCallEnvelope, deps: PeerProces
       }
       const decoded = decode(toolResultEnvelopeSchema, bytes, "tool result");
       if (!decoded.ok) return { executorId, error: `answered with an invalid result (${decoded.error.message})` };
-      if (decoded.value.isError) return { executorId, error: textOf(decoded.value.content) };
+      if (decoded.value.isError) return { executorId, error: toolResultText(decoded.value) };
       const processes = (decoded.value.data as { processes?: unknown } | undefined)?.processes;
       return { executorId, processes: Array.isArray(processes) ? (processes as Array<Record<string, unknown>>) : [] };
     }),
   );
-}
-
-function textOf(content: string | Array<{ text: string }>): string {
-  return typeof content === "string" ? content : content.map((block) => block.text).join("\n");
 }

@@ -6,7 +6,7 @@ import { withRetry } from "./retry.js";
 import type { CycleRun } from "./run-context.js";
 import { emit, now } from "./run-context.js";
 import type { ContextPolicy } from "./settings.js";
-import { lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
+import { afterCompaction, lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
 import { appendUserText, renderMessages, summaryNote } from "./window.js";
 
 export const SUMMARY_SYSTEM =
@@ -30,18 +30,14 @@ export interface CompactionPlan {
 export function planCompaction(entries: readonly ThreadEntry[], policy: ContextPolicy): CompactionPlan | null {
   if (policy.type !== "compaction") return null;
   // Checked every step: the common "under the threshold" answer looks only at the thread's end.
-  const since = entries.findLastIndex((entry) => entry.kind === "compaction");
-  const compaction = since >= 0 ? lastCompaction(entries) : undefined;
+  const compaction = lastCompaction(entries);
+  const since = compaction ? entries.lastIndexOf(compaction) : -1;
   const lastCall = entries.findLast((entry, index) => index > since && entry.kind === "assistant");
   if (lastCall?.kind !== "assistant" || !lastCall.usage) return null;
   const usage = lastCall.usage;
   const inputTokens = usage.inputTokens + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
   if (inputTokens <= policy.thresholdTokens) return null;
-  const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
-  const pointer = compaction ? (position.get(compaction.upTo) ?? -1) : -1;
-  const after = visibleEntries(entries).filter(
-    (entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction",
-  );
+  const after = compaction ? afterCompaction(entries, compaction) : visibleEntries(entries);
   const starts = turnStarts(after);
   if (starts.length <= policy.keepRecentTurns) return null;
   const cut = starts[starts.length - policy.keepRecentTurns] ?? 0;

@@ -36,6 +36,19 @@ export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry
 }
 
 /**
+ * The visible entries the summary of `compaction` does not cover: those after
+ * its `upTo` (all of them when `upTo` is not among `entries`, as in a thread
+ * read from its window start), compaction entries left out.
+ */
+export function afterCompaction(entries: readonly ThreadEntry[], compaction: CompactionEntry): ThreadEntry[] {
+  const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
+  const pointer = position.get(compaction.upTo) ?? -1;
+  return visibleEntries(entries).filter(
+    (entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction",
+  );
+}
+
+/**
  * Whether the thread ends in the middle of an instruction (the model has not
  * answered yet, or the work was set aside / cut by a crash): such a thread is
  * resumed without new input. Incomplete, failed and canceled instructions wait

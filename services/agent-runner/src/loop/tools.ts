@@ -1,4 +1,5 @@
-import type { ThreadEntryData, ToolCallEnvelope, ToolResultEnvelope, ToolUse } from "@moniro/envelopes";
+import type { ThreadEntryData, ToolCallEnvelope, ToolUse } from "@moniro/envelopes";
+import { toolResultText } from "@moniro/envelopes";
 import { LoopAbort } from "./control.js";
 import type { CycleRun } from "./run-context.js";
 import { emit, now } from "./run-context.js";
@@ -47,7 +48,7 @@ export async function runToolCalls(cycle: CycleRun, uses: readonly ToolUse[]): P
           return answer;
         },
       );
-      result = { content: contentText(reply), isError: reply.isError };
+      result = { content: toolResultText(reply), isError: reply.isError };
     } catch (error) {
       if (cycle.signal.aborted) {
         await cancelRest(cycle, uses.slice(index), cycle.signal.reason, true);
@@ -94,10 +95,6 @@ function callEnvelope(cycle: CycleRun, use: ToolUse): ToolCallEnvelope {
     deadlineMs: at + run.settings.toolDeadlineMs,
     ...(handling ? { replyTo: handling.replyTo, inReplyTo: handling.envelopeId } : {}),
   };
-}
-
-function contentText(result: ToolResultEnvelope): string {
-  return typeof result.content === "string" ? result.content : result.content.map((block) => block.text).join("\n");
 }
 
 interface ToolOutcome {

@@ -1,7 +1,7 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { LlmContentBlock, LlmMessage } from "@moniro/ports";
 import type { ContextPolicy, QueueMode } from "./settings.js";
-import { lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
+import { afterCompaction, lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
 
 export interface WindowSettings {
   context: ContextPolicy;
@@ -35,12 +35,7 @@ export function selectWindow(
   if (policy.type === "compaction") {
     const compaction = lastCompaction(entries);
     if (!compaction) return { shown: visible };
-    const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
-    const pointer = position.get(compaction.upTo) ?? -1;
-    const shown = visible.filter(
-      (entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction",
-    );
-    return { shown, preface: summaryNote(compaction.summary) };
+    return { shown: afterCompaction(entries, compaction), preface: summaryNote(compaction.summary) };
   }
   const starts = turnStarts(visible);
   const cut = starts.length > policy.turns ? starts[starts.length - policy.turns] : undefined;
