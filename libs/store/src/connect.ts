@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { RedisAgentStateStore } from "./redis-agent-state-store.js";
 import { RedisInbox, type RedisInboxOptions } from "./redis-inbox.js";
 import { RedisLease } from "./redis-lease.js";
+import { RedisRunEnd } from "./redis-run-end.js";
 import { RedisThreadStore } from "./redis-thread-store.js";
 
 /** The slice of a pino logger the connection reports to. */
@@ -93,6 +94,7 @@ export interface RedisStores {
   lease: RedisLease;
   threads: RedisThreadStore;
   state: RedisAgentStateStore;
+  runEnd: RedisRunEnd;
 }
 
 /** Every port adapter over one connection and prefix. */
@@ -107,5 +109,6 @@ export function createRedisStores(
     lease: new RedisLease(redis, common),
     threads: new RedisThreadStore(redis, common),
     state: new RedisAgentStateStore(redis, { ...common, ...clock }),
+    runEnd: new RedisRunEnd(redis, { ...common, ...clock }),
   };
 }

@@ -2,10 +2,12 @@ import { FakeClock } from "@moniro/ports/test";
 import { describeAgentStateContract } from "./contract/agent-state.contract.js";
 import { describeInboxContract } from "./contract/inbox.contract.js";
 import { describeLeaseContract } from "./contract/lease.contract.js";
+import { describeRunEndContract } from "./contract/run-end.contract.js";
 import { describeThreadStoreContract } from "./contract/thread-store.contract.js";
 import { RedisAgentStateStore } from "./redis-agent-state-store.js";
 import { RedisInbox } from "./redis-inbox.js";
 import { RedisLease } from "./redis-lease.js";
+import { RedisRunEnd } from "./redis-run-end.js";
 import { RedisThreadStore } from "./redis-thread-store.js";
 import { testRedis } from "./test/redis-fixture.js";
 
@@ -44,4 +46,18 @@ describeAgentStateContract("RedisAgentStateStore", () => {
   const t = testRedis();
   const clock = new FakeClock();
   return { state: new RedisAgentStateStore(t.redis, { prefix: t.prefix, clock }), clock, cleanup: t.cleanup };
+});
+
+describeRunEndContract("RedisRunEnd", () => {
+  const t = testRedis();
+  const clock = new FakeClock();
+  const options = { prefix: t.prefix, clock };
+  return {
+    runEnd: new RedisRunEnd(t.redis, options),
+    lease: new RedisLease(t.redis, options),
+    inbox: new RedisInbox(t.redis, options),
+    state: new RedisAgentStateStore(t.redis, options),
+    clock,
+    cleanup: t.cleanup,
+  };
 });

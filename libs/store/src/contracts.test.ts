@@ -3,11 +3,13 @@ import {
   InMemoryAgentStateStore,
   InMemoryInbox,
   InMemoryLease,
+  InMemoryRunEnd,
   InMemoryThreadStore,
 } from "@moniro/ports/test";
 import { describeAgentStateContract } from "./contract/agent-state.contract.js";
 import { describeInboxContract } from "./contract/inbox.contract.js";
 import { describeLeaseContract } from "./contract/lease.contract.js";
+import { describeRunEndContract } from "./contract/run-end.contract.js";
 import { describeThreadStoreContract } from "./contract/thread-store.contract.js";
 
 // The in-memory fakes of @moniro/ports/test against the same suites as the
@@ -41,4 +43,12 @@ describeThreadStoreContract("InMemoryThreadStore", () => {
 describeAgentStateContract("InMemoryAgentStateStore", () => {
   const clock = new FakeClock();
   return { state: new InMemoryAgentStateStore(clock), clock };
+});
+
+describeRunEndContract("InMemoryRunEnd", () => {
+  const clock = new FakeClock();
+  const lease = new InMemoryLease(clock);
+  const inbox = new InMemoryInbox(clock);
+  const state = new InMemoryAgentStateStore(clock);
+  return { runEnd: new InMemoryRunEnd({ lease, inbox, state }), lease, inbox, state, clock };
 });

@@ -5,5 +5,6 @@ export * from "./keys.js";
 export * from "./redis-agent-state-store.js";
 export * from "./redis-inbox.js";
 export * from "./redis-lease.js";
+export * from "./redis-run-end.js";
 export * from "./redis-thread-store.js";
 export { runScript, SCRIPT_FILES, type ScriptName } from "./scripts/loader.js";

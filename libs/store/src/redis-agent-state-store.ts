@@ -39,20 +39,11 @@ export class RedisAgentStateStore implements AgentStateStore {
   }
 
   async update(agent: string, patch: Partial<AgentStateRecord>): Promise<void> {
-    const set: Record<string, string> = { updatedAt: String(this.clock.now()) };
-    const remove: string[] = [];
-    for (const [field, value] of Object.entries(patch)) {
-      if (field === "updatedAt") continue;
-      if (value === undefined) remove.push(field);
-      else set[field] = String(value);
-    }
-    const active = patch.state === undefined ? "" : RESTING_STATES.has(patch.state) ? "0" : "1";
-    const pairs = Object.entries(set).flat();
     await runScript(
       this.redis,
       "updateState",
       [this.keys.state(agent), this.keys.activeAgents],
-      [agent, active, pairs.length / 2, ...pairs, ...remove],
+      statePatchArgs(agent, patch, this.clock.now()),
     );
   }
 
@@ -60,6 +51,25 @@ export class RedisAgentStateStore implements AgentStateStore {
   async activeAgents(): Promise<string[]> {
     return (await this.redis.smembers(this.keys.activeAgents)).sort();
   }
+}
+
+/**
+ * A state patch as the arguments of `updateState-2.lua` (also the tail of
+ * `releaseIdle-6.lua`'s): agent, active-set flag ("1" add, "0" remove, ""
+ * leave), the count of fields to set, the field/value pairs (always with
+ * `updatedAt`), then the fields to remove (given as `undefined`).
+ */
+export function statePatchArgs(agent: string, patch: Partial<AgentStateRecord>, now: number): Array<string | number> {
+  const set: Record<string, string> = { updatedAt: String(now) };
+  const remove: string[] = [];
+  for (const [field, value] of Object.entries(patch)) {
+    if (field === "updatedAt") continue;
+    if (value === undefined) remove.push(field);
+    else set[field] = String(value);
+  }
+  const active = patch.state === undefined ? "" : RESTING_STATES.has(patch.state) ? "0" : "1";
+  const pairs = Object.entries(set).flat();
+  return [agent, active, pairs.length / 2, ...pairs, ...remove];
 }
 
 /** Hash → record; a missing or unknown `state` reads as `idle`, unparsable numbers as absent (restarts: 0). */

@@ -15,9 +15,23 @@ export class InMemoryAgentStateStore implements AgentStateStore {
   }
 
   async update(agent: string, patch: Partial<AgentStateRecord>): Promise<void> {
+    this.patchNow(agent, patch);
+  }
+
+  /** Synchronous update, for fakes that act atomically over several stores (InMemoryRunEnd). */
+  patchNow(agent: string, patch: Partial<AgentStateRecord>): void {
     this.history.push({ agent, patch: { ...patch } });
     const current = this.records.get(agent) ?? { state: "idle", restarts: 0, updatedAt: 0 };
     this.records.set(agent, { ...current, ...patch, updatedAt: this.clock.now() });
+  }
+
+  /** Agents whose last state was neither idle nor stopped (as RedisAgentStateStore.activeAgents). */
+  async activeAgents(): Promise<string[]> {
+    const resting = new Set(["idle", "stopped"]);
+    return [...this.records]
+      .filter(([, record]) => !resting.has(record.state))
+      .map(([agent]) => agent)
+      .sort();
   }
 
   /** The sequence of `state` values written for an agent. */

@@ -67,6 +67,11 @@ export class InMemoryInbox implements Inbox {
   }
 
   async depth(agent: string): Promise<Record<Lane, number>> {
+    return this.depthNow(agent);
+  }
+
+  /** Synchronous depth, for fakes that act atomically over several stores (InMemoryRunEnd). */
+  depthNow(agent: string): Record<Lane, number> {
     return {
       immediate: this.lane(agent, "immediate").length,
       normal: this.lane(agent, "normal").length,

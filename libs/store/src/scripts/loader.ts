@@ -16,6 +16,7 @@ export const SCRIPT_FILES = {
   acquireLease: "acquireLease-2.lua",
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",
+  releaseIdle: "releaseIdle-6.lua",
   appendThread: "appendThread-4.lua",
   readThreadWindow: "readThreadWindow-2.lua",
   updateState: "updateState-2.lua",

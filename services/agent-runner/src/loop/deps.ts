@@ -6,6 +6,7 @@ import type {
   Inbox,
   LlmProvider,
   Outbox,
+  RunEnd,
   ThreadStore,
   ToolBus,
   Tracing,
@@ -26,6 +27,8 @@ export interface LoopDeps {
   clock: Clock;
   ids: Ids;
   state: AgentStateStore;
+  /** Lets the agent go when nothing is left: idle state and lease release in one atomic step. */
+  runEnd: RunEnd;
   events: EventSink;
   outbox: Outbox;
   tracing: Tracing;
@@ -37,7 +40,7 @@ export interface LoopDeps {
 
 /**
  * Why `runAgent` returned.
- * - idle: nothing pending and no unfinished instruction; release the lease and re-check the inbox
+ * - idle: nothing pending and no unfinished instruction; the state is idle and the lease released (RunEnd)
  * - stopped: `LoopControl.stop()` was called; nothing more was written
  * - lease-lost: a thread write was refused (another runner owns the agent); nothing more was written
  * - crashed: an unexpected error; the instruction was re-queued and the state set to `error`

@@ -123,5 +123,28 @@ describe("mid-turn injection", () => {
     expect(shapes(h.llm.requests[1]).at(-1)).toBe("user: text:[http:bob] one more thing");
     expect(h.events.ofType("state-changed").map((event) => event.data.state)).toEqual(["running", "idle"]);
     expect(await h.state.get("ada")).toMatchObject({ state: "idle", holder: "runner-1" });
+    expect(await h.lease.current("ada")).toBeNull();
+  });
+
+  it("handles input that lands after its last look at the inbox: the release refuses and the run goes on", async () => {
+    const h = await harness({ llm: (_request, { index }) => textReply(`reply ${index}`) });
+    const releaseIfIdle = h.deps.runEnd.releaseIfIdle.bind(h.deps.runEnd);
+    let late = false;
+    h.deps.runEnd.releaseIfIdle = async (fence, patch) => {
+      // The drain found nothing; before the release goes out, a producer appends (and fails to take the lease).
+      if (!late) {
+        late = true;
+        await h.send("late", { source: "http:bob" });
+        expect(await h.lease.acquire("ada", "producer", 60_000)).toBeNull();
+      }
+      return releaseIfIdle(fence, patch);
+    };
+    await h.send("hi");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 2 });
+    expect(shapes(h.llm.requests[1]).at(-1)).toBe("user: text:[http:bob] late");
+    expect(h.events.ofType("state-changed").map((event) => event.data.state)).toEqual(["running", "idle"]);
+    expect(await h.inbox.depth("ada")).toEqual({ immediate: 0, normal: 0, background: 0 });
+    expect(await h.lease.current("ada")).toBeNull();
   });
 });

@@ -7,10 +7,13 @@ import { runCycle } from "./cycle.js";
 import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { orderPending } from "./lanes.js";
 import type { AgentRun } from "./run-context.js";
-import { emit, now, setState, settleDeferred } from "./run-context.js";
+import { emit, noteStateWritten, now, setState, settleDeferred } from "./run-context.js";
 import { type RunStart, readRunStart } from "./run-start.js";
 import type { LoopSettings } from "./settings.js";
 import { ThreadView } from "./thread-view.js";
+
+/** The state an agent rests in between runs: a run that ended normally also clears the crash count. */
+const IDLE = { state: "idle", cycleId: undefined, step: undefined, context: undefined, restarts: 0 } as const;
 
 /**
  * Runs the agent while it holds the lease (`fence`): cycle after cycle until
@@ -60,7 +63,9 @@ export async function runAgent(
       takeover = undefined;
       if (!work) {
         await settleDeferred(run);
-        await setState(run, { state: "idle", cycleId: undefined, step: undefined, context: undefined });
+        // Idle and the lease let go at once, unless input arrived since the drain: then go round again.
+        if ((await deps.runEnd.releaseIfIdle(fence, IDLE)) === "pending") continue;
+        noteStateWritten(run, IDLE);
         return { reason: "idle", cycles };
       }
       if ((await runCycle(run, work)) !== undefined) cycles++;

@@ -53,6 +53,11 @@ export function emit(run: AgentRun, type: EventType, data: Record<string, unknow
 /** Writes the agent state; a change of `state` is also a `state-changed` event. */
 export async function setState(run: AgentRun, patch: Partial<AgentStateRecord>): Promise<void> {
   await run.deps.state.update(run.agent, patch);
+  noteStateWritten(run, patch);
+}
+
+/** After a state write (here or by another port, e.g. RunEnd): a change of `state` is a `state-changed` event. */
+export function noteStateWritten(run: AgentRun, patch: Partial<AgentStateRecord>): void {
   if (patch.state !== undefined && patch.state !== run.state) {
     emit(run, "state-changed", { state: patch.state, previous: run.state ?? null });
     run.state = patch.state;
@@ -67,10 +72,7 @@ export async function setState(run: AgentRun, patch: Partial<AgentStateRecord>):
  */
 export function noteState(run: AgentRun, patch: Partial<AgentStateRecord>): void {
   defer(run, run.deps.state.update(run.agent, patch));
-  if (patch.state !== undefined && patch.state !== run.state) {
-    emit(run, "state-changed", { state: patch.state, previous: run.state ?? null });
-    run.state = patch.state;
-  }
+  noteStateWritten(run, patch);
 }
 
 /**

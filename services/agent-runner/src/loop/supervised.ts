@@ -15,9 +15,10 @@ export interface SupervisedOutcome extends Omit<LoopOutcome, "reason"> {
 /**
  * runAgent under the restart policy: after a crash, wait (Clock) 1s, 2s, 4s…
  * up to 30s and run again, at most maxRestarts times in a row; a run that
- * ends normally resets the count. The count lives in the agent state record,
- * so it survives a runner change. An agent left in `error` is not started
- * again until someone resets its state (e.g. the `resume` control).
+ * ends normally resets the count (with runAgent's idle write). The count
+ * lives in the agent state record, so it survives a runner change. An agent
+ * left in `error` is not started again until someone resets its state (e.g.
+ * the `resume` control).
  */
 export async function runSupervised(
   deps: LoopDeps,
@@ -39,7 +40,7 @@ export async function runSupervised(
     start = undefined;
     cycles += outcome.cycles;
     if (outcome.reason !== "crashed") {
-      if (outcome.reason === "idle" && restarts > 0) await deps.state.update(fence.agent, { restarts: 0 });
+      // Idle: runAgent's last write (with the lease release) reset the count.
       return { ...outcome, cycles, restarts: outcome.reason === "idle" ? 0 : restarts };
     }
     const decision = restartDecision(restarts, settings.restart);

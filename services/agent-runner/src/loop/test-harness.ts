@@ -7,6 +7,7 @@ import {
   InMemoryAgentStateStore,
   InMemoryInbox,
   InMemoryLease,
+  InMemoryRunEnd,
   InMemoryThreadStore,
   inbound,
   type LlmScript,
@@ -64,14 +65,22 @@ export async function harness(
     clock,
     ids,
     state,
+    runEnd: new InMemoryRunEnd({ lease, inbox, state }),
     events,
     outbox,
     tracing,
     random: options.random ?? (() => 0.5),
   };
-  const acquired = await lease.acquire("ada", "runner-1", 3_600_000);
-  if (!acquired) throw new Error("lease not acquired");
-  const fence: Fence = acquired;
+  /** The lease as a runtime takes it on a wake: a run that went idle released it, so the next run takes it again. */
+  async function held(): Promise<Fence> {
+    if (fence && lease.holds(fence)) return fence;
+    const acquired = await lease.acquire("ada", "runner-1", 3_600_000);
+    if (!acquired) throw new Error("lease not acquired");
+    fence = acquired;
+    return acquired;
+  }
+  let fence: Fence | undefined;
+  await held();
 
   /** Puts an input into Ada's inbox; returns the envelope. */
   async function send(
@@ -99,10 +108,14 @@ export async function harness(
     control,
     settings,
     deps,
-    fence,
+    /** The fence of the current (or last) run. */
+    get fence(): Fence {
+      if (!fence) throw new Error("no lease taken");
+      return fence;
+    },
     send,
-    run: () => runAgent(deps, fence, settings, control),
-    runSupervised: () => runSupervised(deps, fence, settings, control),
+    run: async () => runAgent(deps, await held(), settings, control),
+    runSupervised: async () => runSupervised(deps, await held(), settings, control),
     thread: (context = "personal"): ThreadEntry[] => threads.entries("ada", context),
     kinds: (context = "personal"): string[] => threads.entries("ada", context).map((entry) => entry.kind),
   };

@@ -5,6 +5,7 @@ import {
   InMemoryAgentStateStore,
   InMemoryInbox,
   InMemoryLease,
+  InMemoryRunEnd,
   InMemoryThreadStore,
   inbound,
   ScriptedLlm,
@@ -41,25 +42,17 @@ function cluster(llm: ScriptedLlm, options: { tools?: FakeToolBus; maxRestarts?:
     [testAgent("ada", llm, { restart: { minMs: 1, maxMs: 5, maxRestarts: options.maxRestarts ?? 2 } })],
     "test definitions",
   );
+  const runEnd = new InMemoryRunEnd({ lease, inbox, state });
   const runtimes: AgentRuntime[] = [];
-  const active = new Set<string>();
-  const observedState = {
-    get: (agent: string) => state.get(agent),
-    update: async (agent: string, patch: Parameters<typeof state.update>[1]) => {
-      await state.update(agent, patch);
-      if (patch.state === "idle" || patch.state === "stopped") active.delete(agent);
-      else if (patch.state !== undefined) active.add(agent);
-    },
-  };
   const runner = (holder: string) => {
     const runtime = new AgentRuntime({
       holder,
       lease,
       inbox,
-      state: observedState,
+      state,
       directory,
-      loopDeps: testLoopDeps({ inbox, threads, state: observedState, tools }),
-      activeAgents: async () => [...active],
+      loopDeps: testLoopDeps({ inbox, threads, state, runEnd, tools }),
+      activeAgents: () => state.activeAgents(),
       timing: TIMING,
     });
     runtimes.push(runtime);
@@ -70,7 +63,7 @@ function cluster(llm: ScriptedLlm, options: { tools?: FakeToolBus; maxRestarts?:
     await inbox.append(envelope);
     return envelope;
   };
-  return { lease, threads, inbox, state, tools, directory, runner, send, runtimes, active };
+  return { lease, threads, inbox, state, runEnd, tools, directory, runner, send, runtimes };
 }
 
 const stops: Array<() => Promise<void>> = [];
@@ -135,15 +128,17 @@ describe("AgentRuntime", () => {
     const c = track(cluster(llm));
     const runtime = c.runner("r1");
     let injected = false;
-    // Right when the loop reports idle (it has looked at the inbox for the last time), new input arrives.
-    const update = c.state.update.bind(c.state);
-    c.state.update = async (agent, patch) => {
-      await update(agent, patch);
-      if (patch.state === "idle" && !injected) {
+    // Right after the loop let the lease go (idle), before its run has ended, new input arrives and wakes
+    // this runner, which still counts the run as its own and so answers "running-here" without the lease.
+    const releaseIfIdle = c.runEnd.releaseIfIdle.bind(c.runEnd);
+    c.runEnd.releaseIfIdle = async (fence, patch) => {
+      const result = await releaseIfIdle(fence, patch);
+      if (result === "released" && !injected) {
         injected = true;
         await c.send("late input");
         expect(await runtime.wake("ada")).toBe("running-here");
       }
+      return result;
     };
     await c.send("early input");
     await runtime.wake("ada");
@@ -207,7 +202,6 @@ describe("AgentRuntime", () => {
         stopReason: "tool_use",
       },
     ]);
-    c.active.add("ada");
     await c.state.update("ada", { state: "running", context: "personal", holder: "dead-runner" });
     const survivor = c.runner("r2");
     survivor.start();

@@ -1,5 +1,5 @@
 import type { AgentState, ControlReply } from "@moniro/envelopes";
-import type { AgentStateRecord, AgentStateStore, Fence, Inbox, Lease } from "@moniro/ports";
+import type { AgentStateRecord, AgentStateStore, Fence, Inbox, Lease, RunEnd } from "@moniro/ports";
 import type { LoopDeps } from "../loop/index.js";
 import { LoopControl, runSupervised } from "../loop/index.js";
 import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
@@ -57,6 +57,8 @@ interface Local {
   wakeRequested: boolean;
   /** The loop last wrote `paused` (it is at a step boundary). */
   atBoundary: boolean;
+  /** Renews the lease of the run in progress. */
+  keeper: LeaseKeeper | undefined;
   boundaryWaiters: Array<() => void>;
 }
 
@@ -252,6 +254,7 @@ export class AgentRuntime {
         wakeRequested: false,
         atBoundary: false,
         boundaryWaiters: [],
+        keeper: undefined,
       };
       this.locals.set(agent, local);
     }
@@ -298,16 +301,19 @@ export class AgentRuntime {
         },
         this.logger,
       );
+      local.keeper = keeper;
       this.logger.debug({ agent, epoch: fence.epoch }, "loop started");
       let outcome: Awaited<ReturnType<typeof runSupervised>>;
       try {
         outcome = await runSupervised(deps, fence, definition.settings, local.control);
       } finally {
         keeper.stop();
+        local.keeper = undefined;
       }
       this.logger.debug({ agent, epoch: fence.epoch, reason: outcome.reason, cycles: outcome.cycles }, "loop returned");
       if (keeper.lost || outcome.reason === "lease-lost") return;
-      await this.options.lease.release(fence);
+      // An idle loop has let the lease go already (RunEnd, atomically with its last look at the inbox).
+      if (outcome.reason !== "idle") await this.options.lease.release(fence);
       if (outcome.reason === "error") {
         this.logger.error(
           { agent, restarts: outcome.restarts, ...errorFields(outcome.error) },
@@ -316,25 +322,20 @@ export class AgentRuntime {
         return;
       }
       if (outcome.reason === "stopped" || this.stopping) return;
-      // Idle. Input appended after the loop's last look found the lease still held; look again now it is free.
+      // Idle. Input that arrived after the release found the lease free, so its producer took it; but a
+      // wake on this runner was answered "running-here" meanwhile and tried nothing: take the lease for it.
+      if (!local.wakeRequested) return;
       local.wakeRequested = false;
-      const again = (await this.hasPending(agent)) || local.wakeRequested;
-      if (!again || this.stopping) return;
       const next = await this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
       if (!next) return;
       fence = next;
     }
   }
 
-  private async hasPending(agent: string): Promise<boolean> {
-    const depth = await this.options.inbox.depth(agent);
-    return depth.immediate + depth.normal + depth.background > 0;
-  }
-
   /** The loop's ports, with the state store observed for step boundaries (graceful shutdown). */
   private depsFor(local: Local, definition: RuntimeAgent): LoopDeps {
     const deps = this.options.loopDeps(definition);
-    const state = deps.state;
+    const { state, runEnd } = deps;
     const observed: AgentStateStore = {
       get: (agent) => state.get(agent),
       update: async (agent, patch) => {
@@ -348,7 +349,21 @@ export class AgentRuntime {
         }
       },
     };
-    return { ...deps, state: observed };
+    // Wakes before the release are for input it sees; only a wake after it needs the lease taken again.
+    const releasing: RunEnd = {
+      releaseIfIdle: async (fence, patch) => {
+        local.wakeRequested = false;
+        local.keeper?.hold();
+        let result: "released" | "pending" | undefined;
+        try {
+          result = await runEnd.releaseIfIdle(fence, patch);
+          return result;
+        } finally {
+          if (result !== "released") local.keeper?.resume();
+        }
+      },
+    };
+    return { ...deps, state: observed, runEnd: releasing };
   }
 
   private boundary(local: Local): Promise<void> {

@@ -20,6 +20,7 @@ export class LeaseKeeper {
   private lastRenewed: number;
   private renewing = false;
   private lostFlag = false;
+  private held = false;
 
   constructor(
     private readonly lease: Lease,
@@ -43,12 +44,27 @@ export class LeaseKeeper {
     this.timer = undefined;
   }
 
+  /**
+   * No renewals while the loop may be giving the lease up (RunEnd), and the
+   * answer of one already in flight is ignored: a refusal then means the
+   * release, not a takeover. `resume` when the loop goes on after all.
+   */
+  hold(): void {
+    this.held = true;
+  }
+
+  resume(): void {
+    this.held = false;
+  }
+
   private async tick(): Promise<void> {
-    if (this.renewing || this.lostFlag || !this.timer) return;
+    if (this.renewing || this.lostFlag || !this.timer || this.held) return;
     this.renewing = true;
     const { agent, epoch } = this.fence;
     try {
-      if (await this.lease.renew(this.fence, this.timing.ttlMs)) {
+      const renewed = await this.lease.renew(this.fence, this.timing.ttlMs);
+      if (this.held) return;
+      if (renewed) {
         this.lastRenewed = this.now();
       } else {
         this.lose(`lease for agent '${agent}' (epoch ${epoch}) was taken over or expired`);

@@ -82,6 +82,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       inbox: stores.inbox,
       threads: stores.threads,
       state: stores.state,
+      runEnd: stores.runEnd,
       llm: agent.llm,
       tools,
       clock,

@@ -1,4 +1,4 @@
-import type { AgentStateStore, Inbox, LlmProvider, ThreadStore, ToolBus } from "@moniro/ports";
+import type { AgentStateStore, Inbox, LlmProvider, RunEnd, ThreadStore, ToolBus } from "@moniro/ports";
 import { systemClock, ulidIds } from "@moniro/ports";
 import { RecordingEvents, RecordingOutbox, RecordingTracing } from "@moniro/ports/test";
 import type { LoopDeps, LoopSettingsInput } from "../loop/index.js";
@@ -49,6 +49,7 @@ export function testLoopDeps(ports: {
   inbox: Inbox;
   threads: ThreadStore;
   state: AgentStateStore;
+  runEnd: RunEnd;
   tools: ToolBus;
   events?: RecordingEvents;
   outbox?: RecordingOutbox;
@@ -60,6 +61,7 @@ export function testLoopDeps(ports: {
     inbox: ports.inbox,
     threads: ports.threads,
     state: ports.state,
+    runEnd: ports.runEnd,
     tools: ports.tools,
     llm: agent.llm,
     clock: systemClock,

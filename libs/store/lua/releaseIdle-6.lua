@@ -1,0 +1,42 @@
+--[[
+  Ends a run (DESIGN §5, "stop"): if the agent's inbox is empty, patches its
+  state (as updateState does) and releases its lease, all at once. Input
+  appended before this runs is seen here (the run goes on); input appended
+  after finds the lease free, so its producer takes it: no wakeup is lost.
+
+  Input:
+    KEYS[1] lease key           `agent:<a>:lease`
+    KEYS[2..4] inbox lanes      `agent:<a>:inbox:<lane>` (immediate, normal, background)
+    KEYS[5] state hash          `agent:<a>:state`
+    KEYS[6] active-agents set   `agents:active`
+
+    ARGV[1] expected lease value `<epoch>:<holder>`
+    ARGV[2 ..] the state patch, as updateState's ARGV: agent, active flag,
+               n, n field/value pairs to set, fields to remove
+
+  Output:
+    1   released (state patched, lease deleted)
+    0   inputs are pending (nothing changed)
+    -1  the lease is not held under this value (nothing changed)
+]]
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+  return -1
+end
+-- Acknowledged entries are deleted, so a lane's length is its pending count.
+if redis.call("XLEN", KEYS[2]) + redis.call("XLEN", KEYS[3]) + redis.call("XLEN", KEYS[4]) > 0 then
+  return 0
+end
+local n = tonumber(ARGV[4])
+if n > 0 then
+  redis.call("HSET", KEYS[5], unpack(ARGV, 5, 4 + 2 * n))
+end
+if #ARGV >= 5 + 2 * n then
+  redis.call("HDEL", KEYS[5], unpack(ARGV, 5 + 2 * n, #ARGV))
+end
+if ARGV[3] == "1" then
+  redis.call("SADD", KEYS[6], ARGV[2])
+elseif ARGV[3] == "0" then
+  redis.call("SREM", KEYS[6], ARGV[2])
+end
+redis.call("DEL", KEYS[1])
+return 1
