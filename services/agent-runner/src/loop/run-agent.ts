@@ -48,6 +48,7 @@ export async function runAgent(
     // A runner that died (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
     let takeover = record && record.state !== "idle" && record.state !== "stopped" ? record.context : undefined;
     let drained: InboxItem[] | undefined = first;
+    let afterCycle = false;
     for (;;) {
       if (run.signal.aborted) throw run.signal.reason;
       // A pause makes the first drain stale: read again after it.
@@ -57,16 +58,16 @@ export async function runAgent(
         () => setState(run, { state: "running" }),
       );
       if (run.signal.aborted) throw run.signal.reason;
+      // After a cycle nothing is known to wait: try letting go first (one round trip when nothing came in).
+      if (afterCycle && (await letGo(run))) return { reason: "idle", cycles };
       const items = drained ?? (await deps.inbox.pending(run.agent));
       drained = undefined;
       const work = nextWork(run, items, takeover);
       takeover = undefined;
+      afterCycle = work !== null;
       if (!work) {
-        await settleDeferred(run);
-        // Idle and the lease let go at once, unless input arrived since the drain: then go round again.
-        if ((await deps.runEnd.releaseIfIdle(fence, IDLE)) === "pending") continue;
-        noteStateWritten(run, IDLE);
-        return { reason: "idle", cycles };
+        if (await letGo(run)) return { reason: "idle", cycles };
+        continue;
       }
       if ((await runCycle(run, work)) !== undefined) cycles++;
     }
@@ -88,6 +89,18 @@ export async function runAgent(
     await settleDeferred(run);
     control.endRun();
   }
+}
+
+/**
+ * Idle state and the lease let go in one atomic step (RunEnd), after the
+ * writes the loop did not wait for; false when input arrived meanwhile (the
+ * loop drains it and goes on).
+ */
+async function letGo(run: AgentRun): Promise<boolean> {
+  await settleDeferred(run);
+  if ((await run.deps.runEnd.releaseIfIdle(run.fence, IDLE)) === "pending") return false;
+  noteStateWritten(run, IDLE);
+  return true;
 }
 
 /**
