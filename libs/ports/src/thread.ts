@@ -1,6 +1,16 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Fence } from "./lease.js";
 
+export interface ThreadReadOptions {
+  /** Exclusive entry id to start after. */
+  after?: string;
+  limit?: number;
+  /** With `limit`: the newest entries (still in order). */
+  last?: boolean;
+  /** Only the entries after the window start (the last compaction's `upTo`); the other options are then ignored. */
+  window?: boolean;
+}
+
 /** The append-only history of one agent thread (`agent:<a>:thread:<ctx>`). */
 export interface ThreadStore {
   /**
@@ -16,11 +26,19 @@ export interface ThreadStore {
    * window start (the last compaction's `upTo`): what a loop needs, however
    * long the history (the other options are then ignored).
    */
-  read(
+  read(agent: string, context: string, options?: ThreadReadOptions): Promise<ThreadEntry[]>;
+  /**
+   * The first read of a run (`window`, or the newest `limit` entries with
+   * `last`), done only while `holder` holds the agent's lease; null when it
+   * does not. A wake sends it right behind its lease attempt (one round
+   * trip), and one that loses the lease to another runner reads nothing.
+   */
+  readIfHeld(
     agent: string,
     context: string,
-    options?: { after?: string; limit?: number; last?: boolean; window?: boolean },
-  ): Promise<ThreadEntry[]>;
+    holder: string,
+    options: Pick<ThreadReadOptions, "window" | "last" | "limit">,
+  ): Promise<ThreadEntry[] | null>;
   /** Whether an input with this envelope id is already in the thread (exactly-once injection). */
   hasEnvelope(agent: string, context: string, envelopeId: string): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadStore } from "@moniro/ports";
+import type { Fence, ThreadReadOptions, ThreadStore } from "@moniro/ports";
 import type { Redis } from "ioredis";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
@@ -7,6 +7,18 @@ import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
+
+type RawEntries = Array<[string, string[]]>;
+
+function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
+  return raw.map(([entryId, fields]) => {
+    const json = fieldValue(fields, ENTRY_FIELD);
+    if (json === undefined) throw corruptEntry(key, entryId, `no field '${ENTRY_FIELD}'`);
+    const decoded = decodeThreadEntry(json);
+    if (!decoded.ok) throw corruptEntry(key, entryId, decoded.error.message);
+    return { ...decoded.value, entryId } as ThreadEntry;
+  });
+}
 
 /**
  * The thread streams `agent:<a>:thread:<ctx>` (append-only, entries
@@ -53,18 +65,12 @@ export class RedisThreadStore implements ThreadStore {
     });
   }
 
-  async read(
-    agent: string,
-    context: string,
-    options: { after?: string; limit?: number; last?: boolean; window?: boolean } = {},
-  ): Promise<ThreadEntry[]> {
+  async read(agent: string, context: string, options: ThreadReadOptions = {}): Promise<ThreadEntry[]> {
     const key = this.keys.thread(agent, context);
     const start = options.after === undefined ? "-" : `(${options.after}`;
-    let raw: Array<[string, string[]]>;
+    let raw: RawEntries;
     if (options.window) {
-      raw = (await runScript(this.redis, "readThreadWindow", [this.keys.threadMeta(agent, context), key], [])) as Array<
-        [string, string[]]
-      >;
+      raw = (await this.readScript(agent, context, "", "")) as RawEntries;
     } else if (options.limit !== undefined && options.last) {
       raw = (await this.redis.xrevrange(key, "+", start, "COUNT", options.limit)).reverse();
     } else if (options.limit !== undefined) {
@@ -72,13 +78,29 @@ export class RedisThreadStore implements ThreadStore {
     } else {
       raw = await this.redis.xrange(key, start, "+");
     }
-    return raw.map(([entryId, fields]) => {
-      const json = fieldValue(fields, ENTRY_FIELD);
-      if (json === undefined) throw corruptEntry(key, entryId, `no field '${ENTRY_FIELD}'`);
-      const decoded = decodeThreadEntry(json);
-      if (!decoded.ok) throw corruptEntry(key, entryId, decoded.error.message);
-      return { ...decoded.value, entryId } as ThreadEntry;
-    });
+    return decodeEntries(key, raw);
+  }
+
+  async readIfHeld(
+    agent: string,
+    context: string,
+    holder: string,
+    options: Pick<ThreadReadOptions, "window" | "last" | "limit">,
+  ): Promise<ThreadEntry[] | null> {
+    const limit = !options.window && options.last && options.limit !== undefined ? String(options.limit) : "";
+    if (!options.window && limit === "") throw new Error("readIfHeld reads the window, or the newest `limit` entries");
+    const raw = await this.readScript(agent, context, holder, limit);
+    return raw === null ? null : decodeEntries(this.keys.thread(agent, context), raw as RawEntries);
+  }
+
+  /** `readThreadWindow-3.lua`: the window (limit "") or the newest entries, guarded by the holder unless it is "". */
+  private readScript(agent: string, context: string, holder: string, limit: string): Promise<unknown> {
+    return runScript(
+      this.redis,
+      "readThreadWindow",
+      [this.keys.threadMeta(agent, context), this.keys.thread(agent, context), this.keys.lease(agent)],
+      [holder, limit],
+    );
   }
 
   async hasEnvelope(agent: string, context: string, envelopeId: string): Promise<boolean> {

@@ -44,6 +44,11 @@ export class InMemoryLease implements Lease {
     return held ? { holder: held.holder, epoch: held.epoch } : null;
   }
 
+  /** Synchronous: who holds the agent's lease now (for the guarded reads of the fakes). */
+  holderOf(agent: string): string | undefined {
+    return this.live(agent)?.holder;
+  }
+
   /** Synchronous check used by the fenced fakes: does this fence still hold the lease? */
   holds(fence: Fence): boolean {
     const held = this.live(fence.agent);

@@ -3,11 +3,13 @@ import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { LeaseLostError } from "../errors.js";
 import type { Fence } from "../lease.js";
-import type { ThreadStore } from "../thread.js";
+import type { ThreadReadOptions, ThreadStore } from "../thread.js";
 
 /** Anything that can say whether a fence still holds its agent's lease (InMemoryLease does). */
 export interface FenceCheck {
   holds(fence: Fence): boolean;
+  /** Who holds the agent's lease now (for `readIfHeld`). */
+  holderOf(agent: string): string | undefined;
 }
 
 /**
@@ -51,11 +53,22 @@ export class InMemoryThreadStore implements ThreadStore {
     return stored.map((entry) => structuredClone(entry));
   }
 
-  async read(
+  async readIfHeld(
     agent: string,
     context: string,
-    options: { after?: string; limit?: number; last?: boolean; window?: boolean } = {},
-  ): Promise<ThreadEntry[]> {
+    holder: string,
+    options: Pick<ThreadReadOptions, "window" | "last" | "limit">,
+  ): Promise<ThreadEntry[] | null> {
+    const { lease } = this.options;
+    if (!lease) throw new Error("InMemoryThreadStore.readIfHeld needs the lease it was built with");
+    return lease.holderOf(agent) === holder ? this.readNow(agent, context, options) : null;
+  }
+
+  async read(agent: string, context: string, options: ThreadReadOptions = {}): Promise<ThreadEntry[]> {
+    return this.readNow(agent, context, options);
+  }
+
+  private readNow(agent: string, context: string, options: ThreadReadOptions): ThreadEntry[] {
     let entries = this.thread(agent, context);
     if (options.window) {
       const after = this.windowAfter.get(this.key(agent, context));

@@ -168,5 +168,21 @@ export function describeThreadStoreContract(
       );
       expect(await h.threads.read("ada", "personal")).toEqual([]);
     });
+
+    it("reads ahead only for the lease holder: the window or the newest entries, else null", async () => {
+      const fence = await acquire("r1");
+      await h.threads.append(fence, "personal", [input("E1", "one"), assistant("a"), input("E2", "two")]);
+      const all = await h.threads.read("ada", "personal");
+      expect(await h.threads.readIfHeld("ada", "personal", "r1", { window: true })).toEqual(all);
+      expect(await h.threads.readIfHeld("ada", "personal", "r1", { last: true, limit: 2 })).toEqual(all.slice(1));
+      expect(await h.threads.readIfHeld("ada", "personal", "r2", { window: true })).toBeNull();
+      await h.lease.release(fence);
+      expect(await h.threads.readIfHeld("ada", "personal", "r1", { window: true })).toBeNull();
+      await acquire("r2");
+      expect(await h.threads.readIfHeld("ada", "personal", "r2", { last: true, limit: 5 })).toEqual(all);
+      expect(await h.threads.readIfHeld("ada", "personal", "r1", { last: true, limit: 5 })).toBeNull();
+      // Holder ids are compared whole, colons and all.
+      expect(await h.threads.readIfHeld("ada", "personal", "2", { window: true })).toBeNull();
+    });
   });
 }

@@ -18,7 +18,7 @@ export const SCRIPT_FILES = {
   releaseLease: "releaseLease-1.lua",
   releaseIdle: "releaseIdle-6.lua",
   appendThread: "appendThread-4.lua",
-  readThreadWindow: "readThreadWindow-2.lua",
+  readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-2.lua",
 } as const;
 

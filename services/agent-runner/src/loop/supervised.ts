@@ -25,10 +25,13 @@ export async function runSupervised(
   fence: Fence,
   settings: LoopSettings,
   control: LoopControl,
+  /** The first run's reads, when the caller sent them with its lease attempt. */
+  prefetched?: RunStart,
 ): Promise<SupervisedOutcome> {
   // The first run's reads go out with the state record the policy needs.
   // A failed read ahead is left to runAgent, which reads again and treats a failure as a crash.
-  let start: RunStart | undefined = await readRunStart(deps, fence.agent, settings).catch(() => undefined);
+  let start: RunStart | undefined =
+    prefetched ?? (await readRunStart(deps, fence.agent, settings).catch(() => undefined));
   const record = start ? start.record : await deps.state.get(fence.agent);
   let restarts = record?.restarts ?? 0;
   if (record?.state === "error" && restarts >= settings.restart.maxRestarts) {

@@ -38,6 +38,7 @@ describe("crash and restart", () => {
     let failed = false;
     h.deps.threads = {
       read: (...args) => store.read(...args),
+      readIfHeld: (...args) => store.readIfHeld(...args),
       hasEnvelope: (...args) => store.hasEnvelope(...args),
       append: (fence: Fence, context: string, entries: readonly ThreadEntryData[]) => {
         if (!failed && entries[0]?.kind === "tool-result") {

@@ -23,11 +23,29 @@ export async function readForWindow(
   context: string,
   policy: ContextPolicy,
 ): Promise<ThreadEntry[]> {
-  if (policy.type === "compaction") return store.read(agent, context, { window: true });
+  return (await readForWindowIfHeld(store, agent, context, policy, undefined)) as ThreadEntry[];
+}
+
+/**
+ * `readForWindow`, with its first read done only while `holder` holds the
+ * agent's lease (null when it does not): a wake reads ahead of its lease
+ * attempt's answer. Without a holder it always reads.
+ */
+export async function readForWindowIfHeld(
+  store: ThreadStore,
+  agent: string,
+  context: string,
+  policy: ContextPolicy,
+  holder: string | undefined,
+): Promise<ThreadEntry[] | null> {
+  const first = (options: { window?: boolean; last?: boolean; limit?: number }) =>
+    holder === undefined ? store.read(agent, context, options) : store.readIfHeld(agent, context, holder, options);
+  if (policy.type === "compaction") return first({ window: true });
   let limit = Math.max(FIRST_PAGE_MIN, policy.turns * ENTRIES_PER_TURN);
+  let page = await first({ last: true, limit });
   for (;;) {
-    const page = await store.read(agent, context, { last: true, limit });
-    if (page.length < limit || turnStarts(visibleEntries(page)).length > policy.turns) return page;
+    if (page === null || page.length < limit || turnStarts(visibleEntries(page)).length > policy.turns) return page;
     limit *= 4;
+    page = await store.read(agent, context, { last: true, limit });
   }
 }

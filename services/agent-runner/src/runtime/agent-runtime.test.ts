@@ -93,6 +93,35 @@ describe("AgentRuntime", () => {
     expect(runtime.tracked()).toEqual([]);
   });
 
+  it("reads the thread ahead with its lease attempt, and only when the attempt wins", async () => {
+    const llm = new ScriptedLlm(textReply("noted"));
+    const c = track(cluster(llm));
+    const reads: string[] = [];
+    const { read, readIfHeld } = {
+      read: c.threads.read.bind(c.threads),
+      readIfHeld: c.threads.readIfHeld.bind(c.threads),
+    };
+    c.threads.read = (...args) => {
+      reads.push("read");
+      return read(...args);
+    };
+    c.threads.readIfHeld = async (...args) => {
+      const entries = await readIfHeld(...args);
+      reads.push(entries === null ? `readIfHeld ${args[2]}: not held` : `readIfHeld ${args[2]}`);
+      return entries;
+    };
+    const other = await c.lease.acquire("ada", "r2", 60_000);
+    await c.send("hello ada");
+    expect(await c.runner("r1").wake("ada")).toBe("held-elsewhere");
+    if (other) await c.lease.release(other);
+    const runtime = c.runner("r1");
+    expect(await runtime.wake("ada")).toBe("started");
+    await runtime.settled("ada");
+    expect(userText(llm.lastRequest)).toContain("hello ada");
+    // The winning wake's read is the run's only thread read.
+    expect(reads).toEqual(["readIfHeld r1: not held", "readIfHeld r1"]);
+  });
+
   it("refuses to wake an agent without a definition", async () => {
     const c = track(cluster(new ScriptedLlm(textReply(""))));
     expect(await c.runner("r1").wake("bob")).toBe("unknown-agent");
@@ -274,8 +303,13 @@ describe("AgentRuntime", () => {
     let fail = true;
     const llm = new ScriptedLlm(textReply("fine now"));
     const c = track(cluster(llm, { maxRestarts: 1 }));
-    const read = c.threads.read.bind(c.threads);
-    c.threads.read = (...args) => (fail ? Promise.reject(new Error("thread store unreachable")) : read(...args));
+    const { read, readIfHeld } = {
+      read: c.threads.read.bind(c.threads),
+      readIfHeld: c.threads.readIfHeld.bind(c.threads),
+    };
+    const unreachable = () => Promise.reject(new Error("thread store unreachable"));
+    c.threads.read = (...args) => (fail ? unreachable() : read(...args));
+    c.threads.readIfHeld = (...args) => (fail ? unreachable() : readIfHeld(...args));
     const runtime = c.runner("r1");
     runtime.start();
     await c.send("crash me");

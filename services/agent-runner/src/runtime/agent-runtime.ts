@@ -1,7 +1,7 @@
 import type { AgentState, ControlReply } from "@moniro/envelopes";
 import type { AgentStateRecord, AgentStateStore, Fence, Inbox, Lease, RunEnd } from "@moniro/ports";
 import type { LoopDeps } from "../loop/index.js";
-import { LoopControl, runSupervised } from "../loop/index.js";
+import { LoopControl, type RunStart, readRunStartIfHeld, runSupervised } from "../loop/index.js";
 import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import type { RuntimeLogger } from "./logger.js";
@@ -130,8 +130,13 @@ export class AgentRuntime {
     }
     local.acquiring = true;
     let fence: Fence | null;
+    let start: RunStart | null | undefined;
     try {
-      fence = await this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
+      // The run's first reads go out right behind the lease attempt, in the same round trip; the
+      // thread is read only if the attempt won (a read that fails is done again by the run).
+      const acquired = this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
+      const ahead = readRunStartIfHeld(this.options.loopDeps(definition), agent, definition.settings, this.holder);
+      [fence, start] = await Promise.all([acquired, ahead.catch(() => undefined)]);
     } finally {
       local.acquiring = false;
     }
@@ -141,7 +146,7 @@ export class AgentRuntime {
       await this.options.lease.release(fence);
       return "stopping";
     }
-    this.startRun(local, definition, fence);
+    this.startRun(local, definition, fence, start ?? undefined);
     return "started";
   }
 
@@ -267,9 +272,9 @@ export class AgentRuntime {
     if (this.locals.get(agent) === local) this.locals.delete(agent);
   }
 
-  private startRun(local: Local, definition: RuntimeAgent, fence: Fence): void {
+  private startRun(local: Local, definition: RuntimeAgent, fence: Fence, start: RunStart | undefined): void {
     local.fence = fence;
-    local.run = this.runHeld(local, definition, fence)
+    local.run = this.runHeld(local, definition, fence, start)
       .catch((error: unknown) => {
         this.logger.error({ agent: definition.name, ...errorFields(error) }, "agent run failed");
       })
@@ -285,9 +290,15 @@ export class AgentRuntime {
   }
 
   /** Runs the loop while the lease is held; after an idle stop, releases and re-checks, re-acquiring if input came. */
-  private async runHeld(local: Local, definition: RuntimeAgent, first: Fence): Promise<void> {
+  private async runHeld(
+    local: Local,
+    definition: RuntimeAgent,
+    first: Fence,
+    firstStart: RunStart | undefined,
+  ): Promise<void> {
     const agent = definition.name;
     let fence: Fence = first;
+    let start = firstStart;
     const deps = this.depsFor(local, definition);
     for (;;) {
       local.fence = fence;
@@ -305,7 +316,8 @@ export class AgentRuntime {
       this.logger.debug({ agent, epoch: fence.epoch }, "loop started");
       let outcome: Awaited<ReturnType<typeof runSupervised>>;
       try {
-        outcome = await runSupervised(deps, fence, definition.settings, local.control);
+        outcome = await runSupervised(deps, fence, definition.settings, local.control, start);
+        start = undefined;
       } finally {
         keeper.stop();
         local.keeper = undefined;
