@@ -34,8 +34,9 @@ const needsId = (action: string): ToolOutcome =>
 
 export const processTool = defineTool({
   name: "process",
+  // Latin-1 only, like every tool description: one character beyond it makes each request body a two-byte string.
   description:
-    "Background processes that outlive this call. start(command)→processId; list; poll(processId)→status/exit code; log(processId, lines)→output tail; write(processId, input, close?)→stdin; kill(processId).",
+    "Background processes that outlive this call. start(command)->processId; list; poll(processId)->status/exit code; log(processId, lines)->output tail; write(processId, input, close?)->stdin; kill(processId).",
   input: z.object({
     action: z.enum(["start", "list", "poll", "log", "write", "kill"]),
     command: z.string().min(1).optional().describe("For start"),

@@ -1,5 +1,6 @@
 import { specsForPolicy } from "@moniro/tool-catalog";
 import { describe, expect, it } from "vitest";
+import { MESSAGING_CONTRACT } from "../loop/index.js";
 import { ToolPolicyError, toolSpecsFor } from "./tool-specs.js";
 
 const names = (specs: { name: string }[]) => specs.map((spec) => spec.name);
@@ -23,6 +24,14 @@ describe("toolSpecsFor", () => {
   it("an explicit spec list wins over the policy", () => {
     const custom = { name: "custom", description: "x", inputSchema: { type: "object" } };
     expect(names(toolSpecsFor([custom], { profile: "readonly" }))).toEqual(["message", "skip", "custom"]);
+  });
+
+  it("keeps every tool spec and the messaging contract within Latin-1, so request bodies stay one-byte strings", () => {
+    // One character beyond U+00FF anywhere in the prompt makes V8 build the whole JSON body as a two-byte
+    // string: twice the bytes to encode and copy, on every LLM call of every agent.
+    const beyondLatin1 = /[^\u0000-\u00ff]/u;
+    for (const spec of toolSpecsFor()) expect(JSON.stringify(spec), spec.name).not.toMatch(beyondLatin1);
+    expect(MESSAGING_CONTRACT).not.toMatch(beyondLatin1);
   });
 
   it("a bad tools block names the field", () => {
