@@ -44,7 +44,7 @@ export async function runTool(
   }
   if (ctx.signal.aborted) return fail("canceled", `The '${name}' call was canceled before it started.`);
   try {
-    await mkdir(ctx.workspace, { recursive: true });
+    if (definition.usesWorkspace !== false) await mkdir(ctx.workspace, { recursive: true });
     return await definition.run(parsed.data, ctx);
   } catch (error) {
     if (error instanceof PathOutsideWorkspaceError) return fail("path-outside-workspace", error.message);

@@ -26,7 +26,7 @@ export interface ToolContext {
   /** From the call envelope; `message` defaults `to` to it. */
   replyTo?: string;
   inReplyTo?: string;
-  /** Absolute path of this agent's workspace root (created if missing by runTool). */
+  /** Absolute path of this agent's workspace root (created if missing by runTool, unless the tool says it never uses it). */
   workspace: string;
   /** Fires on cancel or deadline. */
   signal: AbortSignal;
@@ -83,6 +83,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   /** zod input schema; the model sees `z.toJSONSchema(input)`. */
   input: S;
+  /**
+   * `false` for a tool that never touches `ctx.workspace`: runTool then does
+   * not create the directory first (a filesystem round trip per call, paid on
+   * the hot path of `message`). Default true.
+   */
+  usesWorkspace?: boolean;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { newId, outboundEnvelopeSchema, schedulerRequestSchema } from "@moniro/envelopes";
 import { describe, expect, it } from "vitest";
 import { SchedulerUnavailableError } from "../errors.js";
@@ -41,6 +44,19 @@ describe("message", () => {
     });
     expect((await runTool("message", { to: "alice", text: "x" }, ctx)).errorCode).toBe("invalid-recipient");
     expect(ctx.published).toHaveLength(0);
+  });
+
+  it("does not create the workspace (it never uses it); a tool that does still gets it created", async () => {
+    const root = mkdtempSync(join(tmpdir(), "moniro-ws-root-"));
+    try {
+      const workspace = join(root, "ada");
+      await runTool("message", { text: "hi" }, testToolContext({ replyTo: "http:alice", workspace }));
+      expect(existsSync(workspace)).toBe(false);
+      expect((await runTool("ls", {}, testToolContext({ workspace }))).isError).toBeUndefined();
+      expect(existsSync(workspace)).toBe(true);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -10,6 +10,9 @@ import {
 import { z } from "zod";
 import { defineTool, fail, ok } from "../tool.js";
 
+// Built once: a zod schema constructed per call costs more than the parse.
+const attachmentsSchema = z.array(attachmentSchema);
+
 export const messageTool = defineTool({
   name: "message",
   description:
@@ -29,6 +32,7 @@ export const messageTool = defineTool({
       .optional()
       .describe("Files: url or base64 data"),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
     const to = input.to ?? ctx.replyTo;
     if (to === undefined) {
@@ -40,7 +44,7 @@ export const messageTool = defineTool({
     if (!TAG_PATTERN.test(to)) {
       return fail("invalid-recipient", `'${to}' is not a tag; use '<channel>:<address>', e.g. 'http:alice'.`);
     }
-    const attachments = z.array(attachmentSchema).safeParse(input.attachments ?? []);
+    const attachments = attachmentsSchema.safeParse(input.attachments ?? []);
     if (!attachments.success) {
       return fail(
         "invalid-input",
