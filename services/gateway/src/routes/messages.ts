@@ -3,6 +3,7 @@ import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { inboundFromBody } from "../http/inbound-from-body.js";
+import { sendJson } from "../http/json-response.js";
 import { parseMessageBody } from "../http/message-body.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
@@ -36,7 +37,7 @@ export function messagesRouter(deps: {
           );
         }),
     );
-    response.status(202).json({ id: envelope.id });
+    sendJson(response, 202, { id: envelope.id });
   });
   return router;
 }
