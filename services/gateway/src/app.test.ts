@@ -51,10 +51,7 @@ describe("gateway app (fakes behind the ports)", () => {
     const { post, published } = await start();
     const response = await post("/v1/agents/alice/messages", JSON.stringify({ text: "hi", from: "carol" }));
     expect(response.status).toBe(202);
-    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    const text = await response.text();
-    expect(response.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
-    const { id } = JSON.parse(text) as { id: string };
+    const { id } = (await response.json()) as { id: string };
     expect(published).toEqual([
       expect.objectContaining({ id, agent: "alice", source: "http:carol", replyTo: "http:carol", text: "hi" }),
     ]);

@@ -3,7 +3,6 @@ import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { inboundFromBody } from "../http/inbound-from-body.js";
-import { sendJson } from "../http/json-response.js";
 import { parseMessageBody } from "../http/message-body.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
@@ -37,7 +36,7 @@ export function messagesRouter(deps: {
           );
         }),
     );
-    sendJson(response, 202, { id: envelope.id });
+    response.status(202).json({ id: envelope.id });
   });
   return router;
 }
