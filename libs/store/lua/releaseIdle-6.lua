@@ -19,6 +19,7 @@
     0   inputs are pending (nothing changed)
     -1  the lease is not held under this value (nothing changed)
 ]]
+--- @include "patchState"
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return -1
 end
@@ -26,17 +27,6 @@ end
 if redis.call("XLEN", KEYS[2]) + redis.call("XLEN", KEYS[3]) + redis.call("XLEN", KEYS[4]) > 0 then
   return 0
 end
-local n = tonumber(ARGV[4])
-if n > 0 then
-  redis.call("HSET", KEYS[5], unpack(ARGV, 5, 4 + 2 * n))
-end
-if #ARGV >= 5 + 2 * n then
-  redis.call("HDEL", KEYS[5], unpack(ARGV, 5 + 2 * n, #ARGV))
-end
-if ARGV[3] == "1" then
-  redis.call("SADD", KEYS[6], ARGV[2])
-elseif ARGV[3] == "0" then
-  redis.call("SREM", KEYS[6], ARGV[2])
-end
+patchState(KEYS[5], KEYS[6], ARGV, 2)
 redis.call("DEL", KEYS[1])
 return 1

@@ -15,16 +15,6 @@
   Output:
     1
 ]]
-local n = tonumber(ARGV[3])
-if n > 0 then
-  redis.call("HSET", KEYS[1], unpack(ARGV, 4, 3 + 2 * n))
-end
-if #ARGV >= 4 + 2 * n then
-  redis.call("HDEL", KEYS[1], unpack(ARGV, 4 + 2 * n, #ARGV))
-end
-if ARGV[2] == "1" then
-  redis.call("SADD", KEYS[2], ARGV[1])
-elseif ARGV[2] == "0" then
-  redis.call("SREM", KEYS[2], ARGV[1])
-end
+--- @include "patchState"
+patchState(KEYS[1], KEYS[2], ARGV, 1)
 return 1

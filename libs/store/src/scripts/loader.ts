@@ -41,11 +41,25 @@ export function scripts(): Map<ScriptName, Script> {
   for (const [name, file] of Object.entries(SCRIPT_FILES) as Array<[ScriptName, string]>) {
     const match = /^[a-z][A-Za-z]*-(\d+)\.lua$/.exec(file);
     if (!match) throw new Error(`script file '${file}' must be named verbNoun-<numKeys>.lua`);
-    const lua = readFileSync(new URL(file, LUA_DIR), "utf8");
+    const lua = withIncludes(readFileSync(new URL(file, LUA_DIR), "utf8"), file);
     loaded.set(name, { name, numberOfKeys: Number(match[1]), lua });
   }
   cache = loaded;
   return loaded;
+}
+
+/**
+ * Replaces each line `--- @include "<name>"` with `lua/includes/<name>.lua`
+ * (BullMQ's convention), so scripts share Lua functions instead of copies.
+ */
+function withIncludes(lua: string, file: string): string {
+  return lua.replace(/^--- @include "([A-Za-z]+)"$/gm, (_line, name: string) => {
+    try {
+      return readFileSync(new URL(`includes/${name}.lua`, LUA_DIR), "utf8");
+    } catch (error) {
+      throw new Error(`${file}: cannot include '${name}' (lua/includes/${name}.lua): ${(error as Error).message}`);
+    }
+  });
 }
 
 /** Commands defined per client: ioredis keeps them on the instance (EVALSHA, falling back to EVAL on NOSCRIPT). */
