@@ -17,8 +17,9 @@ const IDLE = { state: "idle", cycleId: undefined, step: undefined, context: unde
 
 /**
  * Runs the agent while it holds the lease (`fence`): cycle after cycle until
- * nothing is pending and no instruction is open, then returns so the runtime
- * can release the lease and re-check the inbox. Never throws: a crash is an
+ * nothing is pending and no instruction is open, then lets the agent go
+ * (idle state and lease release in one atomic step, RunEnd) and returns.
+ * Any other end leaves the lease to the runtime. Never throws: a crash is an
  * outcome (state `error`, instruction re-queued) for the Supervisor to act on.
  */
 export async function runAgent(

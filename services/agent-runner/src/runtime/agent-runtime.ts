@@ -53,7 +53,7 @@ interface Local {
   fence: Fence | undefined;
   /** A lease attempt is in flight (so concurrent wakes do not race each other). */
   acquiring: boolean;
-  /** A wake arrived while the run was finishing; the run re-checks before it lets go. */
+  /** A wake arrived while the run was going on (cleared as the loop's release goes out); taken up after an idle end. */
   wakeRequested: boolean;
   /** The loop last wrote `paused` (it is at a step boundary). */
   atBoundary: boolean;
@@ -64,9 +64,9 @@ interface Local {
 
 /**
  * Runs agents on this runner (DESIGN §5 around the pure loop): takes an
- * agent's lease when input arrives, keeps it renewed while the loop runs,
- * releases it when the loop goes idle and then re-checks the inbox (so no
- * wakeup is lost), and sweeps for agents whose runner died.
+ * agent's lease when input arrives, keeps it renewed while the loop runs
+ * (the loop lets it go when idle, atomically with its last look at the
+ * inbox, so no wakeup is lost), and sweeps for agents whose runner died.
  */
 export class AgentRuntime {
   private readonly locals = new Map<string, Local>();
@@ -289,7 +289,12 @@ export class AgentRuntime {
       });
   }
 
-  /** Runs the loop while the lease is held; after an idle stop, releases and re-checks, re-acquiring if input came. */
+  /**
+   * Runs the loop while the lease is held. An idle loop has released the
+   * lease itself (RunEnd); any other end releases it here. After an idle
+   * end, a wake that this runner answered "running-here" in the meantime
+   * takes the lease again.
+   */
   private async runHeld(
     local: Local,
     definition: RuntimeAgent,
