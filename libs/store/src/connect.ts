@@ -6,6 +6,7 @@ import { RedisInbox, type RedisInboxOptions } from "./redis-inbox.js";
 import { RedisLease } from "./redis-lease.js";
 import { RedisRunEnd } from "./redis-run-end.js";
 import { RedisThreadStore } from "./redis-thread-store.js";
+import { defineScripts } from "./scripts/loader.js";
 
 /** The slice of a pino logger the connection reports to. */
 export interface RedisConnectionLogger {
@@ -56,6 +57,7 @@ export function connectRedis(
     },
     ...options.redis,
   });
+  defineScripts(redis);
   redis.on("error", (error: Error) => {
     if (!down) logger?.error({ redis: where, err: error.message }, "Redis connection error");
     down = true;
@@ -104,6 +106,7 @@ export function createRedisStores(
 ): RedisStores {
   const common = { ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) };
   const clock = options.clock ? { clock: options.clock } : {};
+  defineScripts(redis);
   return {
     inbox: new RedisInbox(redis, { ...options.inbox, ...common, ...clock }),
     lease: new RedisLease(redis, common),

@@ -7,4 +7,4 @@ export * from "./redis-inbox.js";
 export * from "./redis-lease.js";
 export * from "./redis-run-end.js";
 export * from "./redis-thread-store.js";
-export { runScript, SCRIPT_FILES, type ScriptName } from "./scripts/loader.js";
+export { defineScripts, runScript, SCRIPT_FILES, type ScriptName } from "./scripts/loader.js";

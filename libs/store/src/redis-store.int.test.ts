@@ -1,5 +1,6 @@
 import { FakeClock, inbound, sequentialIds } from "@moniro/ports/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connectRedis, createRedisStores } from "./connect.js";
 import { StoreError } from "./errors.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import { RedisAgentStateStore } from "./redis-agent-state-store.js";
@@ -7,7 +8,7 @@ import { INBOX_GROUP, RedisInbox } from "./redis-inbox.js";
 import { RedisLease } from "./redis-lease.js";
 import { RedisThreadStore } from "./redis-thread-store.js";
 import { runScript } from "./scripts/loader.js";
-import { type TestRedis, testRedis } from "./test/redis-fixture.js";
+import { TEST_REDIS_URL, type TestRedis, testRedis } from "./test/redis-fixture.js";
 
 // Redis-specific behaviour beyond the port contracts: the stored layout other
 // services read, races between runners, and bad records.
@@ -88,6 +89,20 @@ describe("Redis adapters", () => {
     await state.update("ada", { state: "idle" });
     await state.update("cy", { state: "stopped" });
     expect(await state.activeAgents()).toEqual(["bob"]);
+  });
+
+  it("runs a script and a builtin sent in one tick on a fresh auto-pipelining connection", async () => {
+    // ioredis 5 breaks a tick's auto-pipeline when a command is defined after the pipeline exists
+    // (an uncaught "results[i] is not iterable"): connectRedis defines every script up front.
+    const redis = connectRedis(TEST_REDIS_URL, { redis: { enableAutoPipelining: true } });
+    try {
+      const stores = createRedisStores(redis, { prefix: t.prefix });
+      const [state, depth] = await Promise.all([stores.state.get("ada"), stores.inbox.depth("ada")]);
+      expect(state).toBeNull();
+      expect(depth).toEqual({ immediate: 0, normal: 0, background: 0 });
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it("checks a script's key count against its file name", async () => {

@@ -65,6 +65,18 @@ function withIncludes(lua: string, file: string): string {
 /** Commands defined per client: ioredis keeps them on the instance (EVALSHA, falling back to EVAL on NOSCRIPT). */
 const defined = new WeakSet<Redis>();
 
+/**
+ * Defines every script on a client. Call it before the client's first
+ * command (connectRedis and createRedisStores do): with auto-pipelining,
+ * ioredis 5 breaks a tick's pipeline when a command is defined after the
+ * pipeline was created (a builtin issued earlier in the same tick), with an
+ * uncaught "results[i] is not iterable". `runScript` still defines them on
+ * first use for any other client.
+ */
+export function defineScripts(redis: Redis): void {
+  ensureDefined(redis);
+}
+
 function ensureDefined(redis: Redis): void {
   if (defined.has(redis)) return;
   for (const script of scripts().values()) {
