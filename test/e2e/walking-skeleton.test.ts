@@ -11,7 +11,7 @@ import { type Model, startModel, textReply, toolUseReply } from "../support/mode
 import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { freePort } from "../support/ports.js";
 import { openSse } from "../support/sse.js";
-import { NATS_URL, SERVICES, type Stack, startStack } from "../support/stack.js";
+import { NATS_URL, printServiceLogsOnFailure, SERVICES, type Stack, startStack } from "../support/stack.js";
 
 // Issue 2, "What must be shown — end to end": the five services as processes
 // over real NATS and Redis, the fake Anthropic server, one OTLP receiver.
@@ -44,6 +44,7 @@ describe("walking skeleton", () => {
   let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
   let stack: Stack;
   let nc: NatsConnection;
+  printServiceLogsOnFailure(() => stack);
 
   beforeAll(async () => {
     model = await startModel();

@@ -6,6 +6,7 @@ import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
+import { afterEach } from "vitest";
 import { freePort } from "./ports.js";
 import { randomToken } from "./random.js";
 
@@ -163,6 +164,26 @@ export async function startStack(options: StackOptions = {}) {
   };
 }
 export type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/**
+ * After each failed test of the file, prints the last lines each service
+ * logged (and whether it is still running), so a failure in CI says what the
+ * services saw. Call at the top of a `describe` that uses `stack()`.
+ */
+export function printServiceLogsOnFailure(stack: () => Stack | undefined, lines = 40): void {
+  afterEach(({ task }) => {
+    const current = stack();
+    if (task.result?.state !== "fail" || !current) return;
+    for (const service of current.running) {
+      const tail = service.output.join("").trimEnd().split("\n").slice(-lines).join("\n");
+      const status =
+        service.process.exitCode === null && service.process.signalCode === null
+          ? "running"
+          : `exited (${service.process.exitCode ?? service.process.signalCode})`;
+      console.error(`--- ${service.name} (${status}), last ${lines} lines of its log:\n${tail}`);
+    }
+  });
+}
 
 /** Deletes the JetStream streams and Redis keys of one test namespace, and nothing else. */
 export async function cleanupNamespace(namespace: string, prefix: string): Promise<void> {
