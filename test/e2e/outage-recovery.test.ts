@@ -96,6 +96,25 @@ afterEach(async () => {
   model = undefined;
 });
 
+/**
+ * Starts the fake model and a stack of one agent whose NATS or Redis URL is
+ * `url` (a private server's port); `services: []` starts none of the services.
+ */
+async function stackOn(
+  agent: string,
+  dependency: "MONIRO_REDIS_URL" | "MONIRO_NATS_URL",
+  url: string,
+  options: { services?: [] } = {},
+): Promise<{ model: Model; stack: Stack }> {
+  model = await startModel();
+  stack = await startStack({
+    ...options,
+    agents: { [agent]: testAgentYaml(agent) },
+    env: { [dependency]: url, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
+  });
+  return { model, stack };
+}
+
 /** The model answers each DM of `agent` with one `message` call, then ends its turn. */
 function answerEach(model: Model, agent: string, replies: readonly string[]): void {
   for (const text of replies) {
@@ -105,19 +124,9 @@ function answerEach(model: Model, agent: string, replies: readonly string[]): vo
 
 describe("a dependency that is down at start, then comes up", () => {
   it("Redis: the services that use it wait, say Redis is unreachable, then get ready and serve a DM", async () => {
-    model = await startModel();
     const port = await freePort();
-    stack = await startStack({
-      services: [],
-      agents: { erin: testAgentYaml("erin") },
-      env: {
-        MONIRO_REDIS_URL: `redis://127.0.0.1:${port}`,
-        ANTHROPIC_BASE_URL: model.url,
-        ANTHROPIC_API_KEY: "e2e-test-key",
-      },
-    });
-    const current = stack;
-    const started = await Promise.all(SERVICES.map((name) => current.start(name, {}, { waitReady: false })));
+    const { model, stack } = await stackOn("erin", "MONIRO_REDIS_URL", `redis://127.0.0.1:${port}`, { services: [] });
+    const started = await Promise.all(SERVICES.map((name) => stack.start(name, {}, { waitReady: false })));
     const users = started.filter((service) => REDIS_USERS.includes(service.name as ServiceName));
 
     await expectWaitingFor(users, /redis/i);
@@ -129,19 +138,9 @@ describe("a dependency that is down at start, then comes up", () => {
   });
 
   it("NATS: every service waits, says NATS is unreachable, then provisions its streams and serves a DM", async () => {
-    model = await startModel();
     const port = await freePort();
-    stack = await startStack({
-      services: [],
-      agents: { frank: testAgentYaml("frank") },
-      env: {
-        MONIRO_NATS_URL: `nats://127.0.0.1:${port}`,
-        ANTHROPIC_BASE_URL: model.url,
-        ANTHROPIC_API_KEY: "e2e-test-key",
-      },
-    });
-    const current = stack;
-    const started = await Promise.all(SERVICES.map((name) => current.start(name, {}, { waitReady: false })));
+    const { model, stack } = await stackOn("frank", "MONIRO_NATS_URL", `nats://127.0.0.1:${port}`, { services: [] });
+    const started = await Promise.all(SERVICES.map((name) => stack.start(name, {}, { waitReady: false })));
 
     await expectWaitingFor(started, /nats/i);
     server = privateNats(port);
@@ -153,13 +152,10 @@ describe("a dependency that is down at start, then comes up", () => {
 
 describe("a dependency that restarts while the stack runs", () => {
   it("Redis: a DM accepted while Redis is down is answered once it is back, exactly once, in order", async () => {
-    model = await startModel();
-    server = privateRedis(await freePort(), { persistent: true });
-    await server.start();
-    stack = await startStack({
-      agents: { gina: testAgentYaml("gina") },
-      env: { MONIRO_REDIS_URL: server.url, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
-    });
+    const redis = privateRedis(await freePort(), { persistent: true });
+    server = redis;
+    await redis.start();
+    const { model, stack } = await stackOn("gina", "MONIRO_REDIS_URL", redis.url);
     answerEach(model, "gina", ["Reply one.", "Reply two.", "Reply three."]);
     const gateway = gatewayClient(stack.gatewayUrl);
     const sse = await openSse(gateway.eventsUrl("gina"));
@@ -167,12 +163,12 @@ describe("a dependency that restarts while the stack runs", () => {
       const first = await gateway.send("gina", "one", "hal");
       await waitForMessage(sse, { to: "http:hal", text: "Reply one." });
 
-      await server.stop();
+      await redis.stop();
       // The gateway stores a DM in JetStream, which does not need Redis: accepted.
       const second = await gateway.send("gina", "two", "hal");
       expect(second.status).toBe(202);
       await new Promise((resolve) => setTimeout(resolve, 2_000)); // the runner tries, fails, and will retry
-      await server.start();
+      await redis.start();
 
       const replyTwo = await waitForMessage(sse, { to: "http:hal", text: "Reply two." }, 30_000);
       expect(replyTwo.inReplyTo).toBe(second.body.id);
@@ -190,13 +186,10 @@ describe("a dependency that restarts while the stack runs", () => {
   });
 
   it("NATS: while it is down a DM is refused (503), never silently accepted; after it returns DMs are answered and none twice", async () => {
-    model = await startModel();
-    server = privateNats(await freePort());
-    await server.start();
-    stack = await startStack({
-      agents: { ivan: testAgentYaml("ivan") },
-      env: { MONIRO_NATS_URL: server.url, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
-    });
+    const nats = privateNats(await freePort());
+    server = nats;
+    await nats.start();
+    const { model, stack } = await stackOn("ivan", "MONIRO_NATS_URL", nats.url);
     answerEach(model, "ivan", ["Reply one.", "Reply two."]);
     const gateway = gatewayClient(stack.gatewayUrl);
     let sse = await openSse(gateway.eventsUrl("ivan"));
@@ -205,12 +198,12 @@ describe("a dependency that restarts while the stack runs", () => {
       await waitForMessage(sse, { to: "http:jo", text: "Reply one." });
       await sse.close();
 
-      await server.stop();
+      await nats.stop();
       const refused = await gateway.send("ivan", "lost?", "jo");
       expect(refused.status).toBe(503);
       expect(refused.text).toMatch(/not accepted|nats|jetstream/i);
 
-      await server.start();
+      await nats.start();
       await expectRecovers(stack.running.filter((service) => service.process.exitCode === null));
       sse = await openSse(gateway.eventsUrl("ivan"));
       const second = await eventually(async () => {

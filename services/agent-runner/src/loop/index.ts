@@ -11,7 +11,7 @@ export { buildSystemPrompt, MESSAGING_CONTRACT, type SystemPromptParts } from ".
 export { INTERRUPTED_CALL_CONTENT, recoverInterruptedCalls } from "./recover.js";
 export { backoffDelay } from "./retry.js";
 export { runAgent } from "./run-agent.js";
-export { type RunStart, readRunStartIfHeld } from "./run-start.js";
+export { type RunStart, readRunStart } from "./run-start.js";
 export {
   type ContextPolicy,
   type LoopSettings,

@@ -3,7 +3,7 @@ import type { AgentStateRecord, InboxItem } from "@moniro/ports";
 import type { LoopDeps } from "./deps.js";
 import { UNIFIED_THREAD } from "./lanes.js";
 import type { LoopSettings } from "./settings.js";
-import { readForWindowIfHeld } from "./thread-read.js";
+import { readForWindow } from "./thread-read.js";
 
 /** What a run starts from, read in one round trip (the reads go out together). */
 export interface RunStart {
@@ -19,28 +19,30 @@ export interface RunStart {
  * thread at once: the lease is already held, so nothing writes them but
  * this loop. Reading the inbox as the agent's consumer is harmless to repeat.
  */
-export async function readRunStart(deps: LoopDeps, agent: string, settings: LoopSettings): Promise<RunStart> {
-  return (await readRunStartIfHeld(deps, agent, settings, undefined)) as RunStart;
-}
-
+export async function readRunStart(deps: LoopDeps, agent: string, settings: LoopSettings): Promise<RunStart>;
 /**
- * `readRunStart` sent before the lease is known to be held: right behind the
- * wake's lease attempt, in the same round trip. The thread is read only if
- * `holder` holds the lease by then (null when it does not: the attempt
- * failed and the reads are discarded); the state record and the inbox are
- * cheap, and reading the inbox as the agent's consumer is harmless to repeat.
+ * Sent before the lease is known to be held, right behind the wake's lease
+ * attempt in the same round trip: the thread is read only if `holder` holds
+ * the lease by then, and the result is null when it does not (the attempt
+ * failed; the reads are discarded). The state record and the inbox are cheap.
  */
-export async function readRunStartIfHeld(
+export async function readRunStart(
   deps: LoopDeps,
   agent: string,
   settings: LoopSettings,
-  holder: string | undefined,
+  holder: string,
+): Promise<RunStart | null>;
+export async function readRunStart(
+  deps: LoopDeps,
+  agent: string,
+  settings: LoopSettings,
+  holder?: string,
 ): Promise<RunStart | null> {
   const unified = settings.threads === "unified";
   const [record, pending, entries] = await Promise.all([
     deps.state.get(agent),
     deps.inbox.pending(agent),
-    unified ? readForWindowIfHeld(deps.threads, agent, UNIFIED_THREAD, settings.context, holder) : undefined,
+    unified ? readForWindow(deps.threads, agent, UNIFIED_THREAD, settings.context, holder) : undefined,
   ]);
   if (entries === null) return null;
   return { record, pending, ...(entries ? { thread: { context: UNIFIED_THREAD, entries } } : {}) };

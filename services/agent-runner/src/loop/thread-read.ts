@@ -16,27 +16,30 @@ const FIRST_PAGE_MIN = 64;
  *   window is what a full read would give), or the whole thread.
  * Exactly-once injection does not depend on it: the store's append skips
  * inputs the thread already holds.
+ *
+ * With a `holder`, the first read is done only while that runner holds the
+ * agent's lease, and the result is null when it does not: a wake sends it
+ * right behind its lease attempt, before knowing whether the attempt won.
  */
 export async function readForWindow(
   store: ThreadStore,
   agent: string,
   context: string,
   policy: ContextPolicy,
-): Promise<ThreadEntry[]> {
-  return (await readForWindowIfHeld(store, agent, context, policy, undefined)) as ThreadEntry[];
-}
-
-/**
- * `readForWindow`, with its first read done only while `holder` holds the
- * agent's lease (null when it does not): a wake reads ahead of its lease
- * attempt's answer. Without a holder it always reads.
- */
-export async function readForWindowIfHeld(
+): Promise<ThreadEntry[]>;
+export async function readForWindow(
   store: ThreadStore,
   agent: string,
   context: string,
   policy: ContextPolicy,
   holder: string | undefined,
+): Promise<ThreadEntry[] | null>;
+export async function readForWindow(
+  store: ThreadStore,
+  agent: string,
+  context: string,
+  policy: ContextPolicy,
+  holder?: string,
 ): Promise<ThreadEntry[] | null> {
   const first = (options: { window?: boolean; last?: boolean; limit?: number }) =>
     holder === undefined ? store.read(agent, context, options) : store.readIfHeld(agent, context, holder, options);

@@ -1,7 +1,7 @@
 import type { AgentState, ControlReply } from "@moniro/envelopes";
 import type { AgentStateRecord, AgentStateStore, Fence, Inbox, Lease, RunEnd } from "@moniro/ports";
 import type { LoopDeps } from "../loop/index.js";
-import { LoopControl, type RunStart, readRunStartIfHeld, runSupervised } from "../loop/index.js";
+import { LoopControl, type RunStart, readRunStart, runSupervised } from "../loop/index.js";
 import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import type { RuntimeLogger } from "./logger.js";
@@ -135,7 +135,7 @@ export class AgentRuntime {
       // The run's first reads go out right behind the lease attempt, in the same round trip; the
       // thread is read only if the attempt won (a read that fails is done again by the run).
       const acquired = this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
-      const ahead = readRunStartIfHeld(this.options.loopDeps(definition), agent, definition.settings, this.holder);
+      const ahead = readRunStart(this.options.loopDeps(definition), agent, definition.settings, this.holder);
       [fence, start] = await Promise.all([acquired, ahead.catch(() => undefined)]);
     } finally {
       local.acquiring = false;
