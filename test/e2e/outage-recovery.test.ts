@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { messagesSeen, waitForMessage } from "../support/agent-events.js";
+import { messagesSeen, waitForEvent, waitForMessage } from "../support/agent-events.js";
 import { testAgentYaml } from "../support/agents.js";
 import { eventually } from "../support/eventually.js";
 import { gatewayClient } from "../support/gateway-client.js";
@@ -7,7 +7,14 @@ import { type Model, startModel, textReply, toolUseReply } from "../support/mode
 import { freePort } from "../support/ports.js";
 import { type PrivateServer, privateNats, privateRedis } from "../support/private-servers.js";
 import { openSse } from "../support/sse.js";
-import { type RunningService, SERVICES, type ServiceName, type Stack, startStack } from "../support/stack.js";
+import {
+  printServiceLogsOnFailure,
+  type RunningService,
+  SERVICES,
+  type ServiceName,
+  type Stack,
+  startStack,
+} from "../support/stack.js";
 
 // Issue 2, "Bad input": NATS or Redis unreachable at start — the service says
 // which, retries with backoff instead of crashing, and /readyz reports it.
@@ -95,6 +102,8 @@ afterEach(async () => {
   server = undefined;
   model = undefined;
 });
+// Registered after the teardown, so it runs before it (after-hooks run in reverse order).
+printServiceLogsOnFailure(() => stack);
 
 /**
  * Starts the fake model and a stack of one agent whose NATS or Redis URL is
@@ -162,6 +171,8 @@ describe("a dependency that restarts while the stack runs", () => {
     try {
       const first = await gateway.send("gina", "one", "hal");
       await waitForMessage(sse, { to: "http:hal", text: "Reply one." });
+      // Down once the agent is at rest: the cycle's last step (after the message) writes to Redis too.
+      await waitForEvent(sse, "state-changed", (event) => event.data.state === "idle");
 
       await redis.stop();
       // The gateway stores a DM in JetStream, which does not need Redis: accepted.
@@ -196,6 +207,7 @@ describe("a dependency that restarts while the stack runs", () => {
     try {
       const first = await gateway.send("ivan", "one", "jo");
       await waitForMessage(sse, { to: "http:jo", text: "Reply one." });
+      await waitForEvent(sse, "state-changed", (event) => event.data.state === "idle");
       await sse.close();
 
       await nats.stop();
