@@ -11,6 +11,14 @@ export interface ThreadReadOptions {
   window?: boolean;
 }
 
+/**
+ * What `readTail` found: the entries after the given one, `not-held` when a
+ * holder was given and does not hold the agent's lease, `gone` when the
+ * thread no longer holds the given entry (it was deleted or trimmed: the
+ * caller's copy is stale and must be read again in full).
+ */
+export type ThreadTail = { status: "ok"; entries: ThreadEntry[] } | { status: "not-held" } | { status: "gone" };
+
 /** The append-only history of one agent thread (`agent:<a>:thread:<ctx>`). */
 export interface ThreadStore {
   /**
@@ -39,6 +47,12 @@ export interface ThreadStore {
     holder: string,
     options: Pick<ThreadReadOptions, "window" | "last" | "limit">,
   ): Promise<ThreadEntry[] | null>;
+  /**
+   * The entries after `after` (exclusive), for a reader that keeps a copy of
+   * the thread up to `after` and brings it up to date (one round trip, only
+   * what is new). With a `holder`, read only while it holds the agent's lease.
+   */
+  readTail(agent: string, context: string, after: string, holder?: string): Promise<ThreadTail>;
   /** Whether an input with this envelope id is already in the thread (exactly-once injection). */
   hasEnvelope(agent: string, context: string, envelopeId: string): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import { FakeClock } from "@moniro/ports/test";
+import { CachedThreadStore, DEFAULT_THREAD_CACHE } from "./cached-thread-store.js";
 import { describeAgentStateContract } from "./contract/agent-state.contract.js";
 import { describeInboxContract } from "./contract/inbox.contract.js";
 import { describeLeaseContract } from "./contract/lease.contract.js";
@@ -39,6 +40,20 @@ describeThreadStoreContract("RedisThreadStore", () => {
     lease: new RedisLease(t.redis, { prefix: t.prefix }),
     passTime: realTime,
     cleanup: t.cleanup,
+  };
+});
+
+describeThreadStoreContract("CachedThreadStore over RedisThreadStore", () => {
+  const t = testRedis();
+  const threads = new CachedThreadStore(new RedisThreadStore(t.redis, { prefix: t.prefix }), DEFAULT_THREAD_CACHE);
+  return {
+    threads,
+    lease: new RedisLease(t.redis, { prefix: t.prefix }),
+    passTime: realTime,
+    cleanup: async () => {
+      threads.close();
+      await t.cleanup();
+    },
   };
 });
 

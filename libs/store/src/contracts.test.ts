@@ -6,6 +6,7 @@ import {
   InMemoryRunEnd,
   InMemoryThreadStore,
 } from "@moniro/ports/test";
+import { CachedThreadStore, DEFAULT_THREAD_CACHE } from "./cached-thread-store.js";
 import { describeAgentStateContract } from "./contract/agent-state.contract.js";
 import { describeInboxContract } from "./contract/inbox.contract.js";
 import { describeLeaseContract } from "./contract/lease.contract.js";
@@ -35,6 +36,16 @@ describeThreadStoreContract("InMemoryThreadStore", () => {
   const lease = new InMemoryLease(clock);
   return {
     threads: new InMemoryThreadStore({ lease, clock }),
+    lease,
+    passTime: async (ms) => clock.advance(ms),
+  };
+});
+
+describeThreadStoreContract("CachedThreadStore over InMemoryThreadStore", () => {
+  const clock = new FakeClock();
+  const lease = new InMemoryLease(clock);
+  return {
+    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock }), { ...DEFAULT_THREAD_CACHE, clock }),
     lease,
     passTime: async (ms) => clock.advance(ms),
   };

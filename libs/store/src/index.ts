@@ -1,3 +1,4 @@
+export * from "./cached-thread-store.js";
 export * from "./codec.js";
 export * from "./connect.js";
 export * from "./errors.js";

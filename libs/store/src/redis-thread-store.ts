@@ -1,5 +1,5 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadReadOptions, ThreadStore } from "@moniro/ports";
+import type { Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
 import type { Redis } from "ioredis";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
@@ -93,13 +93,23 @@ export class RedisThreadStore implements ThreadStore {
     return raw === null ? null : decodeEntries(this.keys.thread(agent, context), raw as RawEntries);
   }
 
-  /** `readThreadWindow-3.lua`: the window (limit "") or the newest entries, guarded by the holder unless it is "". */
-  private readScript(agent: string, context: string, holder: string, limit: string): Promise<unknown> {
+  async readTail(agent: string, context: string, after: string, holder = ""): Promise<ThreadTail> {
+    const raw = await this.readScript(agent, context, holder, "", after);
+    if (raw === null) return { status: "not-held" };
+    if (raw === 0) return { status: "gone" };
+    return { status: "ok", entries: decodeEntries(this.keys.thread(agent, context), raw as RawEntries) };
+  }
+
+  /**
+   * `readThreadWindow-3.lua`: the window (limit and after ""), the newest
+   * `limit` entries, or those after `after`; guarded by the holder unless it is "".
+   */
+  private readScript(agent: string, context: string, holder: string, limit: string, after = ""): Promise<unknown> {
     return runScript(
       this.redis,
       "readThreadWindow",
       [this.keys.threadMeta(agent, context), this.keys.thread(agent, context), this.keys.lease(agent)],
-      [holder, limit],
+      [holder, limit, after],
     );
   }
 

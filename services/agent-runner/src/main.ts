@@ -8,7 +8,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { definitionDirectory, loadAgentDefinitions } from "./runtime/agent-definitions.js";
 import { RUNNER_REDIS_OPTIONS } from "./runtime/redis-options.js";
 import { type Runner, startRunner } from "./runtime/runner.js";
-import { loadRunnerConfig, timingOf } from "./runtime/runner-config.js";
+import { loadRunnerConfig, threadCacheOf, timingOf } from "./runtime/runner-config.js";
 import { registerRunnerMetrics } from "./runtime/runner-metrics.js";
 
 // Wiring only: configuration, telemetry, connections, the runner, the ops server, shutdown.
@@ -36,7 +36,7 @@ const directory = definitionDirectory(definitions, {
 });
 const registry = createMetricsRegistry("agent-runner");
 const metrics = registerRunnerMetrics(registry, () =>
-  runner ? { runtime: runner.runtime, inbox: runner.stores.inbox, directory } : undefined,
+  runner ? { runtime: runner.runtime, inbox: runner.stores.inbox, threads: runner.threads, directory } : undefined,
 );
 
 const ops =
@@ -84,6 +84,7 @@ try {
     redisPrefix: config.MONIRO_REDIS_PREFIX,
     directory,
     timing: timingOf(config),
+    threadCache: threadCacheOf(config),
     logger,
     tracing: metrics.metered(telemetry.tracing),
     onDlq: (origin) => metrics.dlq.inc({ origin }),

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { LeaseLostError } from "../errors.js";
 import type { Fence } from "../lease.js";
-import type { ThreadReadOptions, ThreadStore } from "../thread.js";
+import type { ThreadReadOptions, ThreadStore, ThreadTail } from "../thread.js";
 
 /** Anything that can say whether a fence still holds its agent's lease (InMemoryLease does). */
 export interface FenceCheck {
@@ -62,6 +62,24 @@ export class InMemoryThreadStore implements ThreadStore {
     const { lease } = this.options;
     if (!lease) throw new Error("InMemoryThreadStore.readIfHeld needs the lease it was built with");
     return lease.holderOf(agent) === holder ? this.readNow(agent, context, options) : null;
+  }
+
+  async readTail(agent: string, context: string, after: string, holder?: string): Promise<ThreadTail> {
+    if (holder !== undefined) {
+      const { lease } = this.options;
+      if (!lease) throw new Error("InMemoryThreadStore.readTail with a holder needs the lease it was built with");
+      if (lease.holderOf(agent) !== holder) return { status: "not-held" };
+    }
+    const entries = this.thread(agent, context);
+    const index = entries.findIndex((entry) => entry.entryId === after);
+    if (index < 0) return { status: "gone" };
+    return { status: "ok", entries: entries.slice(index + 1).map((entry) => structuredClone(entry)) };
+  }
+
+  /** Test helper: deletes a thread, as an operator deleting its keys would. */
+  drop(agent: string, context: string): void {
+    this.threads.delete(this.key(agent, context));
+    this.windowAfter.delete(this.key(agent, context));
   }
 
   async read(agent: string, context: string, options: ThreadReadOptions = {}): Promise<ThreadEntry[]> {

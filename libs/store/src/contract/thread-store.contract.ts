@@ -169,6 +169,28 @@ export function describeThreadStoreContract(
       expect(await h.threads.read("ada", "personal")).toEqual([]);
     });
 
+    it("reads the tail after an entry, for the lease holder only, and says when that entry is gone", async () => {
+      const fence = await acquire("r1");
+      const stored = await h.threads.append(fence, "personal", [
+        input("E1", "one"),
+        assistant("a"),
+        input("E2", "two"),
+      ]);
+      const [first, second, third] = stored.map((entry) => entry.entryId) as [string, string, string];
+      expect(await h.threads.readTail("ada", "personal", first)).toEqual({ status: "ok", entries: stored.slice(1) });
+      expect(await h.threads.readTail("ada", "personal", second, "r1")).toEqual({
+        status: "ok",
+        entries: stored.slice(2),
+      });
+      expect(await h.threads.readTail("ada", "personal", third, "r1")).toEqual({ status: "ok", entries: [] });
+      expect(await h.threads.readTail("ada", "personal", first, "r2")).toEqual({ status: "not-held" });
+      // An id the thread never held (or no longer holds): the reader's copy is stale.
+      expect(await h.threads.readTail("ada", "personal", "1-999")).toEqual({ status: "gone" });
+      expect(await h.threads.readTail("ada", "flow:chat", first)).toEqual({ status: "gone" });
+      await h.lease.release(fence);
+      expect(await h.threads.readTail("ada", "personal", first, "r1")).toEqual({ status: "not-held" });
+    });
+
     it("reads ahead only for the lease holder: the window or the newest entries, else null", async () => {
       const fence = await acquire("r1");
       await h.threads.append(fence, "personal", [input("E1", "one"), assistant("a"), input("E2", "two")]);

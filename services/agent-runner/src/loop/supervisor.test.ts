@@ -39,6 +39,7 @@ describe("crash and restart", () => {
     h.deps.threads = {
       read: (...args) => store.read(...args),
       readIfHeld: (...args) => store.readIfHeld(...args),
+      readTail: (...args) => store.readTail(...args),
       hasEnvelope: (...args) => store.hasEnvelope(...args),
       append: (fence: Fence, context: string, entries: readonly ThreadEntryData[]) => {
         if (!failed && entries[0]?.kind === "tool-result") {

@@ -79,9 +79,11 @@ export function renderMessages(
   return wellFormed(mergeConsecutive(messages));
 }
 
+/** The index of the first assistant entry at or after `from` (the length when there is none). */
 function nextAssistant(entries: readonly ThreadEntryData[], from: number): number {
-  const found = entries.findIndex((entry, index) => index >= from && entry.kind === "assistant");
-  return found < 0 ? entries.length : found;
+  let index = from;
+  while (index < entries.length && entries[index]?.kind !== "assistant") index++;
+  return index;
 }
 
 /** One tool_result per tool_use, in call order; recorded results win, missing ones are synthesised. */

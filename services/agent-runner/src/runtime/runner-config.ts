@@ -1,4 +1,5 @@
 import { parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config";
+import { DEFAULT_THREAD_CACHE, type ThreadCacheOptions } from "@moniro/store";
 import { z } from "zod";
 import { DEFAULT_TIMING, type RuntimeTiming } from "./agent-runtime.js";
 
@@ -7,7 +8,8 @@ const ms = (fallback: number, min: number) => z.coerce.number().int().min(min).d
 /**
  * The agent-runner's environment: the common service settings plus lease and
  * sweep timing. Takeover of a dead runner's agent takes at most
- * MONIRO_LEASE_TTL_MS + MONIRO_SWEEP_MS.
+ * MONIRO_LEASE_TTL_MS + MONIRO_SWEEP_MS. The thread cache keeps the threads
+ * of recently run agents in memory (MONIRO_THREAD_CACHE_THREADS 0 turns it off).
  */
 export const runnerConfigSchema = serviceConfigSchema
   .extend({
@@ -20,6 +22,12 @@ export const runnerConfigSchema = serviceConfigSchema
     MONIRO_LEASE_RENEW_MS: ms(DEFAULT_TIMING.leaseRenewMs, 20),
     MONIRO_SWEEP_MS: ms(DEFAULT_TIMING.sweepEveryMs, 20),
     MONIRO_SHUTDOWN_GRACE_MS: ms(DEFAULT_TIMING.shutdownGraceMs, 0),
+    MONIRO_THREAD_CACHE_THREADS: z.coerce.number().int().min(0).default(DEFAULT_THREAD_CACHE.maxThreads),
+    MONIRO_THREAD_CACHE_MB: z.coerce
+      .number()
+      .min(0)
+      .default(DEFAULT_THREAD_CACHE.maxBytes / 1024 / 1024),
+    MONIRO_THREAD_CACHE_IDLE_MS: ms(DEFAULT_THREAD_CACHE.idleMs, 1_000),
   })
   .refine((config) => config.MONIRO_LEASE_RENEW_MS * 2 <= config.MONIRO_LEASE_TTL_MS, {
     path: ["MONIRO_LEASE_RENEW_MS"],
@@ -37,5 +45,13 @@ export function timingOf(config: RunnerConfig): RuntimeTiming {
     leaseRenewMs: config.MONIRO_LEASE_RENEW_MS,
     sweepEveryMs: config.MONIRO_SWEEP_MS,
     shutdownGraceMs: config.MONIRO_SHUTDOWN_GRACE_MS,
+  };
+}
+
+export function threadCacheOf(config: RunnerConfig): ThreadCacheOptions {
+  return {
+    maxThreads: config.MONIRO_THREAD_CACHE_THREADS,
+    maxBytes: Math.floor(config.MONIRO_THREAD_CACHE_MB * 1024 * 1024),
+    idleMs: config.MONIRO_THREAD_CACHE_IDLE_MS,
   };
 }

@@ -10,7 +10,7 @@ const directory = {
 };
 
 describe("runner metrics", () => {
-  it("reports agents running and inbox depth per lane at scrape time (nothing while starting)", async () => {
+  it("reports agents running, the thread cache and inbox depth per lane at scrape time (nothing while starting)", async () => {
     const registry = new Registry();
     let started = false;
     registerRunnerMetrics(registry, () =>
@@ -18,6 +18,7 @@ describe("runner metrics", () => {
         ? {
             runtime: { running: () => ["ada"] },
             inbox: { depth: async () => ({ immediate: 2, normal: 0, background: 1 }) },
+            threads: { size: { threads: 3, bytes: 4096 } },
             directory,
           }
         : undefined,
@@ -26,6 +27,8 @@ describe("runner metrics", () => {
     started = true;
     const text = await registry.metrics();
     expect(text).toContain("moniro_runner_agents_running 1");
+    expect(text).toContain("moniro_runner_thread_cache_threads 3");
+    expect(text).toContain("moniro_runner_thread_cache_bytes 4096");
     expect(text).toContain('moniro_inbox_depth{agent="ada",lane="immediate"} 2');
     expect(text).toContain('moniro_inbox_depth{agent="ada",lane="background"} 1');
   });

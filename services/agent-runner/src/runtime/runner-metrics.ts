@@ -7,6 +7,7 @@ import type { AgentRuntime } from "./agent-runtime.js";
 export interface RunnerMetricsSource {
   runtime: Pick<AgentRuntime, "running">;
   inbox: Pick<Inbox, "depth">;
+  threads: { readonly size: { threads: number; bytes: number } };
   directory: AgentDirectory;
 }
 
@@ -32,6 +33,22 @@ export function registerRunnerMetrics(
     registers: [registry],
     collect() {
       this.set(source()?.runtime.running().length ?? 0);
+    },
+  });
+  new Gauge({
+    name: "moniro_runner_thread_cache_threads",
+    help: "Threads of recently run agents kept in this runner's memory",
+    registers: [registry],
+    collect() {
+      this.set(source()?.threads.size.threads ?? 0);
+    },
+  });
+  new Gauge({
+    name: "moniro_runner_thread_cache_bytes",
+    help: "Estimated bytes of the threads kept in this runner's memory",
+    registers: [registry],
+    collect() {
+      this.set(source()?.threads.size.bytes ?? 0);
     },
   });
   new Gauge({

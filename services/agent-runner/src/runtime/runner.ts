@@ -2,7 +2,13 @@ import { type Bus, createBus, ensureStreams } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
-import { createRedisStores, type RedisStores } from "@moniro/store";
+import {
+  CachedThreadStore,
+  createRedisStores,
+  DEFAULT_THREAD_CACHE,
+  type RedisStores,
+  type ThreadCacheOptions,
+} from "@moniro/store";
 import { withoutTrace } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
@@ -37,11 +43,15 @@ export interface RunnerOptions {
   onDlq?: (origin: string) => void;
   /** Memory and todos for the system prompt. */
   promptContext?: LoopDeps["promptContext"];
+  /** Bounds of the in-memory thread cache (default DEFAULT_THREAD_CACHE; maxThreads 0 turns it off). */
+  threadCache?: ThreadCacheOptions;
 }
 
 export interface Runner {
   runtime: AgentRuntime;
   stores: RedisStores;
+  /** The loops' thread store: the Redis one behind an in-memory cache of recently run threads. */
+  threads: CachedThreadStore;
   /** Graceful stop: stop consuming, stop answering control, let loops reach a boundary, release leases. */
   stop(): Promise<void>;
 }
@@ -65,6 +75,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         logger.error({ ...error.details, ...errorFields(error) }, "dropped an undecodable inbox entry"),
     },
   });
+  const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
   const tools = new NatsToolBus(messaging, subjects, { clock });
   const events = new NatsEventSink(messaging, subjects, {
     clock,
@@ -80,7 +91,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     activeAgents: () => stores.state.activeAgents(),
     loopDeps: (agent) => ({
       inbox: stores.inbox,
-      threads: stores.threads,
+      threads,
       state: stores.state,
       runEnd: stores.runEnd,
       llm: agent.llm,
@@ -114,6 +125,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   } catch (error) {
     control?.unsubscribe();
     await consumer?.stop();
+    threads.close();
     throw error;
   }
   logger.info({ holder: options.holder, agents: options.directory.names() }, "agent runner started");
@@ -122,11 +134,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   return {
     runtime,
     stores,
+    threads,
     stop() {
       stopping ??= (async () => {
         await consumer?.stop();
         await runtime.stop();
         control?.unsubscribe();
+        threads.close();
       })();
       return stopping;
     },
