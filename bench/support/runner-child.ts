@@ -69,7 +69,14 @@ process.on("message", async (message: ParentMessage) => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const usage = process.memoryUsage();
-    send({ type: "memory", heap: usage.heapUsed, rss: usage.rss, running: runner.runtime.running().length, gc: !!gc });
+    send({
+      type: "memory",
+      heap: usage.heapUsed,
+      rss: usage.rss,
+      running: runner.runtime.running().length,
+      gc: !!gc,
+      threadCache: runner.threads.size,
+    });
   } else if (message.type === "sent") {
     send({
       type: "sent",

@@ -14,7 +14,7 @@ const CHILD = join(dirname(fileURLToPath(import.meta.url)), "runner-child.js");
 type ChildMessage =
   | { type: "ready" }
   | { type: "seen"; inputs: number[]; at: number }
-  | { type: "memory"; heap: number; rss: number; running: number; gc: boolean }
+  | ({ type: "memory"; gc: boolean } & Memory)
   | { type: "sent"; redisCommands: number; byName: Record<string, number>; natsMessages: number }
   | { type: "snapshot"; file: string }
   | { type: "stopped" };
@@ -29,6 +29,8 @@ export interface Memory {
   heap: number;
   rss: number;
   running: number;
+  /** The runner's thread cache (bounded; see MONIRO_THREAD_CACHE_*). */
+  threadCache: { threads: number; bytes: number };
 }
 
 /**

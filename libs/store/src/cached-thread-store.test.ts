@@ -234,6 +234,13 @@ describe("CachedThreadStore", () => {
     expect(inner.fullReads).toBe(1);
   });
 
+  it("keeps no copy of an empty thread (an agent that ran once keeps nothing)", async () => {
+    const threads = cached();
+    expect(await threads.readIfHeld("ada", "personal", "r1", { window: true })).toEqual([]);
+    expect(await threads.read("ada", "personal", { last: true, limit: 8 })).toEqual([]);
+    expect(threads.size).toEqual({ threads: 0, bytes: 0 });
+  });
+
   it("caches nothing with maxThreads 0", async () => {
     const threads = cached({ maxThreads: 0 });
     await threads.append(fence, "personal", [input("one")]);

@@ -161,7 +161,7 @@ export class CachedThreadStore implements ThreadStore {
     holder: string | undefined,
   ): Promise<Cached | null | undefined> {
     const last = cached.entries.at(-1)?.entryId;
-    if (last === undefined) return undefined;
+    if (last === undefined) return undefined; // not stored empty, so never; read in full all the same
     const tail = await this.inner.readTail(agent, context, last, holder);
     if (tail.status === "not-held") return null;
     if (tail.status === "gone" || this.cache.get(key) !== cached) {
@@ -208,10 +208,11 @@ export class CachedThreadStore implements ThreadStore {
     return true;
   }
 
+  /** Keeps what a full read returned; an empty thread is not kept (a copy needs a last entry to read on from). */
   private store(key: string, fields: Omit<Cached, "bytes" | "usedAt">): void {
-    if (this.options.maxThreads <= 0) return;
     this.drop(key);
-    const cached: Cached = { ...fields, bytes: sizeOfAll(fields.entries), usedAt: 0 };
+    if (this.options.maxThreads <= 0 || fields.entries.length === 0) return;
+    const cached: Cached = { ...fields, bytes: COPY_OVERHEAD + sizeOfAll(fields.entries), usedAt: 0 };
     this.bytes += cached.bytes;
     this.touch(key, cached);
   }
@@ -246,6 +247,9 @@ export class CachedThreadStore implements ThreadStore {
     }
   }
 }
+
+/** Estimated bytes of a copy besides its entries (map slot, record, array). */
+const COPY_OVERHEAD = 200;
 
 function cacheKey(agent: string, context: string): string {
   return `${agent}\u0000${context}`;
