@@ -1,5 +1,5 @@
 import type { AssistantEntry, InputEntry, ThreadEntry } from "@moniro/envelopes";
-import { LeaseLostError } from "@moniro/ports";
+import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
 import { checkpoint, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
@@ -10,7 +10,7 @@ import { buildSystemPrompt } from "./prompt.js";
 import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
-import { emit, noteState, now, setState } from "./run-context.js";
+import { emit, noteState, noteStateWritten, now, setState } from "./run-context.js";
 import { isUnfinished } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, runToolCalls } from "./tools.js";
@@ -82,14 +82,15 @@ async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
 async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<CycleEnd> {
   const { run } = cycle;
   const { settings } = run;
-  // Not waited for: it goes out after the inputs' ack, and the first LLM call need not wait on it.
-  noteState(run, {
+  // The record of the cycle goes out with the first step's number: one write, not two. Its
+  // state-changed event is now. Not waited for: the first LLM call need not wait on it.
+  let opening: Partial<AgentStateRecord> | undefined = {
     state: "running",
     cycleId: cycle.cycleId,
-    step: 0,
     holder: run.fence.holder,
     context: cycle.thread.context,
-  });
+  };
+  noteStateWritten(run, opening);
   emit(run, "cycle-started", {
     cycleId: cycle.cycleId,
     context: cycle.thread.context,
@@ -101,15 +102,16 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
 
   for (;;) {
     await run.control.whilePaused(
-      () => setState(run, { state: "paused" }),
-      () => setState(run, { state: "running" }),
+      () => setState(run, { ...opening, state: "paused" }),
+      () => setState(run, { ...opening, state: "running" }),
     );
     if (cycle.signal.aborted) throw cycle.signal.reason;
     if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
     await compactIfNeeded(cycle);
 
     cycle.step++;
-    noteState(run, { step: cycle.step });
+    noteState(run, { ...opening, step: cycle.step });
+    opening = undefined;
     const result = await callModel(cycle);
     if (result.kind === "failed") {
       await failInstruction(cycle, result.error, result.attempts);

@@ -118,6 +118,7 @@ describe("lease loss", () => {
     expect(h.llm.requests).toHaveLength(1);
     expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["arrives meanwhile"]);
     expect(h.outbox.sent).toEqual([]);
-    expect(h.state.history.at(-1)?.patch).toEqual({ step: 1 });
+    // The last state write is the cycle's record with its first step; none after the refusal.
+    expect(h.state.history.at(-1)?.patch).toMatchObject({ state: "running", holder: "runner-1", step: 1 });
   });
 });
