@@ -1,7 +1,7 @@
 import type { LlmRequest } from "@moniro/ports";
 import { LeaseLostError, systemClock } from "@moniro/ports";
 import { FakeToolBus, inbound, ScriptedLlm, sequentialIds, textReply } from "@moniro/ports/test";
-import { createRedisStores, RedisThreadStore } from "@moniro/store";
+import { CachedThreadStore, createRedisStores, DEFAULT_THREAD_CACHE, RedisThreadStore } from "@moniro/store";
 import { type TestRedis, testRedis } from "@moniro/store/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { staticDirectory } from "./agent-directory.js";
@@ -24,17 +24,20 @@ function userText(request: LlmRequest | undefined): string {
 describe("AgentRuntime over Redis", () => {
   let t: TestRedis;
   const runtimes: AgentRuntime[] = [];
+  const caches: CachedThreadStore[] = [];
   beforeEach(() => {
     t = testRedis();
   });
   afterEach(async () => {
     for (const runtime of runtimes.splice(0)) await runtime.stop();
+    for (const cache of caches.splice(0)) cache.close();
     await t.cleanup();
   });
 
   function runner(holder: string, llm: ScriptedLlm) {
-    // Each runner has its own connection, as separate processes would.
-    const stores = createRedisStores(t.connect(), { prefix: t.prefix, clock: systemClock });
+    // Each runner has its own connection, as separate processes would, and its own thread cache, as startRunner wires it.
+    const redisStores = createRedisStores(t.connect(), { prefix: t.prefix, clock: systemClock });
+    const stores = { ...redisStores, threads: new CachedThreadStore(redisStores.threads, DEFAULT_THREAD_CACHE) };
     const tools = new FakeToolBus({ message: () => "sent" });
     // `frozen` simulates a SIGKILLed process: it believes it renews, Redis never hears of it.
     const control = { frozen: false };
@@ -55,8 +58,30 @@ describe("AgentRuntime over Redis", () => {
       timing: TIMING,
     });
     runtimes.push(runtime);
+    caches.push(stores.threads);
     return { runtime, stores, freeze: () => (control.frozen = true) };
   }
+
+  it("two runners taking turns on one agent: each run's window holds every input so far, whoever wrote it", async () => {
+    const llm = new ScriptedLlm(() => textReply("ok"));
+    const runners = [runner("r1", llm), runner("r2", llm)];
+    for (const { runtime } of runners) runtime.start();
+    for (let i = 0; i < 6; i++) {
+      const target = runners[i % 2];
+      if (!target) throw new Error("no runner");
+      await target.stores.inbox.append(inbound({ agent: "ada", text: `input ${i}` }, { ids }));
+      await target.runtime.wake("ada");
+      await eventually(
+        () => llm.requests.length === i + 1 && runners.every(({ runtime }) => runtime.running().length === 0),
+        `the run for input ${i}`,
+      );
+    }
+    // Both runners kept a copy of the thread and brought it up to date with the other one's writes.
+    for (const [k, request] of llm.requests.entries()) {
+      expect(userText(request)).toBe(Array.from({ length: k + 1 }, (_, i) => `[http:alice] input ${i}`).join("\n"));
+    }
+    expect(runners.map(({ stores }) => stores.threads.size.threads)).toEqual([1, 1]);
+  });
 
   it("runs one agent on one runner at a time, and every input reaches the thread once", async () => {
     let concurrent = 0;
