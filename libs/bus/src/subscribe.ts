@@ -10,6 +10,8 @@ import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
 import { inMessageSpan } from "./message-span.js";
 import { traceHeaders } from "./trace-headers.js";
 
+const encoder = new TextEncoder();
+
 export interface SubscribeOptions<S extends z.ZodType> {
   nc: NatsConnection;
   subject: string;
@@ -61,7 +63,7 @@ export function subscribeEnvelopes<S extends z.ZodType>(options: SubscribeOption
   function reply(msg: Msg, body: unknown): void {
     if (!msg.reply || body === undefined) return;
     try {
-      msg.respond(new TextEncoder().encode(JSON.stringify(body)), { headers: traceHeaders() });
+      msg.respond(encoder.encode(JSON.stringify(body)), { headers: traceHeaders() });
     } catch (error) {
       logger.warn({ subject: msg.subject, err: errorMessage(error) }, "could not send the reply");
     }

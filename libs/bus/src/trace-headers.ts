@@ -7,21 +7,26 @@ import type { Context } from "@opentelemetry/api";
  * `tracestate`) plus any `extra` headers. Outside a span there is no trace
  * header, and the receiver starts a new trace.
  */
-export function traceHeaders(extra: Record<string, string> = {}): MsgHdrs {
+export function traceHeaders(extra?: Record<string, string>): MsgHdrs {
   ensureContextManager();
   const hdrs = natsHeaders();
-  for (const [key, value] of Object.entries(currentTraceHeaders())) {
-    if (value) hdrs.set(key, value);
-  }
-  for (const [key, value] of Object.entries(extra)) hdrs.set(key, value);
+  const carrier = currentTraceHeaders();
+  if (carrier.traceparent) hdrs.set("traceparent", carrier.traceparent);
+  if (carrier.tracestate) hdrs.set("tracestate", carrier.tracestate);
+  if (extra) for (const [key, value] of Object.entries(extra)) hdrs.set(key, value);
   return hdrs;
 }
 
 /** The `traceparent`/`tracestate` a message carries (empty when it has none). */
 export function traceCarrierOf(msg: { headers?: MsgHdrs | undefined }): { traceparent?: string; tracestate?: string } {
-  const traceparent = msg.headers?.get("traceparent");
-  const tracestate = msg.headers?.get("tracestate");
-  return { ...(traceparent ? { traceparent } : {}), ...(tracestate ? { tracestate } : {}) };
+  const carrier: { traceparent?: string; tracestate?: string } = {};
+  const hdrs = msg.headers;
+  if (!hdrs) return carrier;
+  const traceparent = hdrs.get("traceparent");
+  if (traceparent) carrier.traceparent = traceparent;
+  const tracestate = hdrs.get("tracestate");
+  if (tracestate) carrier.tracestate = tracestate;
+  return carrier;
 }
 
 /** The OpenTelemetry context of the span that sent `msg` (the root context when it carries none). */

@@ -32,4 +32,4 @@ export {
   withoutTrace,
   withParent,
 } from "./trace-context.js";
-export { type InSpanOptions, inSpan, otelTracing } from "./tracing.js";
+export { type InSpanOptions, inOpenSpan, inSpan, otelTracing } from "./tracing.js";

@@ -1,5 +1,5 @@
 import { context, trace } from "@opentelemetry/api";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { lightTracer } from "./light-tracer.js";
 import { contextFromTraceparent, ensureContextManager } from "./trace-context.js";
 
@@ -16,6 +16,23 @@ describe("lightTracer (no exporter)", () => {
     expect(ids.traceFlags).toBe(1);
     expect(span.isRecording()).toBe(false);
     expect(lightTracer.startSpan("other").spanContext().traceId).not.toBe(ids.traceId);
+  });
+
+  it("draws ids 32 bits at a time, and never gives an all-zero (invalid) one", () => {
+    const random = vi.spyOn(Math, "random");
+    try {
+      random.mockReturnValue(0.5 + 0x1234_5678 / 0x1_0000_0000);
+      expect(lightTracer.startSpan("words").spanContext()).toMatchObject({
+        traceId: "92345678".repeat(4),
+        spanId: "92345678".repeat(2),
+      });
+      random.mockReturnValue(0);
+      const zero = lightTracer.startSpan("zero").spanContext();
+      expect(zero).toMatchObject({ traceId: `${"0".repeat(31)}1`, spanId: `${"0".repeat(15)}1` });
+      expect(trace.isSpanContextValid(zero)).toBe(true);
+    } finally {
+      random.mockRestore();
+    }
   });
 
   it("continues the parent's trace with a new span id, and `root` starts a new one", () => {

@@ -43,6 +43,25 @@ export async function inSpan<T>(
   });
 }
 
+/**
+ * Starts a span (child of `options.parent` when given, else of the active
+ * span) and runs `fn` synchronously with it active. Unlike `inSpan`, the span
+ * outlives `fn`: the caller ends it once what it covers is over (an HTTP
+ * response that finishes later), and no promise is made for it.
+ */
+export function inOpenSpan<T>(
+  tracer: Tracer,
+  name: string,
+  attributes: SpanAttributes,
+  fn: (span: Span) => T,
+  options: InSpanOptions = {},
+): T {
+  ensureContextManager();
+  const parent: Context = options.parent ? contextFromTraceparent(options.parent) : context.active();
+  const span = tracer.startSpan(name, { attributes, kind: KINDS[options.kind ?? "internal"] }, parent);
+  return context.with(trace.setSpan(parent, span), fn, undefined, span);
+}
+
 /** The `Tracing` port of @moniro/ports over an OpenTelemetry tracer. */
 export function otelTracing(tracer: Tracer = trace.getTracer("moniro")): Tracing {
   return {

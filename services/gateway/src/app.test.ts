@@ -1,8 +1,9 @@
 import type { AddressInfo } from "node:net";
 import type { ControlReply, InboundEnvelope } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
-import { Registry } from "@moniro/telemetry";
-import { afterEach, describe, expect, it } from "vitest";
+import { currentTraceparent, Registry } from "@moniro/telemetry";
+import { recordingTelemetry } from "@moniro/telemetry/test";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { staticCatalog } from "./agents/definition-catalog.js";
 import { createGatewayApp, type GatewayAppOptions } from "./app.js";
 import type { HttpMetrics } from "./ports.js";
@@ -122,6 +123,46 @@ describe("gateway app (fakes behind the ports)", () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
       /no agent-runner is reachable/,
     );
+  });
+
+  it("traces each API request in one server span (named by its route) that the route's spans and publishes continue", async () => {
+    const telemetry = recordingTelemetry("gateway-test");
+    const carried: Array<string | undefined> = [];
+    const { base, post } = await start({
+      tracing: telemetry.tracing,
+      tracer: telemetry.tracer,
+      publisher: { publish: async () => void carried.push(currentTraceparent()) },
+    });
+    const caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const accepted = await post("/v1/agents/alice/messages?x=1", '{"text":"hi","from":"carol"}', {
+      authorization: "Bearer k1",
+      traceparent: caller,
+    });
+    expect(accepted.status).toBe(202);
+    const missing = await fetch(`${base}/v1/nowhere`, { headers: { authorization: "Bearer k1" } });
+    expect(missing.status).toBe(404);
+    await vi.waitFor(() => expect(telemetry.spans().filter((span) => span.name === "HTTP GET")).toHaveLength(1));
+    const spans = telemetry.spans();
+    const server = spans.filter((span) => span.name === "POST /v1/agents/:agent/messages");
+    expect(server).toHaveLength(1);
+    expect(server[0]).toMatchObject({
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      parentSpanId: "00f067aa0ba902b7",
+      attributes: {
+        "http.request.method": "POST",
+        "url.path": "/v1/agents/alice/messages",
+        "http.route": "/v1/agents/:agent/messages",
+        "http.response.status_code": 202,
+      },
+    });
+    const publish = spans.find((span) => span.name === "gateway.publish inbound");
+    expect(publish?.parentSpanId).toBe(server[0]?.spanId);
+    expect(carried).toEqual([`00-4bf92f3577b34da6a3ce929d0e0e4736-${publish?.spanId}-01`]);
+    expect(spans.find((span) => span.name === "HTTP GET")).toMatchObject({
+      parentSpanId: "",
+      attributes: { "url.path": "/v1/nowhere", "http.route": "", "http.response.status_code": 404 },
+    });
+    await telemetry.shutdown();
   });
 
   it("validates thread query parameters", async () => {

@@ -22,6 +22,8 @@ function statOrUndefined(file: string): Stats | undefined {
 }
 
 interface Cached {
+  /** The files the agent's definition may be in, in order (built once per agent). */
+  candidates: readonly string[];
   mtimeMs: number;
   lookup: AgentPolicyLookup;
 }
@@ -42,9 +44,10 @@ export function agentPoliciesFromDirectory(agentsDir: string): AgentPolicies {
   const root = resolve(agentsDir);
   const cache = new Map<string, Cached>();
 
-  function fileOf(agent: string): { file: string; mtimeMs: number } | undefined {
-    for (const extension of [".yaml", ".yml"]) {
-      const file = join(root, `${agent}${extension}`);
+  const candidatesOf = (agent: string) => [join(root, `${agent}.yaml`), join(root, `${agent}.yml`)];
+
+  function fileOf(candidates: readonly string[]): { file: string; mtimeMs: number } | undefined {
+    for (const file of candidates) {
       const info = statOrUndefined(file);
       if (info?.isFile()) return { file, mtimeMs: info.mtimeMs };
     }
@@ -53,7 +56,9 @@ export function agentPoliciesFromDirectory(agentsDir: string): AgentPolicies {
 
   return {
     async lookup(agent) {
-      const found = fileOf(agent);
+      const cached = cache.get(agent);
+      const candidates = cached?.candidates ?? candidatesOf(agent);
+      const found = fileOf(candidates);
       if (!found) {
         cache.delete(agent);
         return {
@@ -62,7 +67,6 @@ export function agentPoliciesFromDirectory(agentsDir: string): AgentPolicies {
           message: `Unknown agent '${agent}': there is no ${agent}.yaml in the tool executor's agents directory (${root}), so no tool policy applies and no tool runs. Define the agent there (MONIRO_AGENTS_DIR).`,
         };
       }
-      const cached = cache.get(agent);
       if (cached && cached.mtimeMs === found.mtimeMs) return cached.lookup;
       let lookup: AgentPolicyLookup;
       try {
@@ -76,7 +80,7 @@ export function agentPoliciesFromDirectory(agentsDir: string): AgentPolicies {
           message: `The definition of agent '${agent}' is invalid, so no tool runs: ${error.message}`,
         };
       }
-      cache.set(agent, { mtimeMs: found.mtimeMs, lookup });
+      cache.set(agent, { candidates, mtimeMs: found.mtimeMs, lookup });
       return lookup;
     },
   };

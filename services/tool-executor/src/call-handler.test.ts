@@ -99,6 +99,19 @@ describe("CallHandler", () => {
     held.releaseAll();
   });
 
+  it("replies tool-failed when the work throws, and drops a failure that comes after the call was stopped", async () => {
+    const failing = handlerWith({ policies: { lookup: async () => Promise.reject(new Error("disk gone")) } });
+    expect(await failing.handler.handle(call(), "queue")).toMatchObject({ isError: true, errorCode: "tool-failed" });
+    expect(failing.slots.inUse).toBe(0);
+    let fail: (error: Error) => void = () => {};
+    const late = handlerWith({ policies: { lookup: () => new Promise((_resolve, reject) => (fail = reject)) } });
+    const result = await late.handler.handle(call({ deadlineMs: Date.now() + 30 }), "queue");
+    expect(result).toMatchObject({ errorCode: "deadline_passed" });
+    fail(new Error("too late")); // an unhandled rejection here would fail the run
+    await late.slots.idle();
+    expect(late.slots.inUse).toBe(0);
+  });
+
   it("refuses a call whose cancel arrived before it", async () => {
     const { handler, running } = handlerWith({});
     expect(running.cancel("call-1", "too late")).toBe(false);

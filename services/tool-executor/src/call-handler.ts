@@ -119,61 +119,75 @@ export class CallHandler {
     }
   }
 
-  /** Runs the call on this executor; the slot is already taken and is released when the tool returns. */
-  private async runHere(call: ToolCallEnvelope, route: CallRoute): Promise<ToolOutcome> {
+  /**
+   * Runs the call on this executor; the slot is already taken and is released
+   * when the tool returns. Settles with the tool's outcome, or as soon as the
+   * call is stopped (deadline, cancel, shutdown) with that reason's outcome
+   * while the tool goes on until it notices. One promise per call: this runs
+   * for every tool call.
+   */
+  private runHere(call: ToolCallEnvelope, route: CallRoute): Promise<ToolOutcome> {
     const { deps } = this;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      deps.running.remove(call.callId);
-      deps.slots.release();
-    };
-    const controller = new AbortController();
-    let onStop: (reason: StopReason) => void = () => {};
-    const stopped = new Promise<StopReason>((resolve) => {
-      onStop = resolve;
-    });
-    const stop = (reason: StopReason) => {
-      if (controller.signal.aborted) return;
-      controller.abort(new Error(reason.kind === "canceled" ? reason.detail : reason.kind));
-      onStop(reason);
-    };
-    const early = deps.running.add(call.callId, stop);
-    if (early) {
-      release();
-      return canceledOutcome(call.tool, early.detail);
-    }
-    const remaining = call.deadlineMs - deps.now();
-    if (remaining <= 0) {
-      release();
-      return deadlineOutcome(call.tool, call.deadlineMs);
-    }
-    const timer = setTimeout(() => stop({ kind: "deadline" }), remaining);
-    const finished = (async () => {
-      try {
-        const lookup = await deps.policies.lookup(call.agent);
-        if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
-        const ctx = toolContextFor(call, controller.signal, deps.context, route);
-        return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
-      } finally {
+    return new Promise<ToolOutcome>((resolve, reject) => {
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        deps.running.remove(call.callId);
+        deps.slots.release();
+      };
+      const controller = new AbortController();
+      const stop = (reason: StopReason) => {
+        if (controller.signal.aborted) return;
+        controller.abort(new Error(reason.kind === "canceled" ? reason.detail : reason.kind));
+        resolve(stoppedOutcome(call, reason, deps.executorId));
+      };
+      const early = deps.running.add(call.callId, stop);
+      if (early) {
+        release();
+        resolve(canceledOutcome(call.tool, early.detail));
+        return;
+      }
+      const remaining = call.deadlineMs - deps.now();
+      if (remaining <= 0) {
+        release();
+        resolve(deadlineOutcome(call.tool, call.deadlineMs));
+        return;
+      }
+      const timer = setTimeout(() => stop({ kind: "deadline" }), remaining);
+      // Once stopped, the promise has settled: the tool's late outcome or failure is dropped.
+      this.execute(call, route, controller.signal, () => {
         clearTimeout(timer);
         release();
-      }
-    })();
-    const first = await Promise.race([
-      finished.then((outcome) => ({ outcome })),
-      stopped.then((reason) => ({ reason })),
-    ]);
-    if ("outcome" in first) return first.outcome;
-    finished.catch(() => {});
-    switch (first.reason.kind) {
-      case "deadline":
-        return deadlineOutcome(call.tool, call.deadlineMs);
-      case "canceled":
-        return canceledOutcome(call.tool, first.reason.detail);
-      case "shutdown":
-        return shuttingDownOutcome(call.tool, deps.executorId);
+      }).then(resolve, reject);
+    });
+  }
+
+  private async execute(
+    call: ToolCallEnvelope,
+    route: CallRoute,
+    signal: AbortSignal,
+    finished: () => void,
+  ): Promise<ToolOutcome> {
+    const { deps } = this;
+    try {
+      const lookup = await deps.policies.lookup(call.agent);
+      if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
+      const ctx = toolContextFor(call, signal, deps.context, route);
+      return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
+    } finally {
+      finished();
     }
+  }
+}
+
+function stoppedOutcome(call: ToolCallEnvelope, reason: StopReason, executorId: string): ToolOutcome {
+  switch (reason.kind) {
+    case "deadline":
+      return deadlineOutcome(call.tool, call.deadlineMs);
+    case "canceled":
+      return canceledOutcome(call.tool, reason.detail);
+    case "shutdown":
+      return shuttingDownOutcome(call.tool, executorId);
   }
 }
