@@ -23,7 +23,8 @@ const WARM_DMS = 200;
  */
 const JIT_WARMUP_DMS = 1_000;
 const JIT_AGENTS = 20;
-const IDLE_WINDOW_MS = 3_000;
+/** Long enough that one stray collection or timer burst does not skew the idle rate subtracted from every DM (10 ms ticks). */
+const IDLE_WINDOW_MS = 10_000;
 /**
  * RSS "settled": read this long after the last service became ready. V8
  * collects the start-up garbage only with its memory reducer, about 8 s
