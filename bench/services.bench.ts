@@ -23,8 +23,8 @@ const WARM_DMS = 200;
  */
 const JIT_WARMUP_DMS = 1_000;
 const JIT_AGENTS = 20;
-/** Long enough that one stray collection or timer burst does not skew the idle rate subtracted from every DM (10 ms ticks). */
-const IDLE_WINDOW_MS = 10_000;
+/** Idle CPU is read over this long once the services have settled (10 ms ticks: one tick in 5 s is 2 ms/s). */
+const IDLE_WINDOW_MS = 5_000;
 /**
  * RSS "settled": read this long after the last service became ready. V8
  * collects the start-up garbage only with its memory reducer, about 8 s
@@ -135,15 +135,17 @@ export async function run(): Promise<void> {
     const freshRss = services.map((service) => rssBytes(service.pid));
     const bareRss = await bareNodeRss();
 
+    await sleep(Math.max(0, SETTLE_MS - (performance.now() - readyAt)));
+    const idleRss = services.map((service) => rssBytes(service.pid));
+
     // Idle CPU: what each of the five uses with nothing to do (timers, sweeps, polls), subtracted below.
+    // Read once settled: before, V8's memory reducer collects the start-up garbage (tens of ms per service).
     const idle0 = cpuOf();
     const idleT0 = performance.now();
     await sleep(IDLE_WINDOW_MS);
     const idleWindow = performance.now() - idleT0;
     const idleRates = cpuOf().map((after, i) => (after - (idle0[i] ?? 0)) / idleWindow);
     const idleRate = idleRates.reduce((a, b) => a + b, 0);
-    await sleep(Math.max(0, SETTLE_MS - (performance.now() - readyAt)));
-    const idleRss = services.map((service) => rssBytes(service.pid));
 
     // The first DM, cold.
     const cold0 = cpuOf();
