@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { type FakeRequestBody, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { NATS_URL, sleep } from "./support/bench-runner.js";
-import { cpuMs, rssBytes } from "./support/proc.js";
+import { cpuMs, mainThreadCpuMs, rssBytes } from "./support/proc.js";
 import { bytes, ms, type Row, report } from "./support/report.js";
 import { SERVICES, type ServiceProcess, serviceMain, startServiceStack } from "./support/service-stack.js";
 import { summarize } from "./support/stats.js";
@@ -158,12 +158,18 @@ export async function run(): Promise<void> {
 
     // CPU per DM over WARM_DMS DMs in a row, one at a time, rotating over the agents; per service, net of
     // its own idle rate, so the five lines add up to the total.
-    async function cpuPerDm(agents: readonly string[]): Promise<number[]> {
+    // Also the runner's main thread alone (gross): the rest is V8's worker (compiler, GC) and libuv's threads.
+    const runner = services.find((service) => service.name === "agent-runner");
+    let runnerMain = { early: Number.NaN, warm: Number.NaN };
+    async function cpuPerDm(agents: readonly string[], phase: "early" | "warm"): Promise<number[]> {
       const before = cpuOf();
+      const mainBefore = runner ? mainThreadCpuMs(runner.pid) : Number.NaN;
       const t0 = performance.now();
       for (let i = 0; i < WARM_DMS; i++) await dm(agents[i % agents.length] as string, "hello");
       await sleep(TAIL_MS);
       const elapsed = performance.now() - t0;
+      const main = runner ? (mainThreadCpuMs(runner.pid) - mainBefore) / WARM_DMS : Number.NaN;
+      runnerMain = { ...runnerMain, [phase]: main };
       return cpuOf().map((after, i) => (after - (before[i] ?? 0) - (idleRates[i] ?? 0) * elapsed) / WARM_DMS);
     }
     const rotate = async (agents: readonly string[], count: number, offset = 0) => {
@@ -172,12 +178,12 @@ export async function run(): Promise<void> {
 
     // Early: after the cold DM and WARMUP_DMS more, V8 is still compiling.
     await rotate(names, WARMUP_DMS, 1);
-    const earlyPer = await cpuPerDm(names);
+    const earlyPer = await cpuPerDm(names, "early");
     const early = earlyPer.reduce((a, b) => a + b, 0);
     // Steady state: after JIT_WARMUP_DMS more to other agents, agents with the same history as above.
     await rotate(jitNames, JIT_WARMUP_DMS);
     await rotate(steadyNames, WARMUP_DMS);
-    const warmPer = await cpuPerDm(steadyNames);
+    const warmPer = await cpuPerDm(steadyNames, "warm");
     const warm = warmPer.reduce((a, b) => a + b, 0);
     await sleep(1_000);
     const afterRss = services.map((service) => rssBytes(service.pid));
@@ -206,8 +212,10 @@ export async function run(): Promise<void> {
         met: warm <= 10,
       },
       ...services.map((service, i) => ({ metric: `  ${service.name}`, value: ms(warmPer[i] ?? Number.NaN) })),
+      { metric: "  agent-runner's main thread (gross)", value: ms(runnerMain.warm) },
       { metric: `CPU per DM, early (after ${WARMUP_DMS + 1} DMs; V8 still compiling)`, value: ms(early) },
       ...services.map((service, i) => ({ metric: `  ${service.name}`, value: ms(earlyPer[i] ?? Number.NaN) })),
+      { metric: "  agent-runner's main thread (gross)", value: ms(runnerMain.early) },
       { metric: "CPU for the first DM, cold (net of idle)", value: ms(cold) },
       {
         metric: "message calls that failed",

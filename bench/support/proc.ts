@@ -24,6 +24,14 @@ export function cpuMs(pid: number): number {
   return (ticks * 1000) / clockTicksPerSecond();
 }
 
+/** CPU time (user + system, ms) of a process's main thread alone (`/proc/<pid>/task/<pid>/stat`); the rest is V8's and libuv's threads. */
+export function mainThreadCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / clockTicksPerSecond();
+}
+
 /** Resident memory (VmRSS) of a process in bytes, from /proc/<pid>/status. */
 export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
