@@ -27,6 +27,8 @@ interface Cached {
   fromStart: boolean;
   /** `suffix`: the most entries a read asked for; no more are kept. */
   keep: number;
+  /** `window`: where it starts, the newest compaction's `upTo` (undefined: at the thread's first entry). */
+  start: string | undefined;
   bytes: number;
   usedAt: number;
 }
@@ -183,15 +185,14 @@ export class CachedThreadStore implements ThreadStore {
   private absorb(key: string, cached: Cached, entries: readonly ThreadEntry[]): boolean {
     const before = cached.bytes;
     const last = cached.entries.at(-1)?.entryId;
-    let start = cached.mode === "window" ? windowStart(cached.entries) : undefined;
     for (const entry of entries) {
       if (last !== undefined && compareEntryIds(entry.entryId, last) <= 0) continue;
       if (entry.kind === "compaction" && cached.mode === "window") {
-        if (start !== undefined && compareEntryIds(entry.upTo, start) < 0) {
+        if (cached.start !== undefined && compareEntryIds(entry.upTo, cached.start) < 0) {
           this.bytes += cached.bytes - before;
           return false;
         }
-        start = entry.upTo;
+        cached.start = entry.upTo;
         const upTo = entry.upTo;
         const cut = cached.entries.findIndex((kept) => compareEntryIds(kept.entryId, upTo) > 0);
         cached.bytes -= sizeOfAll(cached.entries.splice(0, cut < 0 ? cached.entries.length : cut));
@@ -209,10 +210,15 @@ export class CachedThreadStore implements ThreadStore {
   }
 
   /** Keeps what a full read returned; an empty thread is not kept (a copy needs a last entry to read on from). */
-  private store(key: string, fields: Omit<Cached, "bytes" | "usedAt">): void {
+  private store(key: string, fields: Omit<Cached, "bytes" | "usedAt" | "start">): void {
     this.drop(key);
     if (this.options.maxThreads <= 0 || fields.entries.length === 0) return;
-    const cached: Cached = { ...fields, bytes: COPY_OVERHEAD + sizeOfAll(fields.entries), usedAt: 0 };
+    const cached: Cached = {
+      ...fields,
+      start: fields.mode === "window" ? windowStart(fields.entries) : undefined,
+      bytes: COPY_OVERHEAD + sizeOfAll(fields.entries),
+      usedAt: 0,
+    };
     this.bytes += cached.bytes;
     this.touch(key, cached);
   }
