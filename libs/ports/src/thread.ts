@@ -56,3 +56,12 @@ export interface ThreadStore {
   /** Whether an input with this envelope id is already in the thread (exactly-once injection). */
   hasEnvelope(agent: string, context: string, envelopeId: string): Promise<boolean>;
 }
+
+/** Orders thread entry ids (Redis stream ids, `<ms>-<seq>`), numerically. */
+export function compareEntryIds(a: string, b: string): number {
+  const dashA = a.indexOf("-");
+  const dashB = b.indexOf("-");
+  return (
+    Number(a.slice(0, dashA)) - Number(b.slice(0, dashB)) || Number(a.slice(dashA + 1)) - Number(b.slice(dashB + 1))
+  );
+}

@@ -2,12 +2,7 @@ import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadReadOptions, ThreadTail } from "@moniro/ports";
 import { FakeClock, InMemoryLease, InMemoryThreadStore } from "@moniro/ports/test";
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  CachedThreadStore,
-  compareEntryIds,
-  DEFAULT_THREAD_CACHE,
-  type ThreadCacheOptions,
-} from "./cached-thread-store.js";
+import { CachedThreadStore, DEFAULT_THREAD_CACHE, type ThreadCacheOptions } from "./cached-thread-store.js";
 
 /** The in-memory store, counting the reads that reach it. */
 class CountingStore extends InMemoryThreadStore {
@@ -293,14 +288,5 @@ describe("CachedThreadStore", () => {
     clock.advance(DEFAULT_THREAD_CACHE.idleMs + 1);
     threads.sweep();
     expect(threads.size).toEqual({ threads: 0, bytes: 0 });
-  });
-});
-
-describe("compareEntryIds", () => {
-  it("orders stream ids by time, then sequence, numerically", () => {
-    expect(compareEntryIds("9-0", "10-0")).toBeLessThan(0);
-    expect(compareEntryIds("10-2", "10-10")).toBeLessThan(0);
-    expect(compareEntryIds("10-3", "10-3")).toBe(0);
-    expect(compareEntryIds("11-0", "10-99")).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,6 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Clock, Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
-import { systemClock } from "@moniro/ports";
+import { compareEntryIds, systemClock } from "@moniro/ports";
 
 export interface ThreadCacheOptions {
   /** Most threads kept; the least recently used goes first. */
@@ -259,15 +259,6 @@ const COPY_OVERHEAD = 200;
 
 function cacheKey(agent: string, context: string): string {
   return `${agent}\u0000${context}`;
-}
-
-/** Orders Redis stream ids (`<ms>-<seq>`). */
-export function compareEntryIds(a: string, b: string): number {
-  const dashA = a.indexOf("-");
-  const dashB = b.indexOf("-");
-  const msA = Number(a.slice(0, dashA));
-  const msB = Number(b.slice(0, dashB));
-  return msA - msB || Number(a.slice(dashA + 1)) - Number(b.slice(dashB + 1));
 }
 
 /** Where a window starts: after the `upTo` of the newest compaction it holds; undefined: at the thread's start. */

@@ -28,19 +28,23 @@ export async function inSpan<T>(
   fn: (span: Span) => Promise<T>,
   options: InSpanOptions = {},
 ): Promise<T> {
-  ensureContextManager();
-  const parent: Context = options.parent ? contextFromTraceparent(options.parent) : context.active();
-  return tracer.startActiveSpan(name, { attributes, kind: KINDS[options.kind ?? "internal"] }, parent, async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return inOpenSpan(
+    tracer,
+    name,
+    attributes,
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+    options,
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { LeaseLostError } from "../errors.js";
 import type { Fence } from "../lease.js";
-import type { ThreadReadOptions, ThreadStore, ThreadTail } from "../thread.js";
+import { compareEntryIds, type ThreadReadOptions, type ThreadStore, type ThreadTail } from "../thread.js";
 
 /** Anything that can say whether a fence still holds its agent's lease (InMemoryLease does). */
 export interface FenceCheck {
@@ -90,13 +90,15 @@ export class InMemoryThreadStore implements ThreadStore {
     let entries = this.thread(agent, context);
     if (options.window) {
       const after = this.windowAfter.get(this.key(agent, context));
-      const from = after === undefined ? entries : entries.filter((entry) => compareIds(entry.entryId, after) > 0);
+      const from = after === undefined ? entries : entries.filter((entry) => compareEntryIds(entry.entryId, after) > 0);
       return from.map((entry) => structuredClone(entry));
     }
     if (options.after !== undefined) {
       const index = entries.findIndex((entry) => entry.entryId === options.after);
       entries =
-        index < 0 ? entries.filter((e) => compareIds(e.entryId, options.after ?? "") > 0) : entries.slice(index + 1);
+        index < 0
+          ? entries.filter((e) => compareEntryIds(e.entryId, options.after ?? "") > 0)
+          : entries.slice(index + 1);
     }
     if (options.limit !== undefined) {
       entries = options.last
@@ -145,11 +147,4 @@ export class InMemoryThreadStore implements ThreadStore {
     }
     return `${this.lastMs}-${this.seq}`;
   }
-}
-
-/** Orders Redis stream ids (`<ms>-<seq>`). */
-export function compareIds(a: string, b: string): number {
-  const [aMs = 0, aSeq = 0] = a.split("-").map(Number);
-  const [bMs = 0, bSeq = 0] = b.split("-").map(Number);
-  return aMs - bMs || aSeq - bSeq;
 }
