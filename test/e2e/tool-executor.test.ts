@@ -8,7 +8,7 @@ import {
   type ToolCallEnvelope,
   type ToolResultEnvelope,
 } from "@moniro/envelopes";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection, RequestError } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.js";
 import { randomToken } from "../support/random.js";
@@ -50,6 +50,23 @@ function processesWith(marker: string): number[] {
       }
     })
     .map(Number);
+}
+
+/**
+ * Waits until the NATS server has dropped a killed executor's connection: a request on its own
+ * subject finds no responders. Until then the server may still route a call (the queue group's
+ * too) to the dead connection, where it is lost after TOOL_LOST_AFTER_MS.
+ */
+async function untilServerForgot(nc: NatsConnection, executorId: string, namespace: string): Promise<void> {
+  const subject = createSubjects(namespace).toolProc(executorId);
+  await eventually(async () => {
+    try {
+      await nc.request(subject, "", { timeout: 200 });
+      return false;
+    } catch (error) {
+      return error instanceof RequestError && error.isNoResponders();
+    }
+  }, `the NATS server to drop executor ${executorId}'s subscriptions`);
 }
 
 async function metricsOf(service: RunningService): Promise<string> {
@@ -177,6 +194,7 @@ describe("tool-executor processes (e2e)", () => {
     // The second executor dies: a list says its processes ended with it, once, then lists the rest.
     const secondId = started.find((result) => result.executorId !== a.executorId)?.executorId;
     await stack.kill(second, "SIGKILL");
+    await untilServerForgot(runner.nc, String(secondId), stack.namespace);
     const afterDeath = await call("process", { action: "list" });
     expect(afterDeath.content).toContain(`executor ${secondId}: this executor is gone`);
     const survivors = started.filter((result) => result.executorId === a.executorId);
