@@ -59,6 +59,12 @@ export function createSubjects(namespace = "moniro") {
     evtAll: `${ns}.evt.>`,
     ctl: (agent: string) => `${ns}.ctl.${name(agent, "agent")}`,
     ctlAll: `${ns}.ctl.*`,
+    /**
+     * Runner to runner, not part of the public contract: input for `agent` landed in its inbox on a
+     * runner that does not hold it (queue mode `interrupt`; the holder aborts its current step). Empty body.
+     */
+    runnerInput: (agent: string) => `${ns}.runner.input.${name(agent, "agent")}`,
+    runnerInputAll: `${ns}.runner.input.*`,
     sched: (op: "upsert" | "delete" | "list") => `${ns}.sched.${op}`,
     schedAll: `${ns}.sched.*`,
     dlq: (origin: string) => `${ns}.dlq.${token(origin, "origin")}`,

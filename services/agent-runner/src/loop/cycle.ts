@@ -4,6 +4,7 @@ import { checkpoint, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
 import { announceInputs, injectInputs } from "./inject.js";
+import { watchStep } from "./interrupt.js";
 import type { PendingInput } from "./lanes.js";
 import { callModel } from "./llm-step.js";
 import { buildSystemPrompt } from "./prompt.js";
@@ -112,27 +113,43 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     cycle.step++;
     noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
-    const result = await callModel(cycle);
-    if (result.kind === "failed") {
-      await failInstruction(cycle, result.error, result.attempts);
-      return endCycle(cycle, "failed");
+    const watch = watchStep(cycle);
+    let end: CycleEnd | undefined;
+    try {
+      end = await step(cycle, watch.signal);
+    } finally {
+      watch.done();
     }
-    if (result.kind !== "response") {
-      await persistAssistant(cycle, { text: result.partial, toolUses: [], stopReason: null, aborted: true });
-      if (result.kind === "canceled") return endCycle(cycle, await cancel(cycle, cycle.signal.reason));
-      if ((await checkpoint(cycle)) === "preempted") return endCycle(cycle, "preempted");
-      continue;
-    }
-    const { response } = result;
-    await persistAssistant(cycle, response);
-    if (response.toolUses.length === 0) return endCycle(cycle, "completed");
-    if (cycle.step === 1 && isSoloSkip(response.toolUses)) return endCycle(cycle, await skip(cycle, response));
-
-    const { canceled } = await runToolCalls(cycle, response.toolUses);
-    if (canceled) return endCycle(cycle, await cancel(cycle, cycle.signal.reason));
-    if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
+    if (end) return endCycle(cycle, end);
     if ((await checkpoint(cycle)) === "preempted") return endCycle(cycle, "preempted");
   }
+}
+
+/**
+ * One step under the step's signal: the LLM call, its message persisted, its
+ * tool calls. Returns how the cycle ends, or undefined to go on (checkpoint,
+ * then the next step). New input in queue mode `interrupt` aborts the stream
+ * or the running tool call; the cycle goes on with the input injected.
+ */
+async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | undefined> {
+  const result = await callModel(cycle, signal);
+  if (result.kind === "failed") {
+    await failInstruction(cycle, result.error, result.attempts);
+    return "failed";
+  }
+  if (result.kind !== "response") {
+    await persistAssistant(cycle, { text: result.partial, toolUses: [], stopReason: null, aborted: true });
+    return result.kind === "canceled" ? cancel(cycle, cycle.signal.reason) : undefined;
+  }
+  const { response } = result;
+  await persistAssistant(cycle, response);
+  if (response.toolUses.length === 0) return "completed";
+  if (cycle.step === 1 && isSoloSkip(response.toolUses)) return skip(cycle, response);
+
+  const { aborted } = await runToolCalls(cycle, response.toolUses, signal);
+  if (aborted === "cancel") return cancel(cycle, cycle.signal.reason);
+  if (cycle.step >= cycle.run.settings.maxSteps) return stopIncomplete(cycle);
+  return undefined;
 }
 
 async function persistAssistant(

@@ -1,10 +1,9 @@
 import type { LlmRequest, LlmResponse } from "@moniro/ports";
 import { classify } from "@moniro/ports";
 import { LoopAbort } from "./control.js";
-import { orderPending } from "./lanes.js";
 import { RetriesExhausted, withRetry } from "./retry.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
-import { emit, now } from "./run-context.js";
+import { emit } from "./run-context.js";
 import { buildWindow } from "./window.js";
 
 export type StepResult =
@@ -17,10 +16,11 @@ export type StepResult =
 /**
  * One LLM call for the cycle's current step: the window is built from the
  * thread, the reply streams as `llm-delta` events, transient errors are
- * retried with backoff. In `interrupt` mode, new input for this thread aborts
- * the stream. A stop propagates (nothing more may be written).
+ * retried with backoff. `signal` is the step's (watchStep): in `interrupt` mode
+ * new input for this thread aborts the stream. A stop propagates (nothing more
+ * may be written).
  */
-export async function callModel(cycle: CycleRun): Promise<StepResult> {
+export async function callModel(cycle: CycleRun, signal: AbortSignal = cycle.signal): Promise<StepResult> {
   const { run } = cycle;
   const { settings } = run;
   const request: LlmRequest = {
@@ -30,10 +30,6 @@ export async function callModel(cycle: CycleRun): Promise<StepResult> {
     tools: settings.tools,
     maxTokens: settings.maxTokens,
   };
-  // Only the `interrupt` queue mode lets new input abort the stream (no extra signal otherwise: this runs every step).
-  const interrupter = settings.queue === "interrupt" ? new AbortController() : undefined;
-  const stopWatching = interrupter ? watchForInput(cycle, interrupter) : () => {};
-  const signal = interrupter ? AbortSignal.any([cycle.signal, interrupter.signal]) : cycle.signal;
   let partial = "";
   let attempts = 0;
   try {
@@ -71,8 +67,6 @@ export async function callModel(cycle: CycleRun): Promise<StepResult> {
       throw reason;
     }
     return { kind: "failed", error: error instanceof RetriesExhausted ? error.cause : error, attempts };
-  } finally {
-    stopWatching();
   }
 }
 
@@ -106,20 +100,5 @@ export function streamOnce(
       "gen_ai.response.finish_reasons": response.stopReason ?? "",
     });
     return response;
-  });
-}
-
-/** Aborts the stream when an input for this thread lands in the inbox (queue mode `interrupt`). */
-function watchForInput(cycle: CycleRun, interrupter: AbortController): () => void {
-  const { run } = cycle;
-  const check = async () => {
-    if (interrupter.signal.aborted) return;
-    const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
-    if (pending.some((input) => input.thread === cycle.thread.context)) {
-      interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
-    }
-  };
-  return run.control.onInput(() => {
-    check().catch(() => {});
   });
 }

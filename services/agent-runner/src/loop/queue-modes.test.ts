@@ -96,4 +96,63 @@ describe("queue modes", () => {
     expect(aborted).toMatchObject({ text: "Roses are", aborted: true, toolUses: [] });
     expect(h.events.ofType("llm-delta").map((event) => event.data.delta)).toContain("Roses are");
   });
+
+  it("interrupt: new input during a tool call stops the running call, the rest of the step is not run, and the input is handled in the same cycle", async () => {
+    const h = await harness({
+      settings: { queue: "interrupt" },
+      llm: [
+        toolReply([toolUse("exec", { cmd: "make all" }, "t1"), toolUse("ls", {}, "t2")]),
+        textReply("answered bob"),
+      ],
+      tools: {
+        exec: (_input, _call, { signal }) =>
+          new Promise<string>((_resolve, reject) => {
+            signal?.addEventListener("abort", () => reject(signal.reason));
+            void h.send("stop, answer me first", { source: "http:bob" }).then(() => h.control.notifyInput());
+          }),
+      },
+    });
+    await h.send("build everything");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(h.tools.aborted).toEqual(["t1"]);
+    expect(h.tools.callsOf("ls")).toEqual([]);
+    expect(shapes(h.llm.requests[1]).at(-1)).toBe(
+      "user: tool_result:t1! | tool_result:t2! | text:[http:bob] stop, answer me first",
+    );
+    const results = h.thread().filter((entry) => entry.kind === "tool-result");
+    expect(results).toMatchObject([
+      {
+        callId: "t1",
+        isError: true,
+        interrupted: true,
+        content: "Interrupted (new input arrived) while running: the call was stopped and may have partly completed.",
+      },
+      { callId: "t2", isError: true, content: "Interrupted (new input arrived): the call was not run." },
+    ]);
+    expect(h.events.ofType("tool-call-ended")[0]?.data).toMatchObject({ callId: "t1", interrupted: true });
+    expect(h.events.ofType("cycle-ended").map((event) => event.data.reason)).toEqual(["completed"]);
+  });
+
+  it("inject: new input during a tool call waits for the call to finish", async () => {
+    const h = await harness({
+      settings: { queue: "inject" },
+      llm: [toolReply(toolUse("exec", { cmd: "make all" }, "t1")), textReply("built, and answered bob")],
+      tools: {
+        exec: async () => {
+          await h.send("stop, answer me first", { source: "http:bob" });
+          h.control.notifyInput();
+          return "build ok";
+        },
+      },
+    });
+    await h.send("build everything");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(h.tools.aborted).toEqual([]);
+    const result = h.thread().find((entry) => entry.kind === "tool-result");
+    expect(result).toMatchObject({ callId: "t1", isError: false, content: "build ok" });
+  });
 });

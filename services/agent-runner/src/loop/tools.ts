@@ -20,16 +20,19 @@ export function isSoloSkip(uses: readonly ToolUse[]): boolean {
  * Runs one step's tool calls in order through the ToolBus, persisting each
  * result as it comes (the last one written behind: the caller waits for it
  * with `thread.settled()` or its next append). Bus failures become error results the model can read.
- * On cancel, the running call's signal fires and it and every later call of
- * the step get a "Cancelled" error result. Returns whether the step was cancelled.
+ * `signal` is the step's (watchStep). When it fires (cancel, or new input in
+ * queue mode `interrupt`), the running call is told to stop, and it and every
+ * later call of the step get a "Cancelled" / "Interrupted" error result.
+ * Returns what aborted the step, if anything.
  */
-export async function runToolCalls(cycle: CycleRun, uses: readonly ToolUse[]): Promise<{ canceled: boolean }> {
+export async function runToolCalls(
+  cycle: CycleRun,
+  uses: readonly ToolUse[],
+  signal: AbortSignal = cycle.signal,
+): Promise<{ aborted?: "cancel" | "interrupt" }> {
   const { run } = cycle;
   for (const [index, use] of uses.entries()) {
-    if (cycle.signal.aborted) {
-      await cancelRest(cycle, uses.slice(index), cycle.signal.reason, false);
-      return { canceled: true };
-    }
+    if (signal.aborted) return { aborted: await abortRest(cycle, uses.slice(index), signal.reason, false) };
     if (use.name === SKIP_TOOL) {
       await persistResult(cycle, use, { content: SKIP_REFUSED, isError: true });
       continue;
@@ -43,17 +46,14 @@ export async function runToolCalls(cycle: CycleRun, uses: readonly ToolUse[]): P
         `execute_tool ${use.name}`,
         { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": use.name, "gen_ai.tool.call.id": use.id },
         async (span) => {
-          const answer = await run.deps.tools.call(call, { signal: cycle.signal });
+          const answer = await run.deps.tools.call(call, { signal });
           span.setAttributes({ "moniro.tool.is_error": answer.isError });
           return answer;
         },
       );
       result = { content: toolResultText(reply), isError: reply.isError };
     } catch (error) {
-      if (cycle.signal.aborted) {
-        await cancelRest(cycle, uses.slice(index), cycle.signal.reason, true);
-        return { canceled: true };
-      }
+      if (signal.aborted) return { aborted: await abortRest(cycle, uses.slice(index), signal.reason, true) };
       const code = (error as { code?: string })?.code;
       result = {
         content: `tool call failed${code ? ` (${code})` : ""}: ${(error as Error)?.message ?? String(error)}`,
@@ -75,7 +75,7 @@ export async function runToolCalls(cycle: CycleRun, uses: readonly ToolUse[]): P
       emit(run, "message-sent", { cycleId: cycle.cycleId, callId: use.id, to: call.input.to ?? call.replyTo ?? null });
     }
   }
-  return { canceled: false };
+  return {};
 }
 
 /** The call envelope: deadline from now, and the reply target of the input being handled. */
@@ -120,14 +120,23 @@ function resultEntry(cycle: CycleRun, use: ToolUse, result: ToolOutcome): Thread
   };
 }
 
-/** The running call (when `running`) and the calls after it get "Cancelled" results; a stop writes nothing. */
-async function cancelRest(cycle: CycleRun, uses: readonly ToolUse[], reason: unknown, running: boolean): Promise<void> {
+/**
+ * The running call (when `running`) and the calls after it get "Cancelled" (cancel) or "Interrupted"
+ * (new input, queue mode `interrupt`) results; a stop writes nothing.
+ */
+async function abortRest(
+  cycle: CycleRun,
+  uses: readonly ToolUse[],
+  reason: unknown,
+  running: boolean,
+): Promise<"cancel" | "interrupt"> {
   if (!(reason instanceof LoopAbort) || reason.kind === "stop") throw reason;
+  const what = reason.kind === "cancel" ? "Cancelled" : "Interrupted";
   for (const [index, use] of uses.entries()) {
     const wasRunning = running && index === 0;
     const content = wasRunning
-      ? `Cancelled (${reason.detail}) while running: the call was stopped and may have partly completed.`
-      : `Cancelled (${reason.detail}): the call was not run.`;
+      ? `${what} (${reason.detail}) while running: the call was stopped and may have partly completed.`
+      : `${what} (${reason.detail}): the call was not run.`;
     await persistResult(cycle, use, { content, isError: true, interrupted: wasRunning });
     if (wasRunning) {
       emit(cycle.run, "tool-call-ended", {
@@ -136,8 +145,9 @@ async function cancelRest(cycle: CycleRun, uses: readonly ToolUse[], reason: unk
         callId: use.id,
         tool: use.name,
         isError: true,
-        canceled: true,
+        ...(reason.kind === "cancel" ? { canceled: true } : { interrupted: true }),
       });
     }
   }
+  return reason.kind;
 }

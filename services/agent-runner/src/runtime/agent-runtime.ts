@@ -150,6 +150,17 @@ export class AgentRuntime {
     return "started";
   }
 
+  /**
+   * Another runner appended input for `agent`, which this runner holds (queue mode `interrupt`):
+   * its running loop is told, as if the input had been ingested here. False when it does not run here.
+   */
+  inputArrived(agent: string): boolean {
+    const local = this.locals.get(agent);
+    if (!local?.run) return false;
+    local.control.notifyInput();
+    return true;
+  }
+
   /** One sweep: agents with pending input or unfinished work and no lease holder are taken over. */
   async sweep(): Promise<void> {
     if (this.stopping) return;

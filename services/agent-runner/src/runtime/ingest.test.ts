@@ -48,4 +48,49 @@ describe("ingest", () => {
     expect(wakes).toEqual([]);
     expect(await inbox.pending("ada")).toEqual([]);
   });
+
+  it("in queue mode interrupt, tells the runner holding the agent once the input is durable; never in other modes", async () => {
+    const inbox = new InMemoryInbox(systemClock);
+    const directory = staticDirectory([
+      testAgent("ada", new ScriptedLlm(textReply("ok")), { queue: "interrupt" }),
+      testAgent("bob", new ScriptedLlm(textReply("ok")), { queue: "inject" }),
+    ]);
+    const notified: Array<{ agent: string; pending: number }> = [];
+    const ingest = createIngest({
+      inbox,
+      directory,
+      runtime: { wake: async () => "held-elsewhere" as const },
+      notifyHolder: (agent) => {
+        void inbox.pending(agent).then((pending) => notified.push({ agent, pending: pending.length }));
+      },
+    });
+    const envelope = inbound({ agent: "ada", text: "stop, answer me first" });
+    await ingest(envelope, "moniro.in.ada");
+    await ingest(envelope, "moniro.in.ada");
+    await ingest(inbound({ agent: "bob", text: "hello" }), "moniro.in.bob");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+
+    // Once for ada's input (not for the duplicate, not before the append); never for bob (inject).
+    expect(notified).toEqual([{ agent: "ada", pending: 1 }]);
+  });
+
+  it("does not notify anyone when the agent runs here or was started here", async () => {
+    const inbox = new InMemoryInbox(systemClock);
+    const directory = staticDirectory([testAgent("ada", new ScriptedLlm(textReply("ok")), { queue: "interrupt" })]);
+    const notified: string[] = [];
+    const results = ["started", "running-here"] as const;
+    let wakes = 0;
+    const ingest = createIngest({
+      inbox,
+      directory,
+      runtime: { wake: async () => results[wakes++ % 2] ?? "started" },
+      notifyHolder: (agent) => notified.push(agent),
+    });
+    await ingest(inbound({ agent: "ada", text: "one" }), "moniro.in.ada");
+    await ingest(inbound({ agent: "ada", text: "two" }), "moniro.in.ada");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+
+    expect(wakes).toBe(4);
+    expect(notified).toEqual([]);
+  });
 });

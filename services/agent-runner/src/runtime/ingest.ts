@@ -22,6 +22,12 @@ export function createIngest(options: {
   inbox: Inbox;
   directory: AgentDirectory;
   runtime: Pick<AgentRuntime, "wake">;
+  /**
+   * Tells the runner holding `agent` that input landed in its inbox (queue mode `interrupt`: its
+   * current step is aborted at once, not at the next checkpoint). Called only when the agent is
+   * held by another runner, once the input is durable.
+   */
+  notifyHolder?: (agent: string) => void;
   logger?: RuntimeLogger;
 }): (envelope: InboundEnvelope, subject: string, trace?: { traceparent?: string }) => Promise<IngestOutcome> {
   const logger = options.logger ?? silentLogger;
@@ -34,7 +40,8 @@ export function createIngest(options: {
         reason: `envelope for agent '${agent}' was published on '${subject}', the subject of agent '${addressed}'; publish it on the subject of '${agent}'`,
       };
     }
-    if (!options.directory.get(agent)) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
+    const definition = options.directory.get(agent);
+    if (!definition) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
     // The traceparent (of the span that received it) lets the cycle handling it join the sender's trace.
     const appended = options.inbox.append(envelope, trace.traceparent ? { traceparent: trace.traceparent } : {});
     // Woken twice, neither waited for (the caller acks meanwhile; a failed wake costs nothing, the
@@ -44,12 +51,27 @@ export function createIngest(options: {
     // It costs nothing while the first one's attempt or run is still going ("running-here").
     const wake = (when: string, duplicate?: boolean) =>
       options.runtime.wake(agent).then(
-        (result) => logger.debug({ agent, envelopeId: envelope.id, duplicate, wake: result, when }, "input ingested"),
-        (error: unknown) => logger.warn({ agent, envelopeId: envelope.id, when, ...errorFields(error) }, "wake failed"),
+        (result) => {
+          logger.debug({ agent, envelopeId: envelope.id, duplicate, wake: result, when }, "input ingested");
+          return result;
+        },
+        (error: unknown) => {
+          logger.warn({ agent, envelopeId: envelope.id, when, ...errorFields(error) }, "wake failed");
+          return undefined;
+        },
       );
-    void wake("ahead");
+    const ahead = wake("ahead");
     const { duplicate } = await appended;
-    void wake("after append", duplicate);
+    const after = wake("after append", duplicate);
+    // Queue mode `interrupt`: a holder elsewhere learns of the input now, not at its next checkpoint.
+    // Either wake may be the one that finds the lease held (the later one answers "running-here"
+    // while the first is still trying); the input is durable by now.
+    const { notifyHolder } = options;
+    if (notifyHolder && !duplicate && definition.settings.queue === "interrupt") {
+      void Promise.all([ahead, after]).then((results) => {
+        if (results.includes("held-elsewhere")) notifyHolder(agent);
+      });
+    }
     return { kind: duplicate ? "duplicate" : "appended" };
   };
 }

@@ -11,7 +11,7 @@ import {
   toolCancelEnvelopeSchema,
 } from "@moniro/envelopes";
 import type { LlmRequest } from "@moniro/ports";
-import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { inbound, ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { RedisThreadStore } from "@moniro/store";
 import { type TestRedis, testRedis } from "@moniro/store/test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -24,6 +24,7 @@ import { eventually, testAgent } from "./test-support.js";
 // The runner over real NATS (127.0.0.1:4222) and Redis (127.0.0.1:6379):
 // a random subject namespace and key prefix per test, both removed afterwards.
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+type AgentSettings = Parameters<typeof testAgent>[2];
 const TIMING = { leaseTtlMs: 1_000, leaseRenewMs: 200, sweepEveryMs: 200, shutdownGraceMs: 1_000 };
 
 function userText(request: LlmRequest | undefined): string {
@@ -58,7 +59,7 @@ describe("agent runner over NATS and Redis", () => {
     await t.cleanup();
   });
 
-  async function runner(holder: string, llm: ScriptedLlm, agents = ["ada"]) {
+  async function runner(holder: string, llm: ScriptedLlm, agents = ["ada"], settings: AgentSettings = {}) {
     const connection = await connect({ servers: NATS_URL, name: holder });
     connections.push(connection);
     const started = await startRunner({
@@ -68,7 +69,7 @@ describe("agent runner over NATS and Redis", () => {
       redis: t.connect(),
       redisPrefix: t.prefix,
       directory: staticDirectory(
-        agents.map((name) => testAgent(name, llm)),
+        agents.map((name) => testAgent(name, llm, settings)),
         "/etc/moniro/agents/<name>.yaml",
       ),
       timing: TIMING,
@@ -127,6 +128,36 @@ describe("agent runner over NATS and Redis", () => {
     const reason = record.ok ? record.value.reason : "";
     expect(reason).toContain("'nobody'");
     expect(reason).toContain("/etc/moniro/agents/<name>.yaml");
+  });
+
+  it("in queue mode interrupt, an input the other runner ingested aborts the holder's streaming step at once", async () => {
+    const llm = new ScriptedLlm(async (_request, { index, onTextDelta }) => {
+      if (index > 0) return textReply("answered bob first");
+      onTextDelta?.("Roses are");
+      return new Promise<never>(() => {}); // streams until aborted
+    });
+    const pair = [
+      await runner("r1", llm, ["ada"], { queue: "interrupt" }),
+      await runner("r2", llm, ["ada"], { queue: "interrupt" }),
+    ];
+    await publish({ text: "write a long poem" });
+    await eventually(() => llm.requests.length === 1, "the first LLM call");
+    const lease = await pair[0]?.stores.lease.current("ada");
+    expect(lease?.holder).toMatch(/^r[12]$/);
+    const other = lease?.holder === "r1" ? pair[1] : pair[0];
+
+    // The input lands on the runner that does not hold ada (every runner pulls from one consumer).
+    const envelope = inbound({ agent: "ada", source: "http:bob", text: "stop, answer me first" });
+    expect(await other?.ingest(envelope, subjects.in("ada"))).toEqual({ kind: "appended" });
+
+    await eventually(() => llm.requests.length === 2, "the holder's next LLM call");
+    expect(userText(llm.requests[1])).toContain("[http:bob] stop, answer me first");
+    await eventually(
+      async () => (await threadOf()).some((entry) => entry.kind === "assistant" && !entry.aborted),
+      "the answer",
+    );
+    const assistants = (await threadOf()).filter((entry) => entry.kind === "assistant");
+    expect(assistants).toMatchObject([{ text: "Roses are", aborted: true }, { text: "answered bob first" }]);
   });
 
   it("runs the agent on one of two runners at a time, and every input lands once", async () => {

@@ -17,6 +17,7 @@ import type { LoopDeps } from "../loop/index.js";
 import type { AgentDirectory } from "./agent-directory.js";
 import { AgentRuntime, type RuntimeTiming } from "./agent-runtime.js";
 import { startControlResponder } from "./control-responder.js";
+import { startHolderNotices } from "./holder-notices.js";
 import { type InboundConsumer, startInboundConsumer } from "./inbound-consumer.js";
 import { createIngest } from "./ingest.js";
 import type { RuntimeLogger } from "./logger.js";
@@ -52,6 +53,8 @@ export interface Runner {
   stores: RedisStores;
   /** The loops' thread store: the Redis one behind an in-memory cache of recently run threads. */
   threads: CachedThreadStore;
+  /** The ingest step the inbound consumer runs for every envelope of MONIRO_IN (append, wake, notify the holder). */
+  ingest: ReturnType<typeof createIngest>;
   /** Graceful stop: stop consuming, stop answering control, let loops reach a boundary, release leases. */
   stop(): Promise<void>;
 }
@@ -108,11 +111,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   });
 
   await ensureStreams(nc, subjects);
+  const notices = startHolderNotices({ nc, subjects, runtime });
   const ingest = createIngest({
     inbox: stores.inbox,
     directory: options.directory,
     // A loop woken by an input must not stay inside that input's receive span: each cycle picks its own parent.
     runtime: { wake: (agent) => withoutTrace(() => runtime.wake(agent)) },
+    notifyHolder: notices.notify,
     logger,
   });
   let consumer: InboundConsumer | undefined;
@@ -124,6 +129,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     runtime.start();
   } catch (error) {
     control?.unsubscribe();
+    notices.subscription.unsubscribe();
     await consumer?.stop();
     threads.close();
     throw error;
@@ -135,11 +141,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     runtime,
     stores,
     threads,
+    ingest,
     stop() {
       stopping ??= (async () => {
         await consumer?.stop();
         await runtime.stop();
         control?.unsubscribe();
+        notices.subscription.unsubscribe();
         threads.close();
       })();
       return stopping;

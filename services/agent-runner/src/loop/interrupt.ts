@@ -1,0 +1,34 @@
+import { LoopAbort } from "./control.js";
+import { orderPending } from "./lanes.js";
+import type { CycleRun } from "./run-context.js";
+import { now } from "./run-context.js";
+
+export interface StepWatch {
+  /** Aborts on cancel or stop (the cycle's signal) and, in queue mode `interrupt`, on new input for this thread. */
+  signal: AbortSignal;
+  /** Stops watching for input (the step is over). */
+  done(): void;
+}
+
+/**
+ * The signal of one step: the LLM stream and the tool calls run under it. In
+ * queue mode `interrupt`, an input for this thread landing in the inbox aborts
+ * it (`LoopAbort("interrupt")`); other modes add nothing, since this runs on
+ * every step.
+ */
+export function watchStep(cycle: CycleRun): StepWatch {
+  if (cycle.run.settings.queue !== "interrupt") return { signal: cycle.signal, done: () => {} };
+  const interrupter = new AbortController();
+  const { run } = cycle;
+  const check = async () => {
+    if (interrupter.signal.aborted) return;
+    const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
+    if (pending.some((input) => input.thread === cycle.thread.context)) {
+      interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
+    }
+  };
+  const done = run.control.onInput(() => {
+    check().catch(() => {});
+  });
+  return { signal: AbortSignal.any([cycle.signal, interrupter.signal]), done };
+}
