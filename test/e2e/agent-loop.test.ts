@@ -124,6 +124,11 @@ describe("the agent loop end to end", () => {
       expect(model.served("inj")).toEqual(["tool_use", "tool_use", "tool_use", "end_turn"]);
       const cycles = sse.events.filter((event) => event.event === "cycle-started" || event.event === "cycle-ended");
       expect(cycles.map((event) => event.event)).toEqual(["cycle-started", "cycle-ended"]);
+      // Only what the agent sent with `message` went out; its closing text ("Both answered.") is monologue.
+      expect(messagesSeen(sse).map((message) => message.text)).toEqual([
+        "Bob: step one is done.",
+        "Carol: got your note.",
+      ]);
     }));
 
   it("inject mode: twenty DMs sent in a burst while the agent is busy each reach the model once, in order, right after the tool result", () =>
