@@ -2,6 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { resolve } from "node:path";
+import { createSubjects } from "@moniro/envelopes";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { deletePrefix, NATS_URL, REDIS_URL, randomToken } from "./test/redis-fixture.js";
@@ -21,18 +24,32 @@ function freePort(): Promise<number> {
 
 describe("scheduler as a process", () => {
   const children: ChildProcess[] = [];
-  const prefixes: string[] = [];
+  const namespaces: string[] = [];
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+    for (const child of children.splice(0)) {
+      if (child.exitCode !== null) continue;
+      const exited = new Promise((done) => child.once("exit", done));
+      child.kill("SIGKILL");
+      await exited;
+    }
     const redis = new Redis(REDIS_URL);
-    for (const prefix of prefixes.splice(0)) await deletePrefix(redis, prefix);
+    const nc = await connect({ servers: NATS_URL });
+    const jsm = await jetstreamManager(nc);
+    for (const namespace of namespaces.splice(0)) {
+      await deletePrefix(redis, `${namespace}:`);
+      // The scheduler provisions its namespace's inbound and DLQ streams; they go with the test.
+      for (const stream of Object.values(createSubjects(namespace).streams)) {
+        await jsm.streams.delete(stream).catch(() => undefined);
+      }
+    }
+    await nc.close();
     redis.disconnect();
   });
 
   it("becomes ready once NATS and Redis answer, serves metrics, and exits 0 on SIGTERM", async () => {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run 'npx tsc --build' first`);
     const namespace = randomToken();
-    prefixes.push(`${namespace}:`);
+    namespaces.push(namespace);
     const port = await freePort();
     const child = spawn(process.execPath, [MAIN], {
       env: {
