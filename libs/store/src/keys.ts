@@ -16,9 +16,9 @@ export function createKeys(prefix = "moniro:") {
     /** Set of agents with pending inbox entries (the sweeper's index). */
     pendingAgents: `${prefix}agents:pending`,
     /**
-     * Set of agents whose state is neither idle nor stopped (running, paused,
+     * Set of agents whose state is not idle (running, paused, stopped,
      * error): with the pending set, the sweeper's work list — an agent whose
-     * runner died mid-instruction may have nothing left in its inbox.
+     * runner died or shut down mid-instruction may have nothing left in its inbox.
      */
     activeAgents: `${prefix}agents:active`,
     thread: (a: string, context: string) => `${agent(a)}:thread:${context}`,

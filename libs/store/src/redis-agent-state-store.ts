@@ -7,8 +7,11 @@ import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
 import { runScript } from "./scripts/loader.js";
 
-/** States in which an agent has no unfinished work for a runner to take over. */
-export const RESTING_STATES: ReadonlySet<AgentState> = new Set<AgentState>(["idle", "stopped"]);
+/**
+ * States in which an agent has no unfinished work for a runner to take over. `stopped` is not one:
+ * a runner shutting down stops its loops at a step boundary and leaves their work for another runner.
+ */
+export const RESTING_STATES: ReadonlySet<AgentState> = new Set<AgentState>(["idle"]);
 
 const STRING_FIELDS = ["cycleId", "holder", "context", "error"] as const;
 const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
@@ -17,7 +20,7 @@ const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
  * `agent:<a>:state`, a hash with one field per record field (so the gateway
  * and the scheduler can HGET `state` alone). A patch field given as
  * `undefined` is removed: `{ cycleId: undefined }` clears it. Every state
- * change also maintains `agents:active` (agents not idle or stopped),
+ * change also maintains `agents:active` (agents not idle),
  * atomically with it (one Lua script: one command per update).
  */
 export class RedisAgentStateStore implements AgentStateStore {
@@ -47,7 +50,7 @@ export class RedisAgentStateStore implements AgentStateStore {
     );
   }
 
-  /** Agents whose last state was neither idle nor stopped (running, paused, error). */
+  /** Agents whose last state was not idle (running, paused, stopped, error). */
   async activeAgents(): Promise<string[]> {
     return (await this.redis.smembers(this.keys.activeAgents)).sort();
   }

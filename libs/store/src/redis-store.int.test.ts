@@ -88,6 +88,9 @@ describe("Redis adapters", () => {
     expect(await state.activeAgents()).toEqual(["ada", "bob", "cy"]);
     await state.update("ada", { state: "idle" });
     await state.update("cy", { state: "stopped" });
+    // Stopped by its runner's shutdown, its work left for another runner: still to be taken over.
+    expect(await state.activeAgents()).toEqual(["bob", "cy"]);
+    await state.update("cy", { state: "idle" });
     expect(await state.activeAgents()).toEqual(["bob"]);
   });
 

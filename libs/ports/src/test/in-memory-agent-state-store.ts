@@ -25,11 +25,10 @@ export class InMemoryAgentStateStore implements AgentStateStore {
     this.records.set(agent, { ...current, ...patch, updatedAt: this.clock.now() });
   }
 
-  /** Agents whose last state was neither idle nor stopped (as RedisAgentStateStore.activeAgents). */
+  /** Agents whose last state was not idle (as RedisAgentStateStore.activeAgents). */
   async activeAgents(): Promise<string[]> {
-    const resting = new Set(["idle", "stopped"]);
     return [...this.records]
-      .filter(([, record]) => !resting.has(record.state))
+      .filter(([, record]) => record.state !== "idle")
       .map(([agent]) => agent)
       .sort();
   }

@@ -90,13 +90,15 @@ export class LoopControl {
     this.cycle = undefined;
   }
 
-  /** @internal Resolves when not paused (or the run stops). */
+  /** @internal Resolves when not paused (or the run stops: then without `onResume`). */
   async whilePaused(onPause: () => Promise<void>, onResume: () => Promise<void>): Promise<void> {
     if (!this.pausedFlag) return;
     await onPause();
     while (this.pausedFlag && !this.run?.signal.aborted && !this.cycle?.signal.aborted) {
       await new Promise<void>((resolve) => this.resumeWaiters.push(resolve));
     }
+    // A stopped run (shutdown, lease lost) does not go on: it must not say "running" again.
+    if (this.run?.signal.aborted) return;
     await onResume();
   }
 

@@ -46,8 +46,8 @@ export async function runAgent(
     const { record, pending: first, thread } = start ?? (await readRunStart(deps, run.agent, settings));
     if (thread) run.threads.set(thread.context, ThreadView.of(deps.threads, fence, thread.context, thread.entries));
     run.state = record?.state;
-    // A runner that died (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
-    let takeover = record && record.state !== "idle" && record.state !== "stopped" ? record.context : undefined;
+    // A runner that died or shut down (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
+    let takeover = record && record.state !== "idle" ? record.context : undefined;
     let drained: InboxItem[] | undefined = first;
     let afterCycle = false;
     for (;;) {

@@ -357,4 +357,44 @@ describe("AgentRuntime", () => {
     expect(await c.lease.current("ada")).toBeNull();
     expect(await runtime.wake("ada")).toBe("stopping");
   });
+
+  it("a runner shutting down mid-instruction leaves the agent stopped; another runner's sweeper resumes it from its thread", async () => {
+    let finishTool: () => void = () => {};
+    const toolDone = new Promise<void>((resolve) => {
+      finishTool = resolve;
+    });
+    const tools = new FakeToolBus({
+      message: () => "sent",
+      ls: async () => {
+        await toolDone;
+        return "a.txt";
+      },
+    });
+    const llm = new ScriptedLlm([toolReply(toolUse("ls", {}, "toolu_ls")), textReply("a.txt is there")]);
+    const c = track(cluster(llm, { tools }));
+    const first = c.runner("r1");
+    await c.send("list");
+    await first.wake("ada");
+    await eventually(() => tools.calls.length === 1, "the tool call");
+    const stopping = first.stop();
+    finishTool();
+    await stopping;
+
+    const stopped = await c.state.get("ada");
+    expect(stopped).toMatchObject({ state: "stopped", context: "personal" });
+    expect(stopped?.holder).toBeUndefined();
+    expect(await c.lease.current("ada")).toBeNull();
+    expect(llm.requests).toHaveLength(1);
+
+    const second = c.runner("r2");
+    second.start();
+    await eventually(async () => (await c.state.get("ada"))?.state === "idle", "r2 to finish the instruction");
+    expect(llm.requests).toHaveLength(2);
+    // The second request continues the thread: the tool result the first runner wrote is in it.
+    expect(JSON.stringify(llm.requests[1]?.messages.at(-1))).toContain("a.txt");
+    const states = c.state.states("ada");
+    expect(states.slice(0, 3)).toEqual(["running", "paused", "stopped"]);
+    expect(states.slice(3)).toContain("running");
+    expect(states.at(-1)).toBe("idle");
+  });
 });

@@ -340,6 +340,13 @@ export class AgentRuntime {
       }
       this.logger.debug({ agent, epoch: fence.epoch, reason: outcome.reason, cycles: outcome.cycles }, "loop returned");
       if (keeper.lost || outcome.reason === "lease-lost") return;
+      if (outcome.reason === "stopped" && this.stopping) {
+        // Shut down mid-instruction: the state says so (not the shutdown's "paused") until a runner
+        // takes the agent over; written while this runner still holds the lease.
+        await this.options.state
+          .update(agent, { state: "stopped", holder: undefined })
+          .catch((error: unknown) => this.logger.warn({ agent, ...errorFields(error) }, "could not record the stop"));
+      }
       // An idle loop has let the lease go already (RunEnd, atomically with its last look at the inbox).
       if (outcome.reason !== "idle") await this.options.lease.release(fence);
       if (outcome.reason === "error") {
