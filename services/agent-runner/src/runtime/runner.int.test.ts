@@ -183,7 +183,7 @@ describe("agent runner over NATS and Redis", () => {
     expect(maxConcurrent).toBe(1);
   });
 
-  it("calls tools over NATS request/reply and cancels them with moniro.tool.cancel.<callId>", async () => {
+  it("calls tools over NATS request/reply; a tool nobody serves is an error result the model reads; nothing is cancelled", async () => {
     const executor = await connect({ servers: NATS_URL });
     connections.push(executor);
     const cancels: string[] = [];
