@@ -329,7 +329,8 @@ describe("AgentRuntime", () => {
     expect(userText(llm.lastRequest)).toContain("crash me");
   });
 
-  it("on stop, lets the running tool call finish, stops at the step boundary and releases the lease", async () => {
+  /** Runner r1 runs ada, whose first step calls `ls`; r1 is stopped while the call runs, then the call finishes. */
+  async function stopMidToolCall(secondReply: string) {
     let finishTool: () => void = () => {};
     const toolDone = new Promise<void>((resolve) => {
       finishTool = resolve;
@@ -341,7 +342,7 @@ describe("AgentRuntime", () => {
         return "a.txt";
       },
     });
-    const llm = new ScriptedLlm([toolReply(toolUse("ls", {}, "toolu_ls")), textReply("should not be called")]);
+    const llm = new ScriptedLlm([toolReply(toolUse("ls", {}, "toolu_ls")), textReply(secondReply)]);
     const c = track(cluster(llm, { tools }));
     const runtime = c.runner("r1");
     await c.send("list");
@@ -350,6 +351,11 @@ describe("AgentRuntime", () => {
     const stopping = runtime.stop();
     finishTool();
     await stopping;
+    return { c, llm, tools, runtime };
+  }
+
+  it("on stop, lets the running tool call finish, stops at the step boundary and releases the lease", async () => {
+    const { c, llm, tools, runtime } = await stopMidToolCall("should not be called");
     const result = c.threads.entries("ada").find((entry) => entry.kind === "tool-result");
     expect(result).toMatchObject({ callId: "toolu_ls", content: "a.txt", isError: false });
     expect(llm.requests).toHaveLength(1);
@@ -359,26 +365,7 @@ describe("AgentRuntime", () => {
   });
 
   it("a runner shutting down mid-instruction leaves the agent stopped; another runner's sweeper resumes it from its thread", async () => {
-    let finishTool: () => void = () => {};
-    const toolDone = new Promise<void>((resolve) => {
-      finishTool = resolve;
-    });
-    const tools = new FakeToolBus({
-      message: () => "sent",
-      ls: async () => {
-        await toolDone;
-        return "a.txt";
-      },
-    });
-    const llm = new ScriptedLlm([toolReply(toolUse("ls", {}, "toolu_ls")), textReply("a.txt is there")]);
-    const c = track(cluster(llm, { tools }));
-    const first = c.runner("r1");
-    await c.send("list");
-    await first.wake("ada");
-    await eventually(() => tools.calls.length === 1, "the tool call");
-    const stopping = first.stop();
-    finishTool();
-    await stopping;
+    const { c, llm } = await stopMidToolCall("a.txt is there");
 
     const stopped = await c.state.get("ada");
     expect(stopped).toMatchObject({ state: "stopped", context: "personal" });
