@@ -38,18 +38,18 @@ describe("LLM failures", () => {
     expect(hinted.clock.sleeps).toEqual([10_000]);
   });
 
-  it("fails the instruction after maxAttempts transient errors and reports it to the source", async () => {
+  it("retries a transient error up to 8 times (2 s·2^(n-1)), then fails the instruction and reports it to the source", async () => {
     const h = await harness({ llm: overloaded() });
     const envelope = await h.send("hello", { source: "signal:+15551234567" });
 
     expect(await h.run()).toMatchObject({ reason: "idle" });
 
-    expect(h.llm.requests).toHaveLength(8);
-    expect(h.clock.sleeps).toEqual([2000, 4000, 8000, 16000, 32000, 64000, 128000]);
+    expect(h.llm.requests).toHaveLength(9);
+    expect(h.clock.sleeps).toEqual([2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000]);
     expect(h.thread().at(-1)).toMatchObject({ kind: "instruction", status: "failed", envelopeIds: [envelope.id] });
     expect(h.outbox.sent).toHaveLength(1);
     expect(h.outbox.sent[0]).toMatchObject({ agent: "ada", to: "signal:+15551234567", inReplyTo: envelope.id });
-    expect(h.outbox.sent[0]?.text).toContain("after 8 attempts");
+    expect(h.outbox.sent[0]?.text).toContain("after 9 attempts");
     expect(h.events.ofType("cycle-ended")[0]?.data.reason).toBe("failed");
   });
 

@@ -53,12 +53,12 @@ export const loopSettingsSchema = z.object({
   retry: z
     .object({
       baseMs: z.number().int().positive().default(2000),
-      /** Total LLM attempts for one step, the first included. */
-      maxAttempts: z.number().int().positive().default(8),
+      /** Total LLM attempts for one step, the first included: 9 = the first and up to 8 retries (DESIGN §5). */
+      maxAttempts: z.number().int().positive().default(9),
       /** ± fraction applied to each backoff delay. */
       jitter: z.number().min(0).max(1).default(0.2),
     })
-    .default({ baseMs: 2000, maxAttempts: 8, jitter: 0.2 }),
+    .default({ baseMs: 2000, maxAttempts: 9, jitter: 0.2 }),
   restart: z
     .object({
       minMs: z.number().int().positive().default(1000),
