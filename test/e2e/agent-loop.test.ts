@@ -13,9 +13,10 @@ import {
 } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
 import { type GatewayClient, gatewayClient } from "../support/gateway-client.js";
-import { errorReply, type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
+import { errorReply, type Model, textReply, toolUseReply } from "../support/model-script.js";
+import { startModelStack } from "../support/model-stack.js";
 import { openSse } from "../support/sse.js";
-import { type Stack, startStack } from "../support/stack.js";
+import type { Stack } from "../support/stack.js";
 
 // Issue 3, "What must be shown — end to end": the loop over real NATS and
 // Redis, with the fake Anthropic server. One stack for the file; each
@@ -49,12 +50,10 @@ describe("the agent loop end to end", () => {
   let gateway: GatewayClient;
 
   beforeAll(async () => {
-    model = await startModel();
-    stack = await startStack({
+    ({ model, stack } = await startModelStack({
       services: ["gateway", "agent-runner", "tool-executor"],
       agents: AGENTS,
-      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
-    });
+    }));
     gateway = gatewayClient(stack.gatewayUrl);
   });
 

@@ -4,9 +4,10 @@ import { testAgentYaml } from "../support/agents.js";
 import { blocksOf, lastMessage, resultText } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
 import { gatewayClient } from "../support/gateway-client.js";
-import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
+import { type Model, textReply, toolUseReply } from "../support/model-script.js";
+import { startModelStack } from "../support/model-stack.js";
 import { openSse } from "../support/sse.js";
-import { type Stack, startStack } from "../support/stack.js";
+import type { Stack } from "../support/stack.js";
 
 // Queue mode `interrupt` with two runner replicas: every runner pulls from the one
 // MONIRO_IN consumer, so a DM lands on either; wherever it lands, it stops the step the
@@ -21,12 +22,10 @@ describe("queue mode interrupt across two runners", () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    model = await startModel();
-    stack = await startStack({
+    ({ model, stack } = await startModelStack({
       services: ["gateway", "tool-executor"],
       agents: { urgent: testAgentYaml("urgent", { queue: "interrupt" }) },
-      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
-    });
+    }));
     for (const id of ["runner-a", "runner-b"]) await stack.start("agent-runner", { MONIRO_RUNNER_ID: id });
   });
 

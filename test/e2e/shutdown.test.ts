@@ -4,9 +4,10 @@ import { testAgentYaml } from "../support/agents.js";
 import { blocksOf, lastMessage, resultText, toolUses } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
 import { gatewayClient } from "../support/gateway-client.js";
-import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
+import { type Model, textReply, toolUseReply } from "../support/model-script.js";
+import { startModelStack } from "../support/model-stack.js";
 import { openSse } from "../support/sse.js";
-import { type Stack, startStack } from "../support/stack.js";
+import type { Stack } from "../support/stack.js";
 
 // Issue 3, agent state: the only runner is shut down (SIGTERM) in the middle of an
 // instruction. The agent says `stopped`; the next runner picks it up from its thread.
@@ -16,12 +17,10 @@ describe("graceful runner shutdown mid-instruction", () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    model = await startModel();
-    stack = await startStack({
+    ({ model, stack } = await startModelStack({
       services: ["gateway", "tool-executor"],
       agents: { steady: testAgentYaml("steady") },
-      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
-    });
+    }));
   });
 
   afterAll(async () => {

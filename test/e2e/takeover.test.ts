@@ -4,9 +4,10 @@ import { testAgentYaml } from "../support/agents.js";
 import { blocksOf, lastMessage, resultText, toolUses, userTexts } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
 import { gatewayClient } from "../support/gateway-client.js";
-import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
+import { type Model, textReply, toolUseReply } from "../support/model-script.js";
+import { startModelStack } from "../support/model-stack.js";
 import { openSse } from "../support/sse.js";
-import { type RunningService, type Stack, startStack } from "../support/stack.js";
+import type { RunningService, Stack } from "../support/stack.js";
 
 // Issue 3, end to end 2: two runners; the one holding the agent's lease is
 // SIGKILLed in the middle of a tool call; the other takes the agent over.
@@ -17,12 +18,10 @@ describe("crash takeover between two runners", () => {
   const runners = new Map<string, RunningService>();
 
   beforeAll(async () => {
-    model = await startModel();
-    stack = await startStack({
+    ({ model, stack } = await startModelStack({
       services: ["gateway", "tool-executor"],
       agents: { survivor: testAgentYaml("survivor") },
-      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
-    });
+    }));
     for (const id of ["runner-a", "runner-b"])
       runners.set(id, await stack.start("agent-runner", { MONIRO_RUNNER_ID: id }));
   });

@@ -1,0 +1,25 @@
+import { type Model, startModel } from "./model-script.js";
+import { type ServiceName, type Stack, startStack } from "./stack.js";
+
+/**
+ * The fake Anthropic server and a stack whose `anthropic`-backend agents call it
+ * (`ANTHROPIC_BASE_URL` = the fake). Stop both with `stack.stop()` and `model.close()`.
+ */
+export async function startModelStack(options: {
+  services: readonly ServiceName[];
+  agents: Record<string, string>;
+  env?: Record<string, string>;
+}): Promise<{ model: Model; stack: Stack }> {
+  const model = await startModel();
+  try {
+    const stack = await startStack({
+      services: options.services,
+      agents: options.agents,
+      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key", ...options.env },
+    });
+    return { model, stack };
+  } catch (error) {
+    await model.close();
+    throw error;
+  }
+}
