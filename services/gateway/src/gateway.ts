@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { connectRedis } from "@moniro/store";
@@ -74,23 +75,32 @@ export async function startGateway(options: {
   logger.info({ host: config.MONIRO_HTTP_HOST, port, open: config.open }, "gateway listening");
 
   const stopping = new AbortController();
+  // Connects in the background; close() stops it at its next step and closes its connection, so a
+  // gateway closed while still provisioning creates no stream afterwards.
   const connected = (async () => {
     const nc = await connectNats(config, { name: "gateway", logger, signal: stopping.signal });
-    const jsm = await jetstreamManager(nc);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await ensureStreams(jsm, subjects);
-        break;
-      } catch (error) {
-        if (stopping.signal.aborted) throw error;
-        const delay = Math.min(500 * 2 ** (attempt - 1), 5_000);
-        logger.warn({ err: (error as Error).message, retryInMs: delay }, "JetStream streams not ready; retrying");
-        await new Promise((resolve) => setTimeout(resolve, delay));
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (let attempt = 1; ; attempt++) {
+        stopping.signal.throwIfAborted();
+        try {
+          await ensureStreams(jsm, subjects);
+          break;
+        } catch (error) {
+          if (stopping.signal.aborted) throw error;
+          const delay = Math.min(500 * 2 ** (attempt - 1), 5_000);
+          logger.warn({ err: (error as Error).message, retryInMs: delay }, "JetStream streams not ready; retrying");
+          await sleep(delay, undefined, { signal: stopping.signal });
+        }
       }
+      stopping.signal.throwIfAborted();
+      const js = jetstream(nc);
+      link.set({ nc, js, jsm, bus: createBus(nc, js) });
+      logger.info({ namespace: subjects.namespace }, "gateway connected to NATS");
+    } catch (error) {
+      await nc.close().catch(() => undefined);
+      throw error;
     }
-    const js = jetstream(nc);
-    link.set({ nc, js, jsm, bus: createBus(nc, js) });
-    logger.info({ namespace: subjects.namespace }, "gateway connected to NATS");
   })();
   connected.catch((error: unknown) => {
     if (!stopping.signal.aborted) logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
@@ -105,6 +115,7 @@ export async function startGateway(options: {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await connected.catch(() => undefined);
       await link.close();
       await redis.quit().catch(() => redis.disconnect());
     },
