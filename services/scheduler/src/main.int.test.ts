@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { resolve } from "node:path";
+import { deleteStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
@@ -34,13 +34,10 @@ describe("scheduler as a process", () => {
     }
     const redis = new Redis(REDIS_URL);
     const nc = await connect({ servers: NATS_URL });
-    const jsm = await jetstreamManager(nc);
     for (const namespace of namespaces.splice(0)) {
       await deletePrefix(redis, `${namespace}:`);
       // The scheduler provisions its namespace's inbound and DLQ streams; they go with the test.
-      for (const stream of Object.values(createSubjects(namespace).streams)) {
-        await jsm.streams.delete(stream).catch(() => undefined);
-      }
+      await deleteStreams(nc, createSubjects(namespace));
     }
     await nc.close();
     redis.disconnect();
