@@ -6,17 +6,44 @@ import { z } from "zod";
  * environment variable it comes from, so a config error says exactly what to fix.
  */
 export const serviceConfigSchema = z.object({
+  /** One server or a comma-separated list; `tls://` (or any MONIRO_NATS_TLS_* file) turns TLS on. */
   MONIRO_NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   MONIRO_NATS_USER: z.string().optional(),
   MONIRO_NATS_PASSWORD: z.string().optional(),
   MONIRO_NATS_TOKEN: z.string().optional(),
+  /** File holding an nkey seed (`SU…`): nkey authentication. */
+  MONIRO_NATS_NKEY_SEED_FILE: z.string().optional(),
+  /** A `.creds` file (user JWT + nkey seed): decentralised JWT authentication. */
+  MONIRO_NATS_CREDS_FILE: z.string().optional(),
+  /** PEM files for TLS: the CA that signed the server, and a client certificate + key for mutual TLS. */
+  MONIRO_NATS_TLS_CA_FILE: z.string().optional(),
+  MONIRO_NATS_TLS_CERT_FILE: z.string().optional(),
+  MONIRO_NATS_TLS_KEY_FILE: z.string().optional(),
   /** Subject namespace; `moniro` is the public contract, tests use a random one. */
   MONIRO_NAMESPACE: z
     .string()
     .regex(/^[a-z0-9_-]+$/, "must be a single subject token of a-z, 0-9, '_' or '-'")
     .default("moniro"),
+  /**
+   * `redis://` or `rediss://` (TLS). With MONIRO_REDIS_CLUSTER=true, a
+   * comma-separated list of seed nodes of a Redis Cluster.
+   */
   MONIRO_REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
-  MONIRO_REDIS_PREFIX: z.string().default("moniro:"),
+  /** ACL user and password (override any in the URL; kept out of logs). */
+  MONIRO_REDIS_USERNAME: z.string().optional(),
+  MONIRO_REDIS_PASSWORD: z.string().optional(),
+  /** PEM file of the CA that signed Redis's certificate (TLS; implies TLS). */
+  MONIRO_REDIS_TLS_CA_FILE: z.string().optional(),
+  /** Connect to a Redis Cluster (MONIRO_REDIS_URL lists seed nodes). */
+  MONIRO_REDIS_CLUSTER: z
+    .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
+    .transform((value) => ["true", "1", "yes", "on"].includes(value))
+    .default(false),
+  /** Prefix of every Redis key. No braces: each key's Redis Cluster hash tag is the store's to choose. */
+  MONIRO_REDIS_PREFIX: z
+    .string()
+    .regex(/^[^{}\s]*$/, "must not contain '{', '}' or whitespace (hash tags are chosen by the key layout)")
+    .default("moniro:"),
   /** Directory of agent definitions (`<name>.yaml`). */
   MONIRO_AGENTS_DIR: z.string().default(".agents"),
   /** Root of the agents' workspaces (`<root>/<agent>/`). */
