@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Clock } from "@moniro/ports";
 import type { RedisOptions } from "ioredis";
 import { Redis } from "ioredis";
@@ -31,6 +32,43 @@ export function redactRedisUrl(url: string): string {
   }
 }
 
+/** Where Redis is and how to log in. */
+export interface RedisSettings {
+  url: string;
+  username?: string | undefined;
+  password?: string | undefined;
+  /** PEM file of the CA that signed the server's certificate; setting it turns TLS on. */
+  tlsCaFile?: string | undefined;
+}
+
+/** The Redis fields of `ServiceConfig` (@moniro/config), accepted as they are. */
+export interface RedisConfigFields {
+  MONIRO_REDIS_URL: string;
+  MONIRO_REDIS_USERNAME?: string | undefined;
+  MONIRO_REDIS_PASSWORD?: string | undefined;
+  MONIRO_REDIS_TLS_CA_FILE?: string | undefined;
+}
+
+export function redisSettingsOf(settings: string | RedisSettings | RedisConfigFields): RedisSettings {
+  if (typeof settings === "string") return { url: settings };
+  if ("url" in settings) return settings;
+  return {
+    url: settings.MONIRO_REDIS_URL,
+    username: settings.MONIRO_REDIS_USERNAME,
+    password: settings.MONIRO_REDIS_PASSWORD,
+    tlsCaFile: settings.MONIRO_REDIS_TLS_CA_FILE,
+  };
+}
+
+/** ioredis options for the credentials and TLS of `settings` (the URL's own stay in the URL). */
+export function redisAuthOptions(settings: RedisSettings): RedisOptions {
+  return {
+    ...(settings.username ? { username: settings.username } : {}),
+    ...(settings.password ? { password: settings.password } : {}),
+    ...(settings.tlsCaFile ? { tls: { ca: readFileSync(settings.tlsCaFile) } } : {}),
+  };
+}
+
 /**
  * A Redis connection that keeps reconnecting with backoff while Redis is
  * unreachable and says so once per outage (and every tenth attempt), instead
@@ -39,14 +77,17 @@ export function redactRedisUrl(url: string): string {
  * caller sees an outage as an error rather than hanging forever.
  */
 export function connectRedis(
-  url: string,
+  target: string | RedisSettings | RedisConfigFields,
   options: { logger?: RedisConnectionLogger; name?: string; redis?: RedisOptions } = {},
 ): Redis {
   const { logger } = options;
+  const settings = redisSettingsOf(target);
+  const { url } = settings;
   const where = redactRedisUrl(url);
   let down = false;
   const redis = new Redis(url, {
     maxRetriesPerRequest: 3,
+    ...redisAuthOptions(settings),
     ...(options.name ? { connectionName: options.name } : {}),
     retryStrategy: (attempt) => {
       const delay = reconnectDelay(attempt);

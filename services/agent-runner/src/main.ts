@@ -25,7 +25,7 @@ const definitions = await loadAgentDefinitions(config.MONIRO_AGENTS_DIR).catch((
   logger.fatal({ agentsDir: config.MONIRO_AGENTS_DIR }, error.message);
   process.exit(1);
 });
-const redis = connectRedis(config.MONIRO_REDIS_URL, {
+const redis = connectRedis(config, {
   logger,
   name: `agent-runner:${holder}`,
   redis: RUNNER_REDIS_OPTIONS,

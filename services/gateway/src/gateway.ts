@@ -39,7 +39,7 @@ export async function startGateway(options: {
   const { config, logger } = options;
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const link = new NatsLink();
-  const redis: Redis = connectRedis(config.MONIRO_REDIS_URL, { logger, name: "gateway" });
+  const redis: Redis = connectRedis(config, { logger, name: "gateway" });
   const agents = await definitionCatalog(config.MONIRO_AGENTS_DIR, { logger });
   logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
 

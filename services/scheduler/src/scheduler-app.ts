@@ -34,7 +34,7 @@ export async function startScheduler(
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const metrics = createSchedulerMetrics();
   // BullMQ workers block on this connection, so commands must wait out an outage rather than fail.
-  const redis = connectRedis(config.MONIRO_REDIS_URL, {
+  const redis = connectRedis(config, {
     logger,
     name: "scheduler",
     redis: { maxRetriesPerRequest: null },

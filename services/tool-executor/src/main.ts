@@ -20,7 +20,7 @@ const telemetry = startTelemetry({ service: "tool-executor" });
 const logger = createLogger({ service: "tool-executor", level: config.MONIRO_LOG_LEVEL }).child({ executorId });
 const registry = createMetricsRegistry("tool-executor");
 const starting = new AbortController();
-const redis = connectRedis(config.MONIRO_REDIS_URL, { logger, name: `tool-executor:${executorId}` });
+const redis = connectRedis(config, { logger, name: `tool-executor:${executorId}` });
 let nats: NatsConnection | undefined;
 let app: ExecutorApp | undefined;
 
