@@ -10,6 +10,7 @@ import type { Redis } from "ioredis";
 import { definitionCatalog } from "./agents/definition-catalog.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
+import { answerClientErrorsWithJson } from "./http/client-error.js";
 import { httpMetrics } from "./http/http-metrics.js";
 import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
@@ -44,7 +45,12 @@ export async function startGateway(options: {
   logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
 
   const app = createGatewayApp({
-    auth: { keys: config.MONIRO_API_KEYS, open: config.open },
+    auth: {
+      keys: config.MONIRO_API_KEYS,
+      open: config.open,
+      host: config.MONIRO_HTTP_HOST,
+      allowedOrigins: config.MONIRO_GATEWAY_ALLOWED_ORIGINS,
+    },
     bodyLimitBytes: config.MONIRO_GATEWAY_BODY_LIMIT,
     heartbeatMs: config.MONIRO_GATEWAY_HEARTBEAT_MS,
     agents,
@@ -71,6 +77,7 @@ export async function startGateway(options: {
       error ? reject(error) : resolve(listening),
     );
   });
+  answerClientErrorsWithJson(server);
   const port = (server.address() as AddressInfo).port;
   logger.info({ host: config.MONIRO_HTTP_HOST, port, open: config.open }, "gateway listening");
 
