@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InfraError, installInstructions, planServers, serverCommand, serverSearchDirs } from "./infra.js";
+import { InfraError, installInstructions, planServers, serverSearchDirs } from "./infra.js";
 
 const URLS = { nats: "nats://127.0.0.1:4222", redis: "redis://127.0.0.1:6379" };
 
