@@ -116,10 +116,9 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
       startedServers.push(plan.name);
     }
 
-    const credentials = credentialsFor(
-      startedServers as Array<"nats" | "redis">,
-      localServerCredentials(options.dataDir),
-    );
+    // Credentials only for servers started here; one already answering is used as configured.
+    const started = startedServers as Array<"nats" | "redis">;
+    const credentials = started.length > 0 ? credentialsFor(started, localServerCredentials(options.dataDir)) : {};
     const launches = STACK_SERVICES.map((service) => planService(service, { ...options, credentials }, options.env));
     for (const plan of launches) {
       const { entry } = plan;
