@@ -264,7 +264,7 @@ describe("docker-compose.yml", () => {
     expect(script).toMatch(/--appendonly yes/);
     expect(environmentOf(redis).MONIRO_REDIS_PASSWORD).toBe(PASSWORDS.MONIRO_REDIS_PASSWORD);
     // The healthcheck logs in too (a NOAUTH reply is not healthy).
-    expect((redis.healthcheck?.test as string[]).join(" ")).toMatch(/redis-cli --user moniro ping \| grep -q PONG/);
+    expect([redis.healthcheck?.test].flat().join(" ")).toMatch(/redis-cli --user moniro ping \| grep -q PONG/);
   });
 
   it("gives every service the NATS login, and the Redis login to each service that uses Redis", async () => {

@@ -1,4 +1,4 @@
-import type { StackService } from "./stack-plan.js";
+import type { StackService } from "./stack-services.js";
 
 /**
  * Which of the parent's variables one service of `moniro up` may see. Every

@@ -2,9 +2,9 @@ import { resolve } from "node:path";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { serviceEnvironment } from "./service-env.js";
 
-/** The five services in start order: consumers before producers, the gateway (the way in) last. */
-export const STACK_SERVICES = ["tool-executor", "agent-runner", "scheduler", "signal-bridge", "gateway"] as const;
-export type StackService = (typeof STACK_SERVICES)[number];
+import { STACK_SERVICES, type StackService } from "./stack-services.js";
+
+export { STACK_SERVICES, type StackService };
 
 export interface StackOptions {
   /** The repository root holding `services/<svc>/dist/main.js`. */
