@@ -49,24 +49,19 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
   return undefined;
 }
 
-/** The command line `up` starts a local server with, its data under `dataDir`. */
-export function serverCommand(name: ServerName, binary: string, port: number, dataDir: string): string[] {
-  if (name === "nats") {
-    return [binary, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", join(dataDir, "nats")];
-  }
-  return [
-    binary,
-    "--bind",
-    "127.0.0.1",
-    "--port",
-    String(port),
-    "--dir",
-    join(dataDir, "redis"),
-    "--save",
-    "",
-    "--appendonly",
-    "yes",
-  ];
+/** The config file `up` writes for a server it starts (it holds the password: mode 0600). */
+export function serverConfigFile(name: ServerName, dataDir: string): string {
+  return join(dataDir, name, `${name}.conf`);
+}
+
+/**
+ * The command line `up` starts a local server with: everything else (loopback
+ * address, port, data directory, JetStream / AOF, the services' user) is in
+ * its config file, so no password appears on a command line.
+ */
+export function serverCommand(name: ServerName, binary: string, dataDir: string): string[] {
+  const config = serverConfigFile(name, dataDir);
+  return name === "nats" ? [binary, "-c", config] : [binary, config];
 }
 
 export interface ServerPlan {
@@ -109,7 +104,7 @@ export async function planServers(
       missing.push(name);
       continue;
     }
-    plans.push({ name, endpoint, start: serverCommand(name, binary, endpoint.port, dataDir) });
+    plans.push({ name, endpoint, start: serverCommand(name, binary, dataDir) });
   }
   if (missing.length > 0) {
     const what = missing.map((m) => `${LABELS[m]} (${urls[m]})`).join(" and ");
