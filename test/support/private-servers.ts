@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,4 +99,20 @@ export function privateNats(port: number): PrivateServer {
     ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir],
     dir,
   );
+}
+
+/**
+ * A private NATS started from a config file (`nats-server -c`): users,
+ * tokens, nkeys, permissions, TLS. `config` is the file's body without
+ * `listen`, `jetstream` (added here) and receives the server's directory, so
+ * it can point at certificates written there.
+ */
+export function privateNatsWithConfig(port: number, config: (dir: string) => string): PrivateServer & { dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "moniro-nats-conf-"));
+  const file = join(dir, "nats.conf");
+  writeFileSync(
+    file,
+    `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(join(dir, "js"))} }\n${config(dir)}\n`,
+  );
+  return { ...privateServer(`nats://127.0.0.1:${port}`, port, "nats-server", ["-c", file], dir), dir };
 }
