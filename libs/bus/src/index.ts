@@ -24,6 +24,15 @@ export {
 } from "./nats-settings.js";
 export { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";
 export { drainNats, onShutdown } from "./shutdown.js";
-export { deleteStreams, ensureStreams, type StreamKey, streamConfigs } from "./streams.js";
+export {
+  DEFAULT_STREAM_LIMITS,
+  deleteStreams,
+  type EnsureStreamsOptions,
+  ensureStreams,
+  type StreamKey,
+  type StreamLimitSettings,
+  type StreamLimits,
+  streamConfigs,
+} from "./streams.js";
 export { type SubscribeOptions, subscribeEnvelopes } from "./subscribe.js";
 export { traceCarrierOf, traceContextOf, traceHeaders } from "./trace-headers.js";

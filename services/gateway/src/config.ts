@@ -1,5 +1,6 @@
 import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
+import { streamLimitsEnv } from "./nats/stream-limits-config.js";
 
 const flag = (variable: string) =>
   z
@@ -26,6 +27,7 @@ const byteSize = z
  * the open-access switch and the body limit. Errors name the variable.
  */
 export const gatewayConfigSchema = serviceConfigSchema
+  .extend(streamLimitsEnv)
   .extend({
     /** Comma-separated bearer keys; any one of them is accepted. */
     MONIRO_API_KEYS: z

@@ -15,6 +15,7 @@ import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
 import { natsInboundPublisher } from "./nats/inbound-publisher.js";
 import { NatsLink } from "./nats/nats-link.js";
+import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 
 export interface RunningGateway {
@@ -84,7 +85,11 @@ export async function startGateway(options: {
       for (let attempt = 1; ; attempt++) {
         stopping.signal.throwIfAborted();
         try {
-          await ensureStreams(jsm, subjects);
+          await ensureStreams(jsm, subjects, undefined, {
+            limits: streamLimitsOf(config),
+            updateLimits: true,
+            logger,
+          });
           break;
         } catch (error) {
           if (stopping.signal.aborted) throw error;
