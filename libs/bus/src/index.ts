@@ -22,6 +22,16 @@ export {
   natsSettingsOf,
   redactNatsUrl,
 } from "./nats-settings.js";
+export {
+  type OutboundBacklog,
+  type OutboundCheck,
+  type OutboundRoutes,
+  outboundBacklog,
+  outboundBacklogs,
+  outboundConsumerName,
+  outboundRoutes,
+  STREAM_READ_CHANNELS,
+} from "./outbound-routes.js";
 export { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";
 export { drainNats, onShutdown } from "./shutdown.js";
 export {
