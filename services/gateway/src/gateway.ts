@@ -15,6 +15,7 @@ import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
 import { natsInboundPublisher } from "./nats/inbound-publisher.js";
 import { NatsLink } from "./nats/nats-link.js";
+import { registerOutboundMetrics } from "./nats/outbound-metrics.js";
 import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 
@@ -66,6 +67,8 @@ export async function startGateway(options: {
     tracer: options.telemetry.tracer,
     logger,
   });
+
+  registerOutboundMetrics({ registry: options.registry, link, subjects, logger });
 
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.MONIRO_HTTP_PORT, config.MONIRO_HTTP_HOST, (error?: Error) =>
