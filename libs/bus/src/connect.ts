@@ -6,7 +6,7 @@ import {
   type NatsSettings,
   natsConnectionOptions,
   natsSettingsOf,
-  redactNatsUrl,
+  redactUrlCredentials,
 } from "./nats-settings.js";
 
 /** The server refused the credentials: retrying cannot help, the configuration (or the server's users) must change. */
@@ -40,7 +40,7 @@ export async function connectNats(
   options: ConnectOptions,
 ): Promise<NatsConnection> {
   const resolved = natsSettingsOf(settings);
-  const where = redactNatsUrl(resolved.url);
+  const where = redactUrlCredentials(resolved.url);
   const connection = natsConnectionOptions(resolved);
   const logger = options.logger ?? silentBusLogger;
   const { signal } = options;

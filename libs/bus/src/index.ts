@@ -20,7 +20,7 @@ export {
   type NatsSettings,
   natsConnectionOptions,
   natsSettingsOf,
-  redactNatsUrl,
+  redactUrlCredentials,
 } from "./nats-settings.js";
 export {
   type OutboundBacklog,

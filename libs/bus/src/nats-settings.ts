@@ -68,8 +68,8 @@ export function natsSettingsOf(settings: NatsSettings | NatsConfigFields): NatsS
 
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i;
 
-/** The server list for logs: `user:***@` for a password, `***@` for a token, nothing else changed. */
-export function redactNatsUrl(url: string): string {
+/** A URL or comma-separated URL list for logs: `user:***@` for a password, `***@` for a token, nothing else changed. */
+export function redactUrlCredentials(url: string): string {
   return splitServers(url)
     .map((server) =>
       server.replace(USERINFO, (_all, scheme: string, info: string) => {
