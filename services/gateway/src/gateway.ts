@@ -111,7 +111,9 @@ export async function startGateway(options: {
     }
   })();
   connected.catch((error: unknown) => {
-    if (!stopping.signal.aborted) logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
+    if (stopping.signal.aborted) return;
+    link.fail(error);
+    logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
   });
 
   return {
