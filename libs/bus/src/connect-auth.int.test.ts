@@ -58,6 +58,7 @@ describe("connectNats against a nats-server with users, passwords and nkeys", ()
   users = [
     { user: "gateway", password: "s3cret-gw" }
     { nkey: "${userNkey}" }
+    { user: "narrow", password: "narrow-pw", permissions: { publish: { allow: ["allowed.>"] } } }
   ]
 }`,
     );
@@ -97,6 +98,30 @@ describe("connectNats against a nats-server with users, passwords and nkeys", ()
     );
     await roundTrip(nc);
     await drainNats(nc);
+  });
+
+  it("logs a permission violation, which nats.js reports apart from the publish that caused it", async () => {
+    const { logger, lines } = recordingLogger();
+    const nc = await connectNats(
+      { MONIRO_NATS_URL: server.url, MONIRO_NATS_USER: "narrow", MONIRO_NATS_PASSWORD: "narrow-pw" },
+      { name: "auth-test", logger },
+    );
+    nc.publish("allowed.x", "fine");
+    nc.publish("denied.x", "refused");
+    await nc.flush();
+    const deadline = Date.now() + 5_000;
+    while (!lines.some((line) => line.level === "error") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await drainNats(nc);
+    expect(lines.filter((line) => line.level === "error")).toEqual([
+      expect.objectContaining({
+        message: "NATS error",
+        fields: expect.objectContaining({
+          err: expect.stringMatching(/Permissions Violation for Publish to "denied.x"/i),
+        }),
+      }),
+    ]);
   });
 
   it("a wrong password fails at once with an error that says which credentials were refused", async () => {

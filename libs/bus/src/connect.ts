@@ -67,6 +67,8 @@ export async function connectNats(
         for await (const status of nc.status()) {
           if (status.type === "disconnect") logger.warn({ nats: where }, "NATS disconnected; reconnecting");
           if (status.type === "reconnect") logger.info({ nats: where }, "NATS reconnected");
+          // A permission violation arrives here, not at the publish that caused it.
+          if (status.type === "error") logger.error({ nats: where, err: errorMessage(status.error) }, "NATS error");
         }
       })();
       return nc;
