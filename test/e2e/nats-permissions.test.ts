@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -7,7 +9,7 @@ import { waitForMessage } from "../support/agent-events.js";
 import { testAgentYaml } from "../support/agents.js";
 import { gatewayClient } from "../support/gateway-client.js";
 import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
-import { NATS_USERS, type NatsUser, natsAuthorization } from "../support/nats-permissions.js";
+import { NATS_USERS, type NatsUser, natsAuthorization, passwordVariable } from "../support/nats-permissions.js";
 import { freePort } from "../support/ports.js";
 import { type PrivateServer, privateNatsWithConfig } from "../support/private-servers.js";
 import { openSse } from "../support/sse.js";
@@ -32,7 +34,11 @@ describe("the services under least-privilege NATS users", () => {
       agents: { alice: testAgentYaml("alice") },
       env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key" },
     });
-    server = privateNatsWithConfig(await freePort(), () => natsAuthorization(stack.namespace, passwords));
+    server = privateNatsWithConfig(
+      await freePort(),
+      () => natsAuthorization(stack.namespace),
+      Object.fromEntries(NATS_USERS.map((user) => [passwordVariable(user), passwords[user]])),
+    );
     await server.start();
     for (const name of SERVICES) {
       await stack.start(name, {
@@ -96,5 +102,13 @@ describe("the services under least-privilege NATS users", () => {
     } finally {
       await nc?.close();
     }
+  });
+
+  it("docs/examples/nats-authorization.conf is this configuration for the namespace moniro", () => {
+    const documented = readFileSync(
+      resolve(import.meta.dirname, "../../docs/examples/nats-authorization.conf"),
+      "utf8",
+    );
+    expect(documented).toBe(`${natsAuthorization("moniro")}\n`);
   });
 });

@@ -1,5 +1,10 @@
 import { createSubjects } from "@moniro/envelopes";
 
+/** The nats-server environment variable holding `user`'s password (`AGENT_RUNNER_PASSWORD`). */
+export function passwordVariable(user: NatsUser): string {
+  return `${user.toUpperCase().replace(/-/g, "_")}_PASSWORD`;
+}
+
 /** The services that log in to NATS, each as its own user. */
 export const NATS_USERS = ["gateway", "agent-runner", "tool-executor", "scheduler", "signal-bridge"] as const;
 export type NatsUser = (typeof NATS_USERS)[number];
@@ -11,9 +16,10 @@ export type NatsUser = (typeof NATS_USERS)[number];
  * namespace's streams and read replies on `_INBOX.>`; only the gateway may
  * change stream limits or open SSE consumers, only the agent-runner consumes
  * MONIRO_IN, and nobody but the producers of inbound envelopes (gateway,
- * scheduler, signal-bridge) may publish on `<ns>.in.>`.
+ * scheduler, signal-bridge) may publish on `<ns>.in.>`. Passwords are the
+ * server's environment variables `passwordVariable(user)` (`$GATEWAY_PASSWORD`…).
  */
-export function natsAuthorization(namespace: string, passwords: Record<NatsUser, string>): string {
+export function natsAuthorization(namespace: string): string {
   const s = createSubjects(namespace);
   const { in: IN, out: OUT, dlq: DLQ } = s.streams;
   const api = "$JS.API";
@@ -69,7 +75,7 @@ export function natsAuthorization(namespace: string, passwords: Record<NatsUser,
   const list = (subjects: string[]) => `[${subjects.map((subject) => JSON.stringify(subject)).join(", ")}]`;
   const users = NATS_USERS.map(
     (user) => `    {
-      user: ${JSON.stringify(user)}, password: ${JSON.stringify(passwords[user])}
+      user: ${JSON.stringify(user)}, password: $${passwordVariable(user)}
       permissions: {
         publish: { allow: ${list([...common, ...publish[user]])} }
         subscribe: { allow: ${list(["_INBOX.>", ...subscribe[user]])} }

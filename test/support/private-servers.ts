@@ -21,7 +21,14 @@ export interface PrivateServer {
   destroy(): Promise<void>;
 }
 
-function privateServer(url: string, port: number, command: string, args: string[], dir: string): PrivateServer {
+function privateServer(
+  url: string,
+  port: number,
+  command: string,
+  args: string[],
+  dir: string,
+  env?: Record<string, string>,
+): PrivateServer {
   let child: ChildProcess | undefined;
   let stopping = false;
   const stop = async () => {
@@ -38,7 +45,10 @@ function privateServer(url: string, port: number, command: string, args: string[
     async start() {
       stopping = false;
       const output: string[] = [];
-      const started = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+      const started = spawn(command, args, {
+        stdio: ["ignore", "pipe", "pipe"],
+        ...(env ? { env: { ...process.env, ...env } } : {}),
+      });
       started.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
       started.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
       started.once("exit", (code) => {
@@ -105,14 +115,19 @@ export function privateNats(port: number): PrivateServer {
  * A private NATS started from a config file (`nats-server -c`): users,
  * tokens, nkeys, permissions, TLS. `config` is the file's body without
  * `listen`, `jetstream` (added here) and receives the server's directory, so
- * it can point at certificates written there.
+ * it can point at certificates written there. `env` is the server's extra
+ * environment, for `$VARIABLE` references in the config.
  */
-export function privateNatsWithConfig(port: number, config: (dir: string) => string): PrivateServer & { dir: string } {
+export function privateNatsWithConfig(
+  port: number,
+  config: (dir: string) => string,
+  env?: Record<string, string>,
+): PrivateServer & { dir: string } {
   const dir = mkdtempSync(join(tmpdir(), "moniro-nats-conf-"));
   const file = join(dir, "nats.conf");
   writeFileSync(
     file,
     `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(join(dir, "js"))} }\n${config(dir)}\n`,
   );
-  return { ...privateServer(`nats://127.0.0.1:${port}`, port, "nats-server", ["-c", file], dir), dir };
+  return { ...privateServer(`nats://127.0.0.1:${port}`, port, "nats-server", ["-c", file], dir, env), dir };
 }

@@ -48,18 +48,21 @@ describe("outbound routes over real NATS", () => {
     expect(await routes.check("signal")).toEqual({ served: true });
   });
 
-  it("inbound-only channels are refused with what to do instead, even with a consumer", async () => {
+  it("inbound-only channels are refused with what to do instead, even with a consumer; others need theirs", async () => {
     const routes = outboundRoutes({ nc, subjects });
     await addBridgeConsumer("cron");
     for (const [channel, hint] of [
       ["cron", "use the cron tool"],
       ["agent", "channel_send"],
       ["ws", "channel_send"],
-      ["webhook", "inbound only"],
     ]) {
       const check = await routes.check(channel as string);
       expect(check.served ? "" : check.reason).toContain(hint);
     }
+    // A system of its own that owns a channel (docs/integration.md) makes it served with its consumer.
+    expect((await routes.check("webhook")).served).toBe(false);
+    await addBridgeConsumer("webhook");
+    expect((await outboundRoutes({ nc, subjects }).check("webhook")).served).toBe(true);
   });
 
   it("a bridge's backlog: pending and stalled while nobody pulls, drained once it pulls", async () => {

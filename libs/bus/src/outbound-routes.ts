@@ -24,7 +24,6 @@ const REASONS: Record<string, string> = {
   cron: "'cron:' is where scheduled inputs come from, not a place to send to; to be reminded, use the cron tool",
   agent:
     "'agent:' is not a delivery channel: a sub-agent's report reaches its parent when its task ends, and agents of a team talk with channel_send",
-  webhook: "'webhook:' sources are inbound only; nothing delivers a reply to a webhook",
   ws: "'ws:' is a workspace channel: post there with channel_send",
 };
 
