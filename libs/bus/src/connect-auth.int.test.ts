@@ -1,8 +1,12 @@
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nkeys } from "@nats-io/transport-node";
+
+type KeyPair = ReturnType<typeof nkeys.createUser>;
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNats, NatsAuthenticationError } from "./connect.js";
 import { NatsConfigError } from "./nats-settings.js";
@@ -296,5 +300,77 @@ authorization { users = [ { user: "runner", password: "tls-pw" } ] }`;
         { name: "tls-test" },
       ),
     ).rejects.toThrow(`MONIRO_NATS_TLS_CA_FILE: cannot read '${join(server.dir, "missing-ca.pem")}'`);
+  });
+});
+
+/** A NATS JWT (`ed25519-nkey`) with `claims`, issued by `issuer` for `subject`. */
+function natsJwt(issuer: KeyPair, subject: string, name: string, nats: Record<string, unknown>): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const claims: Record<string, unknown> = {
+    iat: Math.floor(Date.now() / 1_000),
+    iss: issuer.getPublicKey(),
+    name,
+    sub: subject,
+    nats: { version: 2, ...nats },
+  };
+  claims.jti = createHash("sha256").update(JSON.stringify(claims)).digest("base64url").slice(0, 43).toUpperCase();
+  const unsigned = `${encode({ typ: "JWT", alg: "ed25519-nkey" })}.${encode(claims)}`;
+  return `${unsigned}.${Buffer.from(issuer.sign(new TextEncoder().encode(unsigned))).toString("base64url")}`;
+}
+
+describe("connectNats with a creds file (operator mode)", () => {
+  let server: PrivateServer;
+  const operator = nkeys.createOperator();
+  const account = nkeys.createAccount();
+  // JetStream in operator mode needs a system account.
+  const system = nkeys.createAccount();
+  const user = nkeys.createUser();
+  beforeAll(async () => {
+    const { privateNatsWithConfig, freePort } = await support();
+    const accountJwt = natsJwt(operator, account.getPublicKey(), "moniro", {
+      type: "account",
+      limits: { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 },
+    });
+    const systemJwt = natsJwt(operator, system.getPublicKey(), "SYS", { type: "account" });
+    server = privateNatsWithConfig(await freePort(), () => {
+      return `operator: ${natsJwt(operator, operator.getPublicKey(), "test-operator", { type: "operator" })}
+system_account: ${system.getPublicKey()}
+resolver: MEMORY
+resolver_preload: { ${account.getPublicKey()}: ${accountJwt}, ${system.getPublicKey()}: ${systemJwt} }`;
+    });
+    const userJwt = natsJwt(account, user.getPublicKey(), "gateway", {
+      type: "user",
+      pub: {},
+      sub: {},
+      subs: -1,
+      data: -1,
+      payload: -1,
+    });
+    const seed = new TextDecoder().decode(user.getSeed());
+    writeFileSync(
+      join(server.dir, "gateway.creds"),
+      `-----BEGIN NATS USER JWT-----\n${userJwt}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${seed}\n------END USER NKEY SEED------\n`,
+    );
+    writeFileSync(
+      join(server.dir, "stranger.creds"),
+      `-----BEGIN NATS USER JWT-----\n${natsJwt(nkeys.createAccount(), user.getPublicKey(), "x", { type: "user" })}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${seed}\n------END USER NKEY SEED------\n`,
+    );
+    await server.start();
+  });
+  afterAll(() => server?.destroy());
+
+  it("logs in with MONIRO_NATS_CREDS_FILE, and a user of an unknown account is refused", async () => {
+    const nc = await connectNats(
+      { MONIRO_NATS_URL: server.url, MONIRO_NATS_CREDS_FILE: join(server.dir, "gateway.creds") },
+      { name: "creds-test" },
+    );
+    await roundTrip(nc);
+    await drainNats(nc);
+    await expect(
+      connectNats(
+        { MONIRO_NATS_URL: server.url, MONIRO_NATS_CREDS_FILE: join(server.dir, "stranger.creds") },
+        { name: "creds-test" },
+      ),
+    ).rejects.toThrow("refused the creds file in MONIRO_NATS_CREDS_FILE");
   });
 });
