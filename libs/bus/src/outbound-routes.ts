@@ -52,7 +52,14 @@ export function outboundRoutes(options: {
   let manager: Promise<JetStreamManager> | undefined;
   const jsm = () => {
     const { nc } = options;
-    manager ??= "streams" in nc ? Promise.resolve(nc) : jetstreamManager(nc);
+    if (!manager) {
+      const created = "streams" in nc ? Promise.resolve(nc) : jetstreamManager(nc);
+      manager = created;
+      // A failed start (JetStream not answering yet) is not kept: the next look-up tries again.
+      created.catch(() => {
+        if (manager === created) manager = undefined;
+      });
+    }
     return manager;
   };
 
