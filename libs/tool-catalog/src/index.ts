@@ -24,6 +24,7 @@ export { type RunToolOptions, runTool } from "./run-tool.js";
 export {
   defineTool,
   fail,
+  type OutboundCheck,
   ok,
   type PeerProcessListing,
   type ProcessPeers,

@@ -1,6 +1,7 @@
 import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
 import { isLoopback } from "./http/loopback.js";
+import { streamLimitsEnv } from "./nats/stream-limits-config.js";
 
 /** `http://localhost:3000/` → `http://localhost:3000`; undefined when not a URL with an http(s) origin. */
 function originOf(value: string): string | undefined {
@@ -37,6 +38,7 @@ const byteSize = z
  * the open-access switch (loopback only) and the body limit. Errors name the variable.
  */
 export const gatewayConfigSchema = serviceConfigSchema
+  .extend(streamLimitsEnv)
   .extend({
     /** Comma-separated bearer keys; any one of them is accepted. */
     MONIRO_API_KEYS: z

@@ -16,6 +16,8 @@ import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
 import { natsInboundPublisher } from "./nats/inbound-publisher.js";
 import { NatsLink } from "./nats/nats-link.js";
+import { registerOutboundMetrics } from "./nats/outbound-metrics.js";
+import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 
 export interface RunningGateway {
@@ -72,6 +74,8 @@ export async function startGateway(options: {
     logger,
   });
 
+  registerOutboundMetrics({ registry: options.registry, link, subjects, logger });
+
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.MONIRO_HTTP_PORT, config.MONIRO_HTTP_HOST, (error?: Error) =>
       error ? reject(error) : resolve(listening),
@@ -91,7 +95,11 @@ export async function startGateway(options: {
       for (let attempt = 1; ; attempt++) {
         stopping.signal.throwIfAborted();
         try {
-          await ensureStreams(jsm, subjects);
+          await ensureStreams(jsm, subjects, undefined, {
+            limits: streamLimitsOf(config),
+            updateLimits: true,
+            logger,
+          });
           break;
         } catch (error) {
           if (stopping.signal.aborted) throw error;
@@ -110,7 +118,9 @@ export async function startGateway(options: {
     }
   })();
   connected.catch((error: unknown) => {
-    if (!stopping.signal.aborted) logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
+    if (stopping.signal.aborted) return;
+    link.fail(error);
+    logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
   });
 
   return {

@@ -25,6 +25,8 @@ export interface TestToolContextOptions {
   inReplyTo?: string;
   limits?: ExecLimitsInput;
   processes?: ProcessRegistry;
+  /** Channels no bridge serves, with the reason `checkOutbound` gives (every other channel is served). */
+  unserved?: Record<string, string>;
   /** The scheduler's answer (value or function); throw to simulate no scheduler. */
   scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
 }
@@ -59,6 +61,10 @@ export function testToolContext(options: TestToolContextOptions = {}): TestToolC
     redisPrefix: options.redisPrefix ?? "moniro-test:",
     async publishOutbound(envelope) {
       published.push(envelope);
+    },
+    async checkOutbound(channel) {
+      const reason = options.unserved?.[channel];
+      return reason === undefined ? { served: true } : { served: false, reason };
     },
     async requestScheduler(op, request) {
       schedulerRequests.push({ op, request });
