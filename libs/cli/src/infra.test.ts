@@ -46,6 +46,13 @@ describe("planServers", () => {
     await expect(
       planServers({ ...URLS, redis: "redis://cache.internal:6379" }, "/d", probe([4222], { "redis-server": "/x" })),
     ).rejects.toThrow("Redis is not answering at redis://cache.internal:6379");
+    const credentialed = planServers(
+      { ...URLS, redis: "redis://moniro:s3cret@cache.internal:6379" },
+      "/d",
+      probe([4222], { "redis-server": "/x" }),
+    );
+    await expect(credentialed).rejects.toThrow("Redis is not answering at redis://moniro:***@cache.internal:6379");
+    await expect(credentialed).rejects.not.toThrow("s3cret");
   });
 
   it("keeps the custom ports of the URLs for the servers it starts", async () => {

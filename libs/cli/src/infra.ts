@@ -1,5 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { redactUrlCredentials } from "@moniro/bus";
 import { type Endpoint, endpointOf, isLocalHost } from "./tcp-probe.js";
 
 export type ServerName = "nats" | "redis";
@@ -96,7 +97,7 @@ export async function planServers(
     }
     if (!isLocalHost(endpoint.host)) {
       throw new InfraError(
-        `${LABELS[name]} is not answering at ${urls[name]}; start it, or point MONIRO_${name.toUpperCase()}_URL at one that runs.`,
+        `${LABELS[name]} is not answering at ${redactUrlCredentials(urls[name])}; start it, or point MONIRO_${name.toUpperCase()}_URL at one that runs.`,
       );
     }
     const binary = probe.findExecutable(SERVER_BINARIES[name]);
