@@ -23,6 +23,7 @@ export {
   redactUrlCredentials,
 } from "./nats-settings.js";
 export {
+  isInboundOnlyChannel,
   type OutboundBacklog,
   type OutboundCheck,
   type OutboundRoutes,

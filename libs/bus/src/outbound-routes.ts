@@ -27,6 +27,11 @@ const REASONS: Record<string, string> = {
   ws: "'ws:' is a workspace channel: post there with channel_send",
 };
 
+/** Whether `channel` only ever addresses inputs (`cron`, `agent`, `ws`): outbound to it reaches nobody. */
+export function isInboundOnlyChannel(channel: string): boolean {
+  return Object.hasOwn(REASONS, channel);
+}
+
 export type OutboundCheck = { served: true } | { served: false; reason: string };
 
 export interface OutboundRoutes {
