@@ -28,8 +28,8 @@ export interface ConsumeOptions<S extends z.ZodType> {
   logger?: BusLogger | undefined;
   /** What the envelope is called in DLQ reasons and logs ("inbound envelope"). */
   what?: string | undefined;
-  /** Redelivery delay after a handler failure (default 1 s). */
-  retryDelayMs?: number | undefined;
+  /** Redelivery delay after a handler failure (default 1 s), or a function of the deliveries so far (backoff). */
+  retryDelayMs?: number | ((deliveries: number) => number) | undefined;
   /** How long a message may stay unacknowledged before redelivery (default 30 s). */
   ackWaitMs?: number | undefined;
   /** Called after each DLQ record is published (a metrics counter). */
@@ -113,7 +113,8 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
           { subject: msg.subject, err: errorMessage(error), deliveries: msg.info.deliveryCount },
           `${what} handling failed; it will be redelivered`,
         );
-        msg.nak(options.retryDelayMs ?? 1_000);
+        const delay = options.retryDelayMs ?? 1_000;
+        msg.nak(typeof delay === "function" ? delay(msg.info.deliveryCount) : delay);
       }
     }
   })();

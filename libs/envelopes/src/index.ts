@@ -7,6 +7,7 @@ export * from "./event.js";
 export * from "./inbound.js";
 export * from "./names.js";
 export * from "./outbound.js";
+export * from "./pairing.js";
 export * from "./scheduler.js";
 export * from "./subjects.js";
 export * from "./thread-entry.js";

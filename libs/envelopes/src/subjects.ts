@@ -67,6 +67,8 @@ export function createSubjects(namespace = "moniro") {
     runnerInputAll: `${ns}.runner.input.*`,
     sched: (op: "upsert" | "delete" | "list") => `${ns}.sched.${op}`,
     schedAll: `${ns}.sched.*`,
+    /** Pairing of unknown Signal senders: request/reply answered by the signal-bridge (pairingRequestSchema). */
+    signalPairing: `${ns}.signal.pairing`,
     dlq: (origin: string) => `${ns}.dlq.${token(origin, "origin")}`,
     dlqAll: `${ns}.dlq.>`,
   };

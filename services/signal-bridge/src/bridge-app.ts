@@ -1,10 +1,19 @@
-import { connectNats, outboundBacklog, redactUrlCredentials } from "@moniro/bus";
-import { createSubjects } from "@moniro/envelopes";
+import type { EnvelopeConsumer } from "@moniro/bus";
+import { connectNats, ensureStreams, outboundBacklog } from "@moniro/bus";
+import { createSubjects, decode, eventEnvelopeSchema } from "@moniro/envelopes";
 import type { ReadinessCheck as Check } from "@moniro/telemetry";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstream } from "@nats-io/jetstream";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { type EventStream, followEvents } from "./event-stream.js";
 import type { Logger } from "./logger.js";
-import { checkSignalCli } from "./signal-cli-check.js";
+import { consumeOutbound, type OutboundCounters } from "./outbound.js";
+import { answerPairing } from "./pairing-responder.js";
+import { kvPairingStore } from "./pairing-store.js";
+import { createRelay, type RelayCounters } from "./relay.js";
+import type { Routing } from "./routing.js";
 import type { SignalBridgeConfig } from "./signal-config.js";
+import { signalRpc } from "./signal-rpc.js";
+import { TypingIndicators } from "./typing.js";
 
 export interface BridgeApp {
   checks: Record<string, Check>;
@@ -12,20 +21,26 @@ export interface BridgeApp {
   stop(): Promise<void>;
 }
 
+interface Relaying {
+  events: EventStream;
+  inbound: RelayCounters;
+  outbound: OutboundCounters;
+  stop(): Promise<void>;
+}
+
 /**
  * The signal-bridge process: connected to NATS and, when MONIRO_SIGNAL_URL is
- * set, watching that the signal-cli daemon answers. Relaying Signal messages
- * (inbound DMs/groups, outbound `signal:*`, typing, allowlist) is not built
- * yet: the bridge consumes nothing and makes no `outbound-signal` consumer,
- * so the `message` tool refuses `signal:` targets. Should such a consumer
- * exist (made by hand, or by a bridge version that relays) with messages
- * waiting and nobody pulling, the `outbound` check fails and
- * `moniro_outbound_pending{channel="signal"}` shows how many wait.
+ * set, relaying Signal through that signal-cli daemon (docs/signal.md):
+ * its SSE events become inbound envelopes, `<ns>.out.signal` is sent with
+ * `send`, typing follows the agents' cycles, and pairing requests are
+ * answered on `<ns>.signal.pairing`. Without MONIRO_SIGNAL_URL it relays
+ * nothing and creates no `outbound-signal` consumer, so the `message` tool
+ * refuses `signal:` targets.
  */
 export async function startBridge(
   config: SignalBridgeConfig,
   logger: Logger,
-  options: { signal?: AbortSignal; fetch?: typeof fetch } = {},
+  options: { signal?: AbortSignal; fetch?: typeof fetch; routing?: Routing | undefined } = {},
 ): Promise<BridgeApp> {
   const nc: NatsConnection = await connectNats(config, {
     name: "signal-bridge",
@@ -40,17 +55,15 @@ export async function startBridge(
     }
   })();
 
+  const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const signalUrl = config.MONIRO_SIGNAL_URL;
-  if (signalUrl) {
-    logger.info(
-      { signal: redactUrlCredentials(signalUrl) },
-      "Signal is configured; relaying messages is not implemented yet, so the bridge only checks signal-cli",
-    );
+  let relaying: Relaying | undefined;
+  if (signalUrl && options.routing) {
+    relaying = await startRelaying(nc, config, signalUrl, options.routing, logger, options.fetch);
   } else {
     logger.info({}, "Signal is disabled: MONIRO_SIGNAL_URL is not set");
   }
 
-  const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const backlog = () => outboundBacklog(nc, subjects, "signal");
   const checks: Record<string, Check> = {
     nats: () => (natsUp && !nc.isClosed() ? true : "NATS disconnected"),
@@ -60,13 +73,13 @@ export async function startBridge(
       return `${waiting.pending} outbound signal message(s) wait on ${subjects.streams.out} and no bridge pulls them`;
     },
   };
-  if (signalUrl) {
-    checks.signal = async () => {
-      const result = await checkSignalCli(signalUrl, options.fetch);
-      return result.ok ? true : result.reason;
+  if (relaying) {
+    const events = relaying.events;
+    checks.signal = () => {
+      const status = events.status();
+      return status.connected ? true : `signal-cli event stream not connected: ${status.lastError ?? "connecting"}`;
     };
   }
-  const enabled = signalUrl ? 1 : 0;
   return {
     checks,
     async metrics() {
@@ -74,15 +87,127 @@ export async function startBridge(
       return [
         "# HELP moniro_signal_bridge_enabled 1 when MONIRO_SIGNAL_URL is set.",
         "# TYPE moniro_signal_bridge_enabled gauge",
-        `moniro_signal_bridge_enabled ${enabled}`,
+        `moniro_signal_bridge_enabled ${relaying ? 1 : 0}`,
         "# HELP moniro_outbound_pending Outbound signal messages waiting on MONIRO_OUT for this bridge (0 without its consumer).",
         "# TYPE moniro_outbound_pending gauge",
         `moniro_outbound_pending{channel="signal"} ${waiting?.pending ?? 0}`,
+        ...(relaying ? relayMetrics(relaying) : []),
         "",
       ].join("\n");
     },
     async stop() {
+      await relaying?.stop();
       await nc.drain().catch(() => {});
+    },
+  };
+}
+
+function relayMetrics(relaying: Relaying): string[] {
+  const status = relaying.events.status();
+  const age = status.lastActivityAt === undefined ? -1 : (Date.now() - status.lastActivityAt) / 1000;
+  const { inbound, outbound } = relaying;
+  return [
+    "# HELP moniro_signal_events_connected 1 while the signal-cli event stream is open.",
+    "# TYPE moniro_signal_events_connected gauge",
+    `moniro_signal_events_connected ${status.connected ? 1 : 0}`,
+    "# HELP moniro_signal_events_reconnects_total Event stream connections opened after the first.",
+    "# TYPE moniro_signal_events_reconnects_total counter",
+    `moniro_signal_events_reconnects_total ${status.reconnects}`,
+    "# HELP moniro_signal_events_stalls_total Event stream connections replaced because they went silent.",
+    "# TYPE moniro_signal_events_stalls_total counter",
+    `moniro_signal_events_stalls_total ${status.stalls}`,
+    "# HELP moniro_signal_events_last_activity_age_seconds Seconds since the last event or keep-alive (-1: none yet).",
+    "# TYPE moniro_signal_events_last_activity_age_seconds gauge",
+    `moniro_signal_events_last_activity_age_seconds ${age.toFixed(3)}`,
+    "# HELP moniro_signal_inbound_total Signal messages by what the bridge did with them.",
+    "# TYPE moniro_signal_inbound_total counter",
+    `moniro_signal_inbound_total{result="relayed"} ${inbound.relayed}`,
+    `moniro_signal_inbound_total{result="held"} ${inbound.held}`,
+    `moniro_signal_inbound_total{result="ignored"} ${inbound.ignored}`,
+    `moniro_signal_inbound_total{result="duplicate"} ${inbound.duplicates}`,
+    "# HELP moniro_signal_outbound_total Outbound Signal deliveries by outcome.",
+    "# TYPE moniro_signal_outbound_total counter",
+    `moniro_signal_outbound_total{result="sent"} ${outbound.sent}`,
+    `moniro_signal_outbound_total{result="retried"} ${outbound.retried}`,
+    `moniro_signal_outbound_total{result="dlq"} ${outbound.deadLettered}`,
+  ];
+}
+
+async function startRelaying(
+  nc: NatsConnection,
+  config: SignalBridgeConfig,
+  signalUrl: string,
+  routing: Routing,
+  logger: Logger,
+  fetchImpl: typeof fetch | undefined,
+): Promise<Relaying> {
+  const subjects = createSubjects(config.MONIRO_NAMESPACE);
+  await ensureStreams(nc, subjects);
+  const js = jetstream(nc);
+  const rpc = signalRpc({
+    baseUrl: signalUrl,
+    account: config.MONIRO_SIGNAL_ACCOUNT,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  const store = await kvPairingStore(nc, config.MONIRO_NAMESPACE);
+  const typing = new TypingIndicators({ rpc, logger, readReceipts: routing.readReceipts });
+  const stopping = new AbortController();
+
+  const agentEvents: Subscription[] = [];
+  for (const type of ["input-injected", "cycle-ended"] as const) {
+    agentEvents.push(
+      nc.subscribe(`${subjects.namespace}.evt.*.${type}`, {
+        callback: (error, msg) => {
+          if (error) return;
+          const decoded = decode(eventEnvelopeSchema, msg.data, "event");
+          if (!decoded.ok) return;
+          const event = decoded.value;
+          if (event.type === "cycle-ended") typing.cycleEnded(event.agent);
+          else if (typeof event.data.envelopeId === "string") typing.injected(event.agent, event.data.envelopeId);
+        },
+      }),
+    );
+  }
+  const pairing = answerPairing({ nc, subjects, store, rpc, logger });
+  const outbound = consumeOutbound({
+    js,
+    subjects,
+    rpc,
+    logger,
+    attempts: config.MONIRO_SIGNAL_SEND_ATTEMPTS,
+    retryBaseMs: config.MONIRO_SIGNAL_RETRY_BASE_MS,
+  });
+  const consumer: EnvelopeConsumer = await outbound.started;
+  const relay = createRelay({ js, subjects, routing, pairing: store, rpc, typing, logger, signal: stopping.signal });
+  const eventsUrl = new URL("/api/v1/events", signalUrl);
+  if (config.MONIRO_SIGNAL_ACCOUNT) eventsUrl.searchParams.set("account", config.MONIRO_SIGNAL_ACCOUNT);
+  const events = followEvents({
+    url: eventsUrl.toString(),
+    onEvent: (data) => relay.onEvent(data),
+    stallMs: config.MONIRO_SIGNAL_STALL_MS,
+    logger,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  logger.info(
+    {
+      defaultAgent: routing.defaultAgent,
+      groups: routing.groups.size,
+      allowed: routing.allow.size,
+      pairing: routing.pairing,
+    },
+    "relaying Signal",
+  );
+  return {
+    events,
+    inbound: relay.counters,
+    outbound: outbound.counters,
+    async stop() {
+      stopping.abort(new Error("bridge stopping"));
+      await events.stop();
+      await consumer.stop();
+      pairing.unsubscribe();
+      for (const sub of agentEvents) sub.unsubscribe();
+      typing.stop();
     },
   };
 }

@@ -2,12 +2,15 @@ import { onShutdown } from "@moniro/bus";
 import { ConfigError } from "@moniro/config/service";
 import { createLogger, createMetricsRegistry, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import { type BridgeApp, startBridge } from "./bridge-app.js";
+import { loadRouting, type Routing } from "./routing.js";
 import { loadSignalBridgeConfig, type SignalBridgeConfig } from "./signal-config.js";
 
 // Wiring only: config, telemetry, logger, ops endpoints, the bridge, graceful shutdown.
 let config: SignalBridgeConfig;
+let routing: Routing | undefined;
 try {
   config = loadSignalBridgeConfig();
+  routing = config.MONIRO_SIGNAL_URL ? loadRouting(config) : undefined;
 } catch (error) {
   process.stderr.write(`signal-bridge: ${error instanceof ConfigError ? error.message : String(error)}\n`);
   process.exit(2);
@@ -42,7 +45,7 @@ onShutdown(
 );
 
 try {
-  app = await startBridge(config, logger, { signal: starting.signal });
+  app = await startBridge(config, logger, { signal: starting.signal, routing });
 } catch (error) {
   if (!starting.signal.aborted) {
     logger.error({ err: (error as Error).message }, "signal-bridge failed to start");
