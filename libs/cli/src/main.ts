@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { demoCommand } from "./commands/demo.js";
+import { registerPairing } from "./commands/pairing.js";
 import { eventsCommand, sendCommand } from "./commands/send-events.js";
 import { upCommand } from "./commands/up.js";
 
@@ -60,5 +61,7 @@ program
   .action(async (agent: string, flags) => {
     process.exitCode = await eventsCommand(agent, flags);
   });
+
+registerPairing(program);
 
 await program.parseAsync(process.argv);

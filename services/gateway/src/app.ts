@@ -20,6 +20,7 @@ import { eventsRouter } from "./routes/events.js";
 import { healthRouter } from "./routes/health.js";
 import { inspectRouter } from "./routes/inspect.js";
 import { messagesRouter } from "./routes/messages.js";
+import { type PairingClient, pairingRouter } from "./routes/pairing.js";
 
 export interface GatewayAppOptions {
   /**
@@ -43,6 +44,8 @@ export interface GatewayAppOptions {
   tracer?: Telemetry["tracer"];
   logger: GatewayLogger;
   now?: () => number;
+  /** Signal pairing (`/v1/pairing`), answered by the signal-bridge; the routes 404 without. */
+  pairing?: PairingClient;
 }
 
 /** Counts every answered request under its route pattern (`/v1/agents/:agent/messages`), never the raw path. */
@@ -93,6 +96,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
   app.use(eventsRouter({ agents: options.agents, streams: options.streams, heartbeatMs: options.heartbeatMs }));
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));
+  if (options.pairing) app.use(pairingRouter({ pairing: options.pairing }));
   app.use((request, _response, next) => {
     next(
       new HttpError(

@@ -17,6 +17,7 @@ import { natsControlClient } from "./nats/control-client.js";
 import { natsInboundPublisher } from "./nats/inbound-publisher.js";
 import { NatsLink } from "./nats/nats-link.js";
 import { registerOutboundMetrics } from "./nats/outbound-metrics.js";
+import { natsPairingClient } from "./nats/pairing-client.js";
 import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 
@@ -58,6 +59,7 @@ export async function startGateway(options: {
     agents,
     publisher: natsInboundPublisher(link, subjects),
     control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
+    pairing: natsPairingClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     streams: natsAgentStreamSource({ link, subjects, logger }),
     inspector: new RedisInspector(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     readiness: {

@@ -19,6 +19,7 @@ export type ErrorCode =
   | "method_not_allowed"
   | "nats_unavailable"
   | "runner_unavailable"
+  | "signal_bridge_unavailable"
   | "redis_unavailable"
   | "internal";
 
