@@ -256,7 +256,12 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
     },
     /** Closes every event connection (the client sees the stream end). */
     dropConnections(): void {
-      for (const subscriber of subscribers) subscriber.response.destroy();
+      // Gone at once: a message pushed right after waits for the next connection.
+      for (const subscriber of [...subscribers]) {
+        clearInterval(subscriber.keepalive);
+        subscribers.delete(subscriber);
+        subscriber.response.destroy();
+      }
     },
     /** Keeps every open event connection open but silent: no event, no keep-alive. New connections are healthy. */
     stallConnections(): void {
