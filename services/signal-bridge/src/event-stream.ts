@@ -74,6 +74,8 @@ export function followEvents(options: EventStreamOptions): EventStream {
       const response = await doFetch(options.url, {
         headers: { accept: "text/event-stream" },
         signal: connection.signal,
+      }).catch((error: Error & { cause?: Error }) => {
+        throw new Error(`signal-cli not reachable at ${options.url}: ${error.cause?.message ?? error.message}`);
       });
       if (response.status !== 200 || !response.body) {
         await response.body?.cancel().catch(() => undefined);

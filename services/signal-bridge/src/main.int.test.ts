@@ -89,15 +89,43 @@ describe("signal-bridge as a process", () => {
 
   it("reports an unreachable signal-cli on /readyz while staying alive", async () => {
     const deadPort = await freePort();
-    const started = await startBridge({ MONIRO_SIGNAL_URL: `http://127.0.0.1:${deadPort}` });
+    const subjects = createSubjects(`t${randomBytes(5).toString("hex")}`);
+    const started = await startBridge({
+      MONIRO_NAMESPACE: subjects.namespace,
+      MONIRO_SIGNAL_URL: `http://127.0.0.1:${deadPort}`,
+      MONIRO_SIGNAL_DEFAULT_AGENT: "alice",
+    });
     running.push(started);
     const base = `http://127.0.0.1:${started.port}`;
     await waitFor(`${base}/healthz`, started);
-    const ready = await fetch(`${base}/readyz`);
-    expect(ready.status).toBe(503);
-    expect(await ready.text()).toContain("signal-cli");
-    started.child.kill("SIGTERM");
-    expect((await started.exited).code).toBe(0);
+    try {
+      let body = "";
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+        const ready = await fetch(`${base}/readyz`);
+        expect(ready.status).toBe(503);
+        body = await ready.text();
+        if (body.includes("signal-cli event stream not connected")) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(body).toContain(
+        `signal-cli event stream not connected: signal-cli not reachable at http://127.0.0.1:${deadPort}/api/v1/events: connect ECONNREFUSED`,
+      );
+      started.child.kill("SIGTERM");
+      expect((await started.exited).code).toBe(0);
+    } finally {
+      const nc = await connect({ servers: NATS_URL });
+      const jsm = await jetstreamManager(nc);
+      await deleteStreams(jsm, subjects);
+      await jsm.streams.delete(`KV_${subjects.namespace}_signal_pairing`).catch(() => undefined);
+      await nc.close();
+    }
+  });
+
+  it("refuses to start without a default agent, naming the variable", async () => {
+    const started = await startBridge({ MONIRO_SIGNAL_URL: "http://127.0.0.1:1" });
+    running.push(started);
+    expect((await started.exited).code).toBe(2);
+    expect(started.output.join("")).toContain("MONIRO_SIGNAL_DEFAULT_AGENT: required while MONIRO_SIGNAL_URL is set");
   });
 
   it("fails /readyz with the backlog when signal outbound waits on its consumer and nothing pulls it", async () => {

@@ -20,18 +20,26 @@ export const routingFileSchema = z
     /** Senders let through without pairing. */
     allow: z.array(senderSchema).default([]),
     /** Direct messages from these senders go to the given agent (they are allowed too). */
-    numbers: z.record(senderSchema, nameSchema).default({}),
+    numbers: z.record(z.string(), nameSchema).default({}),
     /** Groups the bridge answers in: which agent, and whether it must be @mentioned. */
     groups: z
-      .record(
-        groupIdSchema,
-        z.strictObject({ agent: nameSchema.optional(), require_mention: z.boolean().default(true) }),
-      )
+      .record(z.string(), z.strictObject({ agent: nameSchema.optional(), require_mention: z.boolean().default(true) }))
       .default({}),
     read_receipts: z.boolean().optional(),
     pairing: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((file, ctx) => {
+    // Keys are checked here so the error names the key (a record's own key check only says "Invalid key").
+    for (const number of Object.keys(file.numbers)) {
+      const problem = senderSchema.safeParse(number).error?.issues[0]?.message;
+      if (problem) ctx.addIssue({ code: "custom", path: ["numbers", number], message: `the key ${problem}` });
+    }
+    for (const group of Object.keys(file.groups)) {
+      const problem = groupIdSchema.safeParse(group).error?.issues[0]?.message;
+      if (problem) ctx.addIssue({ code: "custom", path: ["groups", group], message: `the key ${problem}` });
+    }
+  });
 export type RoutingFile = z.output<typeof routingFileSchema>;
 
 export interface GroupRoute {

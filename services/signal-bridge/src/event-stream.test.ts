@@ -1,0 +1,71 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EventStream, followEvents } from "./event-stream.js";
+import { silentLogger } from "./logger.js";
+import { type FakeSignalCli, startFakeSignalCli } from "./test/fake-signal-cli.js";
+
+async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("following signal-cli's event stream", () => {
+  let fake: FakeSignalCli;
+  let stream: EventStream | undefined;
+  afterEach(async () => {
+    await stream?.stop();
+    await fake?.close();
+  });
+
+  function follow(stallMs: number, seen: string[], account = fake.account) {
+    stream = followEvents({
+      url: `${fake.url}/api/v1/events?account=${encodeURIComponent(account)}`,
+      onEvent: async (data) => {
+        seen.push(
+          (JSON.parse(data) as { envelope: { dataMessage: { message: string } } }).envelope.dataMessage.message,
+        );
+      },
+      stallMs,
+      logger: silentLogger,
+      minBackoffMs: 20,
+    });
+    return stream;
+  }
+
+  it("keeps a quiet connection that sends keep-alives, and delivers events in order", async () => {
+    fake = await startFakeSignalCli({ keepaliveMs: 50 });
+    const seen: string[] = [];
+    const events = follow(300, seen);
+    await fake.waitForConnections(1);
+    await new Promise((r) => setTimeout(r, 700));
+    for (const text of ["one", "two", "three"]) fake.push({ from: "+15550002", text });
+    await until(() => seen.length === 3, "three events");
+    expect(seen).toEqual(["one", "two", "three"]);
+    expect(events.status()).toMatchObject({ connected: true, reconnects: 0, stalls: 0 });
+    expect(fake.connections).toBe(1);
+  });
+
+  it("reconnects after a drop and replaces a stalled connection, losing nothing", async () => {
+    fake = await startFakeSignalCli({ keepaliveMs: 50 });
+    const seen: string[] = [];
+    const events = follow(300, seen);
+    await fake.waitForConnections(1);
+    fake.dropConnections();
+    fake.push({ from: "+15550002", text: "during the drop" });
+    await until(() => seen.includes("during the drop"), "the event sent during the drop");
+    fake.stallConnections();
+    fake.push({ from: "+15550002", text: "during the stall" });
+    await until(() => seen.includes("during the stall"), "the event sent during the stall");
+    expect(events.status()).toMatchObject({ connected: true, reconnects: 2, stalls: 1 });
+  });
+
+  it("backs off while signal-cli refuses (unknown account: 400) and reports why", async () => {
+    fake = await startFakeSignalCli({ account: "+15550009" });
+    const seen: string[] = [];
+    const events = follow(1_000, seen, "+15550001");
+    await until(() => events.status().lastError !== undefined, "an error reported");
+    expect(events.status()).toMatchObject({ connected: false, lastError: expect.stringContaining("answered 400") });
+  });
+});
