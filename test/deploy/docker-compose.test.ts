@@ -131,7 +131,7 @@ describe("docker-compose.yml", () => {
 
   it("runs the five services plus NATS with JetStream, Redis with AOF and Jaeger", () => {
     const { services } = compose();
-    expect(Object.keys(services).sort()).toEqual([...SERVICES, "jaeger", "nats", "redis"].sort());
+    expect(Object.keys(services).sort()).toEqual([...SERVICES, "jaeger", "nats", "redis", "signal-cli"].sort());
     const nats = services.nats as ComposeService;
     // JetStream from the config file; its store on a volume, so streams survive a restart.
     const natsConfig = natsConfigOf(nats);
