@@ -19,6 +19,24 @@ export type NatsUser = (typeof NATS_USERS)[number];
  * scheduler, signal-bridge) may publish on `<ns>.in.>`. Passwords are the
  * server's environment variables `passwordVariable(user)` (`$GATEWAY_PASSWORD`…).
  */
+/** What a client of one KV bucket publishes: create and read its stream, put, get, list keys. */
+function kvBucket(bucket: string): string[] {
+  const api = "$JS.API";
+  const stream = `KV_${bucket}`;
+  return [
+    `${api}.STREAM.INFO.${stream}`,
+    `${api}.STREAM.CREATE.${stream}`,
+    `${api}.STREAM.MSG.GET.${stream}`,
+    `${api}.DIRECT.GET.${stream}.>`,
+    `${api}.CONSUMER.CREATE.${stream}`,
+    `${api}.CONSUMER.CREATE.${stream}.>`,
+    `${api}.CONSUMER.INFO.${stream}.*`,
+    `${api}.CONSUMER.DELETE.${stream}.>`,
+    `$KV.${bucket}.>`,
+    `$JS.FC.${stream}.>`,
+  ];
+}
+
 export function natsAuthorization(namespace: string): string {
   const s = createSubjects(namespace);
   const { in: IN, out: OUT, dlq: DLQ } = s.streams;
@@ -30,6 +48,7 @@ export function natsAuthorization(namespace: string): string {
     gateway: [
       `${ns}.in.*`,
       `${ns}.ctl.*`,
+      `${ns}.signal.pairing`,
       `${api}.STREAM.UPDATE.${OUT}`,
       `${api}.STREAM.UPDATE.${DLQ}`,
       // SSE: one ephemeral consumer per connection, deleted on close; /metrics lists the bridges' consumers.
@@ -63,14 +82,27 @@ export function natsAuthorization(namespace: string): string {
       "_INBOX.>",
     ],
     scheduler: [`${ns}.in.*`, `${ns}.dlq.sched`, "_INBOX.>"],
-    "signal-bridge": [`${ns}.in.*`, `${api}.CONSUMER.INFO.${OUT}.outbound-signal`],
+    "signal-bridge": [
+      `${ns}.in.*`,
+      `${ns}.dlq.signal`,
+      // Replies to pairing requests.
+      "_INBOX.>",
+      `${api}.CONSUMER.INFO.${OUT}.outbound-signal`,
+      `${api}.CONSUMER.CREATE.${OUT}.outbound-signal`,
+      `${api}.CONSUMER.CREATE.${OUT}.outbound-signal.>`,
+      `${api}.CONSUMER.DURABLE.CREATE.${OUT}.outbound-signal`,
+      `${api}.CONSUMER.MSG.NEXT.${OUT}.outbound-signal`,
+      `$JS.ACK.${OUT}.outbound-signal.>`,
+      // Pairing state: its KV bucket (docs/signal.md).
+      ...kvBucket(`${ns}_signal_pairing`),
+    ],
   };
   const subscribe: Record<NatsUser, string[]> = {
     gateway: [`${ns}.evt.*.*`],
     "agent-runner": [`${ns}.ctl.*`, `${ns}.runner.input.*`],
     "tool-executor": [`${ns}.tool.>`],
     scheduler: [`${ns}.sched.*`],
-    "signal-bridge": [],
+    "signal-bridge": [`${ns}.signal.pairing`, `${ns}.evt.*.input-injected`, `${ns}.evt.*.cycle-ended`],
   };
   const list = (subjects: string[]) => `[${subjects.map((subject) => JSON.stringify(subject)).join(", ")}]`;
   const users = NATS_USERS.map(
