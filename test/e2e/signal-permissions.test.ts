@@ -65,7 +65,7 @@ describe("Signal under least-privilege NATS users", () => {
 
     fake.push({ from: "+15550003", text: "who are you" });
     const codeSent = await fake.waitForCall(
-      (call) => call.method === "send" && (call.params.recipient as string[])[0] === "+15550003",
+      (call) => call.method === "send" && (call.params.recipient as string[] | undefined)?.[0] === "+15550003",
       "a pairing code",
     );
     const code = /code is ([0-9A-Z]{8})/.exec(String(codeSent.params.message))?.[1];

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { newId } from "@moniro/envelopes";
 import { type FakeSignalCli, startFakeSignalCli } from "@moniro/signal-bridge/test";
@@ -21,6 +22,7 @@ const ALICE = "+15550002";
 const STRANGER = "+15550003";
 const INTRUDER = "+15550004";
 const STALL_MS = 1_500;
+const GROUP = "aGVsbG8gd29ybGQgZ3JvdXAgaWQgMzIgYnl0ZXM+/w==";
 
 describe("Signal end to end (fake signal-cli, fake model)", () => {
   let model: Model;
@@ -34,12 +36,18 @@ describe("Signal end to end (fake signal-cli, fake model)", () => {
     fake = await startFakeSignalCli({ keepaliveMs: 200 });
     ({ model, stack } = await startModelStack({
       services: ["gateway", "agent-runner", "tool-executor"],
-      agents: { sig: testAgentYaml("sig") },
+      agents: { sig: testAgentYaml("sig"), grp: testAgentYaml("grp") },
     }));
+    const configFile = join(stack.dir, "signal.yaml");
+    writeFileSync(
+      configFile,
+      `read_receipts: true\ngroups:\n  "${GROUP}":\n    agent: grp\n    require_mention: true\n`,
+    );
     bridge = await stack.start("signal-bridge", {
       MONIRO_SIGNAL_URL: fake.url,
       MONIRO_SIGNAL_ACCOUNT: fake.account,
       MONIRO_SIGNAL_DEFAULT_AGENT: "sig",
+      MONIRO_SIGNAL_CONFIG_FILE: configFile,
       MONIRO_SIGNAL_ALLOW: ALICE,
       MONIRO_SIGNAL_STALL_MS: String(STALL_MS),
       MONIRO_SIGNAL_SEND_ATTEMPTS: "3",
@@ -84,6 +92,9 @@ describe("Signal end to end (fake signal-cli, fake model)", () => {
       "typing stopped",
     );
     expect(fake.calls.indexOf(typingOff)).toBeGreaterThan(fake.calls.indexOf(send));
+    // read_receipts: true in the config file: the message is marked read when the agent takes it.
+    const receipt = fake.callsOf("sendReceipt").find((call) => call.params.targetTimestamp === timestamp);
+    expect(receipt?.params).toEqual({ recipient: ALICE, targetTimestamp: timestamp, type: "read" });
 
     // The same Signal message seen again (signal-cli redelivers after a reconnect) does not reach the agent twice.
     fake.push({ from: ALICE, text: "ping", timestamp });
@@ -94,6 +105,22 @@ describe("Signal end to end (fake signal-cli, fake model)", () => {
     const window = userTexts(last?.body ?? { model: "", messages: [] }).join("\n");
     expect(window).toContain("after the duplicate");
     expect(window.split(`[signal:${ALICE}] ping`).length - 1).toBe(1);
+  });
+
+  it("a configured group goes to its agent only when the account is @mentioned; the reply goes to the group", async () => {
+    const seenByGrp = () => model.requests("grp").flatMap((request) => userTexts(request.body));
+    fake.push({ from: ALICE, text: "chatter without a mention", groupId: GROUP });
+    fake.push({ from: "+15550009", text: "a stranger in another group", groupId: "b3RoZXIgZ3JvdXA=" });
+    model.script("grp", toolUseReply({ name: "message", input: { text: "answering the group" } }));
+    fake.push({ from: ALICE, text: "@bot what is up", groupId: GROUP, mentions: [fake.account] });
+    const send = await fake.waitForCall((call) => call.params.message === "answering the group", "the group reply");
+    expect(send.params.groupId).toBe(GROUP);
+    expect(send.params.recipient).toBeUndefined();
+    const texts = seenByGrp().join("\n");
+    expect(texts).toContain(`[signal:group:${GROUP}] ${ALICE}: @bot what is up`);
+    expect(texts).not.toContain("chatter without a mention");
+    expect(seenByAgent().join("\n")).not.toContain("a stranger in another group");
+    expect(fake.calls.some((call) => call.method === "sendTyping" && call.params.groupId === GROUP)).toBe(true);
   });
 
   it("an unknown sender gets a code, reaches no agent until approved (moniro pairing), then does", async () => {
@@ -125,7 +152,9 @@ describe("Signal end to end (fake signal-cli, fake model)", () => {
     fake.push({ from: ALICE, text: "alice while the stranger waits" });
     await fake.waitForCall((call) => call.params.message === "alice marker", "the alice marker reply");
     expect(seenByAgent().join("\n")).not.toContain(STRANGER);
-    expect(fake.callsOf("send").filter((call) => (call.params.recipient as string[])[0] === STRANGER)).toHaveLength(1);
+    expect(
+      fake.callsOf("send").filter((call) => (call.params.recipient as string[] | undefined)?.[0] === STRANGER),
+    ).toHaveLength(1);
 
     const approved = await promisify(execFile)(process.execPath, [
       CLI,
