@@ -37,6 +37,7 @@ export function signalRpc(options: {
   baseUrl: string;
   account?: string | undefined;
   fetch?: typeof fetch;
+  /** How long one call may take (default 20 s: less than the outbound consumer's 30 s ack wait). */
   timeoutMs?: number;
 }): SignalRpc {
   const doFetch = options.fetch ?? fetch;
@@ -57,7 +58,7 @@ export function signalRpc(options: {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify(body),
-          signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+          signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
         });
       } catch (error) {
         throw new SignalRpcError(`signal-cli not reachable at ${url}: ${(error as Error).message}`, true);
