@@ -1,6 +1,7 @@
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
 import type { Redis } from "ioredis";
 import type { z } from "zod";
+import type { ExecSandbox } from "./exec/sandbox.js";
 import type { ExecLimits } from "./limits.js";
 import type { ProcessRegistry } from "./process/process-registry.js";
 
@@ -49,6 +50,10 @@ export interface ToolContext {
    */
   processPeers?: ProcessPeers;
   limits: ExecLimits;
+  /** How exec / process commands run here (probed at executor start). */
+  sandbox: ExecSandbox;
+  /** The agent's tool policy gives its commands the network (`tools.network: true`); default false. */
+  network?: boolean;
   logger?: ToolLogger;
 }
 

@@ -1,7 +1,7 @@
 import { NoRespondersError } from "@moniro/bus";
 import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
-import { execLimits, ProcessRegistry } from "@moniro/tool-catalog";
+import { detectSandbox, execLimits, ProcessRegistry } from "@moniro/tool-catalog";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import type { AgentPolicies, AgentPolicyLookup } from "./agent-policies.js";
@@ -57,6 +57,7 @@ function handlerWith(options: {
       workspaceOf: (agent) => `/tmp/unit-${agent}`,
       processes: new ProcessRegistry({ executorId: "x1", limits }),
       limits,
+      sandbox: detectSandbox(),
     },
   });
   return { handler, slots, running };

@@ -3,7 +3,7 @@ import { createBus } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { noopTracing, type Tracing } from "@moniro/ports";
 import { type LogSink, type Registry, silentLogger } from "@moniro/telemetry";
-import { type ExecLimits, ProcessRegistry } from "@moniro/tool-catalog";
+import { detectSandbox, type ExecLimits, type ExecSandbox, ProcessRegistry } from "@moniro/tool-catalog";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Redis } from "ioredis";
 import { type AgentPolicies, agentPoliciesFromDirectory } from "./agent-policies.js";
@@ -25,6 +25,8 @@ export interface ExecutorAppOptions {
   /** A call that finds every slot taken waits this long for one (CallHandlerDeps.busyWaitMs); default 0. */
   busyWaitMs?: number | undefined;
   limits: ExecLimits;
+  /** How exec / process commands run (main.ts probes it with setUpSandbox); default detectSandbox(). */
+  sandbox?: ExecSandbox | undefined;
   /** Prometheus registry for the per-tool series (none: not recorded). */
   registry?: Registry | undefined;
   tracing?: Tracing | undefined;
@@ -47,8 +49,9 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
   const slots = new CallSlots(options.concurrency);
   const running = new RunningCalls(now);
   const processes = new ProcessRegistry({ executorId: options.executorId, limits: options.limits, now });
+  const sandbox = options.sandbox ?? detectSandbox();
   const metrics: ExecutorMetrics = options.registry
-    ? registerExecutorMetrics(options.registry, () => slots.inUse)
+    ? registerExecutorMetrics(options.registry, () => slots.inUse, sandbox.kind)
     : { observe() {}, refused() {}, forwarded() {}, dlq() {} };
   const bus = createBus(options.nc);
   const handler = new CallHandler({
@@ -72,6 +75,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
       workspaceOf: (agent) => join(workspacesRoot, agent),
       processes,
       limits: options.limits,
+      sandbox,
       logger,
       now,
     },

@@ -4,6 +4,7 @@ import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
 import { channelOf, parseJson } from "@moniro/envelopes";
 import {
   type ExecLimits,
+  type ExecSandbox,
   type ProcessRegistry,
   SchedulerUnavailableError,
   type ToolContext,
@@ -23,6 +24,8 @@ export interface ToolContextDeps {
   workspaceOf(agent: string): string;
   processes: ProcessRegistry;
   limits: ExecLimits;
+  /** How exec / process commands run on this executor (probed at start). */
+  sandbox: ExecSandbox;
   logger?: ToolLogger;
   /** Longest wait for a scheduler answer. */
   schedulerTimeoutMs?: number;
@@ -40,6 +43,7 @@ export function toolContextFor(
   signal: AbortSignal,
   deps: ToolContextDeps,
   route: "queue" | "owner" = "queue",
+  network = false,
 ): ToolContext {
   const now = deps.now ?? Date.now;
   const context: ToolContext = {
@@ -54,6 +58,8 @@ export function toolContextFor(
     redisPrefix: deps.redisPrefix,
     processes: deps.processes,
     limits: deps.limits,
+    sandbox: deps.sandbox,
+    network,
     publishOutbound: (envelope) => deps.bus.publishDurable(deps.subjects.out(channelOf(envelope.to)), envelope),
     /** The catalog's cron tool builds the whole scheduler request envelope; this only carries it. */
     async requestScheduler(op, request) {

@@ -2,36 +2,46 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { ExecLimits } from "../limits.js";
 import { commandLine } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
-import { which } from "./which.js";
+import { commandUser, type ExecSandbox } from "./sandbox.js";
 
-/** Which sandbox helpers a command gets with these limits on this machine. */
-export function sandboxHelpers(limits: ExecLimits): { prlimitPath: string | undefined; bwrapPath: string | undefined } {
-  return { prlimitPath: which("prlimit"), bwrapPath: limits.bwrap.enabled ? which("bwrap") : undefined };
-}
-
-/** What protects a command: reported in exec results so nobody assumes a sandbox that is not there. */
-export function sandboxReport(limits: ExecLimits): { bwrap: boolean; prlimit: boolean; runAs: boolean } {
-  const helpers = sandboxHelpers(limits);
-  return {
-    bwrap: helpers.bwrapPath !== undefined,
-    prlimit: helpers.prlimitPath !== undefined,
-    runAs: limits.runAs !== undefined,
-  };
+export interface SpawnOptions {
+  sandbox: ExecSandbox;
+  /** The agent's tool policy allows the network (`tools.network: true`). */
+  network: boolean;
 }
 
 /**
- * Spawns `bash -c command` in the workspace, detached (own process group so the
- * whole tree can be killed), with a scrubbed environment, resource limits,
- * optional run-as user and optional bubblewrap.
+ * Spawns `bash -c command` in the workspace, detached (own process group so
+ * the whole tree can be killed), with a scrubbed environment, resource
+ * limits, as the command user, inside bubblewrap (or, only on the explicit
+ * unsafe opt-out, without it). Throws on an unavailable sandbox: callers
+ * refuse the call before.
  */
-export function spawnCommand(command: string, workspace: string, limits: ExecLimits): ChildProcess {
-  const argv = commandLine({ command, workspace, limits, ...sandboxHelpers(limits) });
+export function spawnCommand(
+  command: string,
+  workspace: string,
+  limits: ExecLimits,
+  options: SpawnOptions,
+): ChildProcess {
+  const { sandbox } = options;
+  if (sandbox.kind === "unavailable") throw new Error(`the sandbox is unavailable: ${sandbox.reason}`);
+  const argv = commandLine({
+    command,
+    workspace,
+    limits,
+    prlimitPath: sandbox.prlimitPath,
+    bubblewrap:
+      sandbox.kind === "bubblewrap"
+        ? { bwrapPath: sandbox.bwrapPath, layout: sandbox.layout, network: options.network }
+        : undefined,
+  });
   const [program, ...args] = argv as [string, ...string[]];
+  const user = commandUser(limits);
   return spawn(program, args, {
     cwd: workspace,
     env: scrubbedEnvironment(process.env, workspace),
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
-    ...(limits.runAs === undefined ? {} : { uid: limits.runAs.uid, gid: limits.runAs.gid }),
+    ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
   });
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
 import type { Redis } from "ioredis";
+import { detectSandbox, type ExecSandbox } from "../exec/sandbox.js";
 import { type ExecLimitsInput, execLimits } from "../limits.js";
 import { ProcessRegistry } from "../process/process-registry.js";
 import type { SchedulerOp, ToolContext } from "../tool.js";
@@ -25,6 +26,10 @@ export interface TestToolContextOptions {
   inReplyTo?: string;
   limits?: ExecLimitsInput;
   processes?: ProcessRegistry;
+  /** Default: bubblewrap when bwrap and prlimit are installed (detectSandbox). */
+  sandbox?: ExecSandbox;
+  /** The agent's policy gives its commands the network. */
+  network?: boolean;
   /** The scheduler's answer (value or function); throw to simulate no scheduler. */
   scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
 }
@@ -67,10 +72,12 @@ export function testToolContext(options: TestToolContextOptions = {}): TestToolC
     },
     processes: options.processes ?? new ProcessRegistry({ executorId: "exec-test", limits }),
     limits,
+    sandbox: options.sandbox ?? detectSandbox(),
     published,
     schedulerRequests,
     abort,
   };
+  if (options.network !== undefined) context.network = options.network;
   if (options.replyTo !== undefined) context.replyTo = options.replyTo;
   if (options.inReplyTo !== undefined) context.inReplyTo = options.inReplyTo;
   return context;
