@@ -36,7 +36,8 @@ export function prlimitArguments(limits: ExecLimits): string[] {
 /**
  * A minimal read-only root (/usr, the program and library dirs, whitelisted
  * /etc files), a fresh /proc of its own PID namespace, a minimal /dev, a
- * private /tmp, and the workspace as the only writable host path. Every
+ * private /tmp and /var/tmp, and the workspace as the only writable host
+ * path. Every
  * namespace is new (no network but `lo` unless `network`); the tree dies
  * with bwrap's parent; `--new-session` keeps the command off the executor's
  * terminal.
@@ -50,8 +51,10 @@ export function bwrapArguments(workspace: string, options: Omit<BubblewrapOption
     else args.push("--ro-bind", entry.path, entry.path);
   }
   for (const path of options.layout.etc) args.push("--ro-bind-try", path, path);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp");
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
   args.push("--bind", workspace, workspace, "--chdir", workspace);
+  // The sandbox's own root (a tmpfs holding the mount points) is read-only too: nothing but the workspace and the private /tmp is writable.
+  args.push("--remount-ro", "/");
   return args;
 }
 

@@ -100,7 +100,10 @@ describe("ProcessRegistry", () => {
     const limits = execLimits({ processIdleTtlMs: 60_000, killGraceMs: 200 });
     const registry = new ProcessRegistry({ executorId: "exec-a", limits, now: () => now });
     const ctx = testToolContext();
-    const old = registry.start("ada", "sleep 1000 & sleep 1000", ctx.workspace, { sandbox: ctx.sandbox, network: false });
+    const old = registry.start("ada", "sleep 1000 & sleep 1000", ctx.workspace, {
+      sandbox: ctx.sandbox,
+      network: false,
+    });
     now += 30_000;
     const fresh = registry.start("ada", "sleep 1000", ctx.workspace, { sandbox: ctx.sandbox, network: false });
     now += 30_000;
