@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
@@ -42,6 +42,8 @@ export async function startStack(options: StackOptions = {}) {
   const namespace = randomToken("e");
   const prefix = `${namespace}:`;
   const dir = mkdtempSync(join(tmpdir(), "moniro-e2e-"));
+  // Sandboxed commands run as nobody when the tests run as root: bwrap, as nobody, must reach the workspaces.
+  chmodSync(dir, 0o755);
   const agentsDir = join(dir, "agents");
   const workspacesDir = join(dir, "workspaces");
   mkdirSync(agentsDir, { recursive: true });
