@@ -75,8 +75,10 @@ export function runCommand(
     child.on("error", (error) => finish(error.message));
     child.on("exit", (code, signal) => {
       exit = { code, signal };
-      // Leftovers in the group (background jobs) would keep the pipes open: end them.
-      if (pid !== undefined && groupAlive(pid)) void kill().then(() => setTimeout(() => finish(), 50));
+      // Leftovers in the group (background jobs) would keep the pipes open: end them. In the sandbox
+      // there are none: bwrap exits after its PID namespace's init, whose exit takes every process inside.
+      const contained = options.sandbox.kind === "bubblewrap";
+      if (!contained && pid !== undefined && groupAlive(pid)) void kill().then(() => setTimeout(() => finish(), 50));
     });
     child.on("close", () => {
       if (killing !== undefined) void killing.then(() => finish());
