@@ -171,8 +171,9 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
     // A stand-in executor: a node process that spawns the sandbox exactly as spawnCommand does, then is SIGKILLed.
     const script = `const [p, ...a] = ${JSON.stringify(argv)}; require("node:child_process").spawn(p, a, { detached: true, stdio: "ignore", cwd: ${JSON.stringify(workspace)}${user ? `, uid: ${user.uid}, gid: ${user.gid}` : ""} }); setInterval(() => {}, 1000);`;
     const executor = spawn(process.execPath, ["-e", script], { stdio: "ignore" });
-    for (let i = 0; i < 100 && processesWith(marker).length === 0; i += 1) await sleep(20);
-    expect(processesWith(marker).length).toBeGreaterThan(0);
+    // The sleep itself (not bwrap, whose arguments hold the marker too): the command is running.
+    for (let i = 0; i < 100 && processesWith(`sleep\0${marker}`).length === 0; i += 1) await sleep(20);
+    expect(processesWith(`sleep\0${marker}`).length).toBeGreaterThan(0);
     executor.kill("SIGKILL");
     for (let i = 0; i < 40 && processesWith(marker).length > 0; i += 1) await sleep(50);
     expect(processesWith(marker)).toEqual([]);
