@@ -37,11 +37,13 @@ export function spawnCommand(
   });
   const [program, ...args] = argv as [string, ...string[]];
   const user = commandUser(limits);
+  // Switching to the user one already is needs no privilege, but setgroups would: leave it out.
+  const switchUser = user !== undefined && (user.uid !== process.getuid?.() || user.gid !== process.getgid?.());
   return spawn(program, args, {
     cwd: workspace,
     env: scrubbedEnvironment(process.env, workspace),
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
-    ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
+    ...(switchUser ? { uid: user.uid, gid: user.gid } : {}),
   });
 }
