@@ -58,9 +58,30 @@ export function bwrapArguments(workspace: string, options: Omit<BubblewrapOption
   return args;
 }
 
+/** The descriptors of the start gate (see GATE_SCRIPT): the executor writes the gate, the command signals ready. */
+export const GATE_FD = 3;
+export const READY_FD = 4;
+
+/**
+ * bwrap arms `--die-with-parent` only once its namespaces exist (a few ms
+ * after it is spawned), and the sandbox's init later still: an executor
+ * killed before that would leave the sandbox running. So the command first
+ * says it is ready (by then every bwrap process is armed: the init arms
+ * itself right after forking the command, which still has to exec prlimit
+ * and bash) and then waits for the executor's go on the gate. An executor
+ * that died before sending it closed the gate: the read fails and the
+ * command never runs. The command text runs through `eval` of the same
+ * shell, with no positional parameters and the gate descriptors closed.
+ */
+const GATE_SCRIPT = `printf r >&${READY_FD}; exec ${READY_FD}>&-; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
+$__moniro_command"`;
+
 /** argv[0] is the program to spawn. */
 export function commandLine(options: CommandLineOptions): string[] {
-  let argv = ["bash", "--noprofile", "--norc", "-c", options.command];
+  let argv =
+    options.bubblewrap === undefined
+      ? ["bash", "--noprofile", "--norc", "-c", options.command]
+      : ["bash", "--noprofile", "--norc", "-c", GATE_SCRIPT, "bash", options.command];
   const limitArgs = prlimitArguments(options.limits);
   if (options.prlimitPath !== undefined && limitArgs.length > 0) {
     argv = [options.prlimitPath, ...limitArgs, "--", ...argv];

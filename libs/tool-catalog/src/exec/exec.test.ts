@@ -164,7 +164,7 @@ describe("command line and environment (pure)", () => {
     );
     expect(sandbox).not.toMatch(/--(ro-)?bind \/ \//); // the host root is never bound
     const prlimitAt = argv.indexOf("/usr/bin/prlimit");
-    expect(argv.slice(prlimitAt)).toEqual([
+    expect(argv.slice(prlimitAt, prlimitAt + 10)).toEqual([
       "/usr/bin/prlimit",
       "--cpu=5",
       "--as=1000",
@@ -175,8 +175,10 @@ describe("command line and environment (pure)", () => {
       "--noprofile",
       "--norc",
       "-c",
-      "ls",
     ]);
+    // The start gate runs the command as its own argument, once the executor says go.
+    expect(argv.slice(-2)).toEqual(["bash", "ls"]);
+    expect(argv.at(-3)).toMatch(/^printf r >&4; .*read -r -n 1 -u 3 .*\|\| exit 125; .*eval/s);
     expect(bwrapArguments("/ws", { layout, network: true })).toContain("--share-net");
   });
 

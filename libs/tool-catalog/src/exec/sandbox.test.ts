@@ -7,9 +7,10 @@ import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
 import { processesWith, sleepMarker } from "../test/processes.js";
 import { testToolContext } from "../test/test-context.js";
-import { commandLine } from "./command-line.js";
+import { commandLine, GATE_FD, READY_FD } from "./command-line.js";
 import { probeSandbox } from "./probe-sandbox.js";
 import { commandUser, detectSandbox } from "./sandbox.js";
+import { handToCommandUser } from "./workspace-owner.js";
 
 const sandbox = detectSandbox();
 const asRoot = process.getuid?.() === 0;
@@ -154,31 +155,61 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
     expect(next.content).toContain("still-answering");
   });
 
-  it("dies with the process that started it (an executor SIGKILLed mid-command leaves nothing behind)", async () => {
+  /**
+   * A stand-in executor: a node process that spawns the sandbox with the real
+   * arguments, user and start gate, opening the gate when the command is ready
+   * (as spawnCommand does) unless `openGate` is false.
+   */
+  async function standInExecutor(command: string, openGate: boolean) {
     const workspace = testToolContext().workspace;
     const limits = execLimits();
-    const { handToCommandUser } = await import("./workspace-owner.js");
     await handToCommandUser(limits, workspace);
-    const marker = sleepMarker(2);
     const argv = commandLine({
-      command: `sleep ${marker}; echo finished >> f`,
+      command,
       workspace,
       limits,
       prlimitPath: sandbox.kind === "bubblewrap" ? sandbox.prlimitPath : undefined,
       bubblewrap: sandbox.kind === "bubblewrap" ? { ...sandbox, network: false } : undefined,
     });
     const user = commandUser(limits);
-    // A stand-in executor: a node process that spawns the sandbox exactly as spawnCommand does, then is SIGKILLed.
-    const script = `const [p, ...a] = ${JSON.stringify(argv)}; require("node:child_process").spawn(p, a, { detached: true, stdio: "ignore", cwd: ${JSON.stringify(workspace)}${user ? `, uid: ${user.uid}, gid: ${user.gid}` : ""} }); setInterval(() => {}, 1000);`;
-    const executor = spawn(process.execPath, ["-e", script], { stdio: "ignore" });
-    // The sleep itself (not bwrap, whose arguments hold the marker too): the command is running.
-    for (let i = 0; i < 100 && processesWith(`sleep\0${marker}`).length === 0; i += 1) await sleep(20);
-    expect(processesWith(`sleep\0${marker}`).length).toBeGreaterThan(0);
-    executor.kill("SIGKILL");
+    const options = `{ detached: true, stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"], cwd: ${JSON.stringify(workspace)}${user ? `, uid: ${user.uid}, gid: ${user.gid}` : ""} }`;
+    const script = [
+      `const [p, ...a] = ${JSON.stringify(argv)};`,
+      `const child = require("node:child_process").spawn(p, a, ${options});`,
+      openGate
+        ? `child.stdio[${READY_FD}].once("data", () => child.stdio[${GATE_FD}].end("g"));`
+        : `process.kill(process.pid, "SIGKILL");`,
+      "setInterval(() => {}, 1000);",
+    ].join("\n");
+    return { workspace, executor: spawn(process.execPath, ["-e", script], { stdio: "ignore" }) };
+  }
+
+  it("dies with the process that started it (an executor SIGKILLed mid-command leaves nothing behind)", async () => {
+    const marker = sleepMarker(2);
+    const { workspace, executor } = await standInExecutor(`sleep ${marker}; echo finished >> f`, true);
+    try {
+      // The sleep itself (not bwrap, whose arguments hold the marker too): the command is running.
+      for (let i = 0; i < 100 && processesWith(`sleep\0${marker}`).length === 0; i += 1) await sleep(20);
+      expect(processesWith(`sleep\0${marker}`).length).toBeGreaterThan(0);
+    } finally {
+      executor.kill("SIGKILL");
+    }
     for (let i = 0; i < 40 && processesWith(marker).length > 0; i += 1) await sleep(50);
     expect(processesWith(marker)).toEqual([]);
     await sleep(2_500); // past the sleep: had the command survived, f would exist now
     expect(existsSync(join(workspace, "f"))).toBe(false);
+  });
+
+  it("never starts a command whose executor died while the sandbox was being set up (before bwrap could arm itself)", async () => {
+    const marker = sleepMarker(2);
+    // The stand-in kills itself right after spawning bwrap: long before bwrap's --die-with-parent is armed.
+    const { workspace, executor } = await standInExecutor(`echo started >> f; sleep ${marker}`, false);
+    await new Promise((resolve) => executor.once("exit", resolve));
+    await sleep(500);
+    expect(existsSync(join(workspace, "f"))).toBe(false);
+    expect(processesWith(`sleep\0${marker}`)).toEqual([]);
+    for (let i = 0; i < 40 && processesWith(marker).length > 0; i += 1) await sleep(50);
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it("lets sandboxed commands change what the file tools wrote (the workspace belongs to the command user)", async () => {

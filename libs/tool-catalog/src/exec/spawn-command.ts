@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import type { ExecLimits } from "../limits.js";
-import { commandLine } from "./command-line.js";
+import { commandLine, GATE_FD, READY_FD } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
 import { commandUser, type ExecSandbox } from "./sandbox.js";
 
@@ -39,11 +40,32 @@ export function spawnCommand(
   const user = commandUser(limits);
   // Switching to the user one already is needs no privilege, but setgroups would: leave it out.
   const switchUser = user !== undefined && (user.uid !== process.getuid?.() || user.gid !== process.getgid?.());
-  return spawn(program, args, {
+  const gated = sandbox.kind === "bubblewrap";
+  const child = spawn(program, args, {
     cwd: workspace,
     env: scrubbedEnvironment(process.env, workspace),
     detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
+    // GATE_FD and READY_FD: the start gate of a sandboxed command (command-line.ts).
+    stdio: gated ? ["pipe", "pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
     ...(switchUser ? { uid: user.uid, gid: user.gid } : {}),
+  });
+  if (gated) openGate(child);
+  return child;
+}
+
+/** Sends the go once the sandboxed command says it is ready; then both descriptors are done. */
+function openGate(child: ChildProcess): void {
+  const gate = child.stdio[GATE_FD] as Writable | null | undefined;
+  const ready = child.stdio[READY_FD] as Readable | null | undefined;
+  if (!gate || !ready) return;
+  gate.on("error", () => {});
+  ready.on("error", () => {});
+  ready.once("data", () => {
+    gate.end("g");
+    ready.destroy();
+  });
+  child.once("exit", () => {
+    gate.destroy();
+    ready.destroy();
   });
 }
