@@ -161,7 +161,18 @@ describe("attack suite: an agent's exec cannot reach another agent or a secret (
     expect(raw).toContain("Connection refused");
     expect(raw).toContain("raw-exit=1");
     expect(await redisValuesContaining(redis, stack.prefix, "mallory")).toEqual([]);
-    expect(await redisValuesContaining(redis, stack.prefix, "alice")).not.toEqual([]);
+    // What the victim itself sees: its memory as it left it.
+    model.script(
+      "victim",
+      toolUseReply({ id: "toolu_vget_000001", name: "memory_get", input: { key: "boss" } }),
+      textReply("still alice"),
+    );
+    const seen = model.requests("victim").length;
+    expect((await gateway.send("victim", "who is your boss?", "alice")).status).toBe(202);
+    const answered = (await model.waitForRequests("victim", seen + 2))[seen + 1] as ModelRequest;
+    const memory = resultText(resultOf(answered, "toolu_vget_000001"));
+    expect(memory).toContain("alice");
+    expect(memory).not.toContain("mallory");
   });
 
   it("NATS: a forged inbound for the victim and a spoofed outbound never connect; the victim and SSE clients get nothing", async () => {
@@ -294,7 +305,8 @@ describe("attack suite: an agent's exec cannot reach another agent or a secret (
       textReply("done"),
     );
     expect((await gateway.send("attacker", "attack: outlive the executor", "mallory")).status).toBe(202);
-    await eventually(() => processesWith(nap).length > 0, "the command to run");
+    // The sleep itself (not bwrap, whose arguments hold the marker too): the command is running.
+    await eventually(() => processesWith(`sleep\0${nap}`).length > 0, "the command to run");
     await stack.kill(executor, "SIGKILL");
     await eventually(() => processesWith(nap).length === 0, "the command to die with the executor", 2_000);
     await new Promise((resolve) => setTimeout(resolve, 4_000)); // past the sleep: a survivor would have written f
