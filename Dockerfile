@@ -50,8 +50,11 @@ COPY --from=build /app/libs libs
 COPY --from=build /app/services services
 # tini as PID 1: it reaps orphaned processes (exec's sandboxed commands and their
 # children re-parent to PID 1; node does not reap them, so they would pile up as zombies).
+# bubblewrap: the tool-executor runs every exec command inside it (no network, its own
+# PID namespace and /proc, read-only system); without it the executor refuses exec.
+# Its container needs the settings in docs/deployment.md ("The exec sandbox in a container").
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini \
+ && apt-get install -y --no-install-recommends tini bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /etc/moniro/agents /data/workspaces && chown -R node:node /data
 USER node

@@ -3,7 +3,7 @@
 // validated by docker-compose v1 (`docker-compose config -q`, which needs no
 // engine; `bash .ci/tools.sh` installs it from apt and the test fails without
 // it) and, independently, parsed here (strict YAML with merge keys,
-// `${VAR:-default}` interpolated against an empty environment) and compared
+// `${VAR:-default}` / `${VAR:?error}` interpolated against a given environment) and compared
 // with the Dockerfile and the services' own config loaders.
 // Not checked here: `docker compose up` (needs an engine and the images).
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -28,14 +28,18 @@ interface ComposeService {
 
 const TEXT = readText("docker-compose.yml");
 
-/** docker compose's interpolation: `${X:-d}`, `${X-d}`, `${X}`, `$X`, `$$`. */
+/** docker compose's interpolation: `${X:-d}`, `${X-d}`, `${X:?error}`, `${X}`, `$X`, `$$`. */
 function interpolate(value: string, env: Record<string, string>): string {
   return value.replace(
-    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
     (whole, name?: string, op?: string, fallback?: string, bare?: string) => {
       if (whole === "$$") return "$";
       const variable = (name ?? bare) as string;
       const set = env[variable];
+      if (op === ":?") {
+        if (!set) throw new Error(`${variable}: ${fallback}`);
+        return set;
+      }
       if (op === ":-") return set ? set : (fallback ?? "");
       if (op === "-") return set ?? fallback ?? "";
       return set ?? "";
@@ -52,8 +56,15 @@ function deepInterpolate(value: unknown, env: Record<string, string>): unknown {
   return value;
 }
 
-/** The file as compose sees it, given the shell environment / .env `env`. */
-function compose(env: Record<string, string> = {}): { services: Record<string, ComposeService>; volumes?: object } {
+/** The two passwords compose requires (.env.example); tests add what they vary. */
+const PASSWORDS = { MONIRO_NATS_PASSWORD: "pnats-SENTINEL", MONIRO_REDIS_PASSWORD: "predis-SENTINEL" };
+
+/** The file as compose sees it, given the shell environment / .env `env` (plus the passwords). */
+function compose(
+  extra: Record<string, string> = {},
+  base: Record<string, string> = PASSWORDS,
+): { services: Record<string, ComposeService>; volumes?: object } {
+  const env = { ...base, ...extra };
   const document = parseDocument(TEXT, { merge: true, uniqueKeys: true });
   if (document.errors.length > 0) throw new Error(`docker-compose.yml: ${document.errors.map((e) => e.message)}`);
   return deepInterpolate(document.toJS({ maxAliasCount: 100 }), env) as ReturnType<typeof compose>;
@@ -81,11 +92,31 @@ function dockerCompose(): string {
   return found;
 }
 
+/** The NATS config file compose mounts for `-c`. */
+function natsConfigOf(nats: ComposeService): string {
+  const command = nats.command as string[];
+  expect(command.slice(0, 1)).toEqual(["-c"]);
+  const mount = nats.volumes?.find((v) => v.split(":")[1] === command[1]);
+  if (!mount) throw new Error(`nats: ${command[1]} is not mounted`);
+  return readText((mount.split(":")[0] as string).replace(/^\.\//, ""));
+}
+
 describe("docker-compose.yml", () => {
-  it("is accepted by docker-compose config (v1, offline)", () => {
+  it("is accepted by docker-compose config (v1, offline) with the passwords set, and refused without, naming them", () => {
     const binary = dockerCompose();
-    const envFile = join(mkdtempSync(join(tmpdir(), "moniro-compose-")), "empty.env");
-    writeFileSync(envFile, "");
+    const dir = mkdtempSync(join(tmpdir(), "moniro-compose-"));
+    const empty = join(dir, "empty.env");
+    writeFileSync(empty, "");
+    expect(() => run(binary, ["--env-file", empty, "-f", join(ROOT, "docker-compose.yml"), "config", "-q"])).toThrow(
+      /set MONIRO_(NATS|REDIS)_PASSWORD in \.env/,
+    );
+    const envFile = join(dir, "passwords.env");
+    writeFileSync(
+      envFile,
+      Object.entries(PASSWORDS)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join(""),
+    );
     run(binary, ["--env-file", envFile, "-f", join(ROOT, "docker-compose.yml"), "config", "-q"]);
     const resolved = run(binary, [
       "--env-file",
@@ -102,10 +133,10 @@ describe("docker-compose.yml", () => {
     const { services } = compose();
     expect(Object.keys(services).sort()).toEqual([...SERVICES, "jaeger", "nats", "redis"].sort());
     const nats = services.nats as ComposeService;
-    const natsCommand = nats.command as string[];
-    expect(natsCommand).toContain("-js");
-    // JetStream data on a volume, so streams survive a restart.
-    const storeDir = natsCommand[natsCommand.indexOf("-sd") + 1];
+    // JetStream from the config file; its store on a volume, so streams survive a restart.
+    const natsConfig = natsConfigOf(nats);
+    const storeDir = /jetstream\s*\{\s*store_dir:\s*"([^"]+)"/.exec(natsConfig)?.[1];
+    expect(storeDir).toBeDefined();
     expect(nats.volumes?.some((v) => v.split(":")[1] === storeDir)).toBe(true);
     const redisCommand = (services.redis as ComposeService).command as string[];
     expect(redisCommand.join(" ")).toMatch(/--appendonly yes/);
@@ -168,29 +199,28 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("gives every service an environment its config loader accepts, with and without a .env", async () => {
-    const shells: Array<Record<string, string>> = [
-      {},
-      { MONIRO_API_KEYS: "k1,k2", MONIRO_AUTH_DISABLED: "false", MONIRO_LOG_LEVEL: "debug" },
-    ];
-    for (const shell of shells) {
-      for (const name of SERVICES) {
-        const env = environmentOf(serviceOf(name, shell));
-        expect({ name, shell, error: await configErrorOf(name, env) }).toEqual({ name, shell, error: undefined });
-      }
+  it("gives every service an environment its config loader accepts with a .env, and without one only the gateway refuses, asking for keys", async () => {
+    for (const name of SERVICES) {
+      const env = environmentOf(serviceOf(name, { MONIRO_API_KEYS: "k1,k2", MONIRO_LOG_LEVEL: "debug" }));
+      expect({ name, error: await configErrorOf(name, env) }).toEqual({ name, error: undefined });
+    }
+    for (const name of SERVICES) {
+      const error = await configErrorOf(name, environmentOf(serviceOf(name)));
+      if (name === "gateway") expect(error).toMatch(/MONIRO_API_KEYS: no API keys/);
+      else expect({ name, error }).toEqual({ name, error: undefined });
     }
   });
 
-  it("leaves the gateway open by default and requires the keys when MONIRO_AUTH_DISABLED=false, as the header says", async () => {
-    const byDefault = await loadConfigOf("gateway", environmentOf(serviceOf("gateway")));
-    expect(byDefault.open).toBe(true);
-    const keyed = await loadConfigOf(
-      "gateway",
-      environmentOf(serviceOf("gateway", { MONIRO_API_KEYS: "k1", MONIRO_AUTH_DISABLED: "false" })),
-    );
+  it("requires the gateway's keys, as the header says: open access cannot be had in a container", async () => {
+    const keyed = await loadConfigOf("gateway", environmentOf(serviceOf("gateway", { MONIRO_API_KEYS: "k1" })));
     expect(keyed.open).toBe(false);
     expect(keyed.MONIRO_API_KEYS).toEqual(["k1"]);
-    expect(TEXT).toMatch(/MONIRO_AUTH_DISABLED=false/);
+    const open = await configErrorOf(
+      "gateway",
+      environmentOf(serviceOf("gateway", { MONIRO_API_KEYS: "", MONIRO_GATEWAY_OPEN: "true" })),
+    );
+    expect(open).toMatch(/MONIRO_API_KEYS: no API keys/);
+    expect(TEXT).toMatch(/MONIRO_API_KEYS \(gateway bearer keys, comma-separated\): required/);
   });
 
   it("takes secrets from the environment only, and gives each only to the service that needs it", () => {
@@ -201,10 +231,82 @@ describe("docker-compose.yml", () => {
       for (const [key, value] of Object.entries(raw.services[name]?.environment ?? {})) {
         if (/(KEY|KEYS|TOKEN|PASSWORD|SECRET)$/.test(key)) expect(String(value), `${name} ${key}`).toMatch(/^\$\{/);
       }
-      const env = environmentOf(serviceOf(name));
+      const env = environmentOf(
+        serviceOf(name, { ANTHROPIC_API_KEY: "sk-ant-SENTINEL", MONIRO_API_KEYS: "gw-SENTINEL" }),
+      );
       expect("ANTHROPIC_API_KEY" in env, name).toBe(name === "agent-runner");
       expect("MONIRO_API_KEYS" in env, name).toBe(name === "gateway");
+      const values = JSON.stringify(env);
+      expect(values.includes("sk-ant-SENTINEL"), name).toBe(name === "agent-runner");
+      expect(values.includes("gw-SENTINEL"), name).toBe(name === "gateway");
     }
+  });
+
+  it("runs NATS with a login (users from its config file, the password from .env) and JetStream", () => {
+    const nats = serviceOf("nats");
+    const config = natsConfigOf(nats);
+    expect(config).toMatch(
+      /authorization\s*\{\s*users\s*=\s*\[\s*\{\s*user:\s*"moniro",\s*password:\s*\$MONIRO_NATS_PASSWORD\s*\}/,
+    );
+    expect(config).toMatch(/jetstream\s*\{/);
+    expect(environmentOf(nats).MONIRO_NATS_PASSWORD).toBe(PASSWORDS.MONIRO_NATS_PASSWORD);
+    // No password literal in the committed file.
+    expect(config).not.toMatch(/password:\s*"/);
+  });
+
+  it("runs Redis with the default user off and one ACL user whose password only its SHA-256 names", () => {
+    const redis = serviceOf("redis");
+    const script = (redis.command as string[]).join(" ");
+    expect(script).toMatch(/--user default off/);
+    expect(script).toMatch(/--user moniro on "#\$\(printf %s "\$MONIRO_REDIS_PASSWORD" \| sha256sum/);
+    expect(script).not.toContain(PASSWORDS.MONIRO_REDIS_PASSWORD);
+    expect(script).toMatch(/--appendonly yes/);
+    expect(environmentOf(redis).MONIRO_REDIS_PASSWORD).toBe(PASSWORDS.MONIRO_REDIS_PASSWORD);
+    // The healthcheck logs in too (a NOAUTH reply is not healthy).
+    expect([redis.healthcheck?.test].flat().join(" ")).toMatch(/redis-cli --user moniro ping \| grep -q PONG/);
+  });
+
+  it("gives every service the NATS login, and the Redis login to each service that uses Redis", async () => {
+    for (const name of SERVICES) {
+      const env = environmentOf(serviceOf(name, { MONIRO_API_KEYS: "k1" }));
+      expect({ name, user: env.MONIRO_NATS_USER, password: env.MONIRO_NATS_PASSWORD }).toEqual({
+        name,
+        user: "moniro",
+        password: PASSWORDS.MONIRO_NATS_PASSWORD,
+      });
+      const redis = name !== "signal-bridge";
+      expect({ name, redis: env.MONIRO_REDIS_PASSWORD }).toEqual({
+        name,
+        redis: redis ? PASSWORDS.MONIRO_REDIS_PASSWORD : undefined,
+      });
+      if (redis) expect(env.MONIRO_REDIS_USERNAME, name).toBe("moniro");
+      // The service's own config loader reads them as its credentials.
+      const config = (await loadConfigOf(name, env)) as Record<string, unknown>;
+      expect(config.MONIRO_NATS_PASSWORD, name).toBe(PASSWORDS.MONIRO_NATS_PASSWORD);
+    }
+  });
+
+  it("runs the services read-only, without capabilities; the tool-executor gets what bubblewrap needs and no opt-out", () => {
+    for (const name of SERVICES) {
+      const service = serviceOf(name) as ComposeService & {
+        read_only?: boolean;
+        cap_drop?: string[];
+        security_opt?: string[];
+        cap_add?: string[];
+        privileged?: boolean;
+      };
+      expect(service.read_only, name).toBe(true);
+      expect(service.cap_drop, name).toEqual(["ALL"]);
+      expect(service.cap_add, name).toBeUndefined();
+      expect(service.privileged, name).toBeUndefined();
+      expect(service.security_opt, name).toContain("no-new-privileges:true");
+      const sandboxOptions = ["seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"];
+      for (const option of sandboxOptions) {
+        expect(service.security_opt?.includes(option), `${name} ${option}`).toBe(name === "tool-executor");
+      }
+      expect(environmentOf(service), name).not.toHaveProperty("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+    }
+    expect(TEXT).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
   });
 
   it("publishes ports on 127.0.0.1 only", () => {

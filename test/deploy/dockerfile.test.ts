@@ -214,6 +214,15 @@ describe("Dockerfile", () => {
     expect(SERVICES.map((s) => `services/${s}/dist/main.js`)).toContain(cmd?.[1]);
   });
 
+  it("ships bubblewrap, the tool-executor's exec sandbox, and never switches the sandbox off", () => {
+    const install = of(runtime, "RUN").find((r) => /apt-get install/.test(r.args));
+    expect(install?.args).toMatch(/apt-get install[^&]*\bbubblewrap\b/);
+    // Installed in the runtime stage, after which nothing removes it.
+    expect(of(runtime, "RUN").some((r) => /apt-get (remove|purge)|dpkg -r/.test(r.args))).toBe(false);
+    expect(envOf(runtime)).not.toHaveProperty("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+    expect(readText("Dockerfile")).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+  });
+
   it("runs services/<service>/dist/main.js, which is what npx tsc --build produces from src/main.ts", () => {
     for (const service of SERVICES) {
       const tsconfig = JSON.parse(readText(`services/${service}/tsconfig.json`)) as {

@@ -77,7 +77,7 @@ const PRODUCTION = [
   "--set",
   "image.repository=registry.example.com/moniro,image.tag=1.2.3",
   "--set",
-  "nats.url=nats://nats.nats:4222,redis.url=redis://redis-master.redis:6379",
+  "nats.deploy=false,nats.url=nats://nats.nats:4222,redis.deploy=false,redis.url=redis://redis-master.redis:6379",
   "--set",
   "otel.endpoint=http://jaeger-collector.observability:4318",
   "--set",
@@ -102,7 +102,10 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(kinds).toEqual(
       [
         ...Array(5).fill("Deployment"),
-        ...Array(5).fill("Service"),
+        ...Array(7).fill("Service"),
+        "StatefulSet",
+        "StatefulSet",
+        "ConfigMap",
         "ConfigMap",
         "ConfigMap",
         "Secret",
@@ -201,11 +204,8 @@ describe("helm chart deploy/helm/moniro", () => {
     }
     const notes = run(tool("helm"), ["install", "moniro", CHART, "--dry-run=client", "--namespace", "moniro"]);
     expect(notes).toMatch(/NOTES:[\s\S]*gateway will not start[\s\S]*secrets\.gatewayApiKeys/);
-    // services.gateway.authDisabled opens the API deliberately: then it starts without keys.
-    const open = render(["--set", "services.gateway.authDisabled=true"]);
-    expect(await configErrorOf("gateway", effectiveEnv(deploymentOf(open, "gateway"), open, IMAGE_ENV))).toBe(
-      undefined,
-    );
+    // Open access listens on loopback only, which a Service cannot reach: the chart has no switch for it.
+    expect(() => render(["--set", "services.gateway.authDisabled=true"])).toThrow(/authDisabled/);
   });
 
   it("keeps secrets out of ConfigMaps and plain env values: they reach the pods through secretKeyRef", () => {
@@ -234,6 +234,10 @@ describe("helm chart deploy/helm/moniro", () => {
       const names = (containerOf(deploymentOf(objects, service)).env ?? []).map((e: { name: string }) => e.name);
       expect(names.includes("ANTHROPIC_API_KEY"), service).toBe(service === "agent-runner");
       expect(names.includes("MONIRO_API_KEYS"), service).toBe(service === "gateway");
+      expect(names.includes("MONIRO_REDIS_PASSWORD"), service).toBe(service !== "signal-bridge");
+      const values = JSON.stringify(effectiveEnv(deploymentOf(objects, service), objects));
+      expect(values.includes(sentinels[0] as string), service).toBe(service === "agent-runner");
+      expect(values.includes(sentinels[1] as string), service).toBe(service === "gateway");
     }
   });
 
@@ -371,8 +375,111 @@ describe("helm chart deploy/helm/moniro", () => {
       /must be a file name ending in \.yaml/,
     );
     const own = render(["--set", "agents.existingConfigMap=my-agents"]);
-    expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).toEqual(["moniro-config"]);
+    expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).toEqual(["moniro-config", "moniro-nats-config"]);
     expect(danglingReferences(own, ["my-agents"])).toEqual([]);
+  });
+
+  it("runs NATS (users from its config, JetStream) and Redis (default user off, ACL user, AOF) with generated passwords", async () => {
+    const objects = render();
+    validateAll(objects, "helm template (defaults)");
+    const secret = byKind(objects, "Secret")[0] as K8sObject;
+    const natsPassword = secret.stringData?.MONIRO_NATS_PASSWORD as string;
+    const redisPassword = secret.stringData?.MONIRO_REDIS_PASSWORD as string;
+    expect(natsPassword).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
+    expect(redisPassword).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
+    const [nats, redis] = ["nats", "redis"].map((name) => {
+      const found = byKind(objects, "StatefulSet").find(
+        (s) => s.metadata.labels?.["app.kubernetes.io/component"] === name,
+      );
+      if (!found) throw new Error(`no ${name} StatefulSet`);
+      return found;
+    }) as [K8sObject, K8sObject];
+    // NATS: the config file mounted for -c asks every client to log in; the password comes from the Secret.
+    const natsContainer = containerOf(nats);
+    expect(natsContainer.args).toEqual(["-c", "/etc/nats/nats.conf"]);
+    const configName = nats.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config").configMap
+      .name;
+    const natsConf =
+      byKind(objects, "ConfigMap").find((c) => c.metadata.name === configName)?.data?.["nats.conf"] ?? "";
+    expect(natsConf).toMatch(/users = \[\s*\{ user: "moniro", password: \$MONIRO_NATS_PASSWORD \}/);
+    expect(natsConf).toMatch(/jetstream \{\s*store_dir: "\/data"/);
+    expect(effectiveEnv(nats, objects).MONIRO_NATS_PASSWORD).toBe(natsPassword);
+    // Redis: AOF, no default user, one ACL user; the password only as its hash on the command line.
+    const redisScript = containerOf(redis).command.join(" ");
+    expect(redisScript).toMatch(/--appendonly yes/);
+    expect(redisScript).toMatch(/--user default off/);
+    expect(redisScript).toMatch(/--user moniro on "#\$\(printf %s "\$MONIRO_REDIS_PASSWORD" \| sha256sum/);
+    expect(effectiveEnv(redis, objects).MONIRO_REDIS_PASSWORD).toBe(redisPassword);
+    for (const server of [nats, redis]) {
+      const pod = server.spec.template.spec;
+      expect(pod.automountServiceAccountToken, server.metadata.name).toBe(false);
+      expect(pod.securityContext.runAsNonRoot, server.metadata.name).toBe(true);
+      expect(containerOf(server).securityContext.capabilities.drop, server.metadata.name).toEqual(["ALL"]);
+      expect(containerOf(server).securityContext.readOnlyRootFilesystem, server.metadata.name).toBe(true);
+    }
+    // The services log in to both with those passwords (signal-bridge never talks to Redis).
+    for (const service of SERVICES) {
+      const env = effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV);
+      expect(env.MONIRO_NATS_URL, service).toBe("nats://moniro-nats:4222");
+      expect(env.MONIRO_REDIS_URL, service).toBe("redis://moniro-redis:6379");
+      expect({ service, user: env.MONIRO_NATS_USER, pw: env.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: "moniro",
+        pw: natsPassword,
+      });
+      expect({ service, redis: env.MONIRO_REDIS_PASSWORD }).toEqual({
+        service,
+        redis: service === "signal-bridge" ? undefined : redisPassword,
+      });
+      if (service !== "gateway") {
+        expect({ service, error: await configErrorOf(service, env) }).toEqual({ service, error: undefined });
+      }
+    }
+  });
+
+  it("takes given passwords, and refuses a NATS password its config cannot read or a URL that contradicts deploy", () => {
+    const objects = render(["--set", "secrets.natsPassword=nats_Password_0123,secrets.redisPassword=any pass word!"]);
+    const secret = byKind(objects, "Secret")[0] as K8sObject;
+    expect(secret.stringData?.MONIRO_NATS_PASSWORD).toBe("nats_Password_0123");
+    expect(secret.stringData?.MONIRO_REDIS_PASSWORD).toBe("any pass word!");
+    expect(renderError(["--set", "secrets.natsPassword=12345678901234567890"])).toMatch(
+      /secrets\.natsPassword must be at least 16 letters, digits, '-' or '_', starting with a letter/,
+    );
+    expect(renderError(["--set", "nats.url=nats://elsewhere:4222"])).toMatch(/set nats\.deploy=false/);
+    expect(renderError(["--set", "redis.deploy=false"])).toMatch(/redis\.url is required when redis\.deploy is false/);
+    // Your own servers: no StatefulSet, nothing generated.
+    const own = render(PRODUCTION);
+    expect(byKind(own, "StatefulSet")).toEqual([]);
+    expect((byKind(own, "Secret")[0] as K8sObject).stringData?.MONIRO_NATS_PASSWORD).toBe("");
+  });
+
+  it("lets the tool-executor's pod run bubblewrap, without a service-account token, and keeps every other pod restricted", () => {
+    const objects = render();
+    for (const service of SERVICES) {
+      const deployment = deploymentOf(objects, service);
+      const pod = deployment.spec.template.spec;
+      const security = containerOf(deployment).securityContext;
+      expect(pod.automountServiceAccountToken, service).toBe(false);
+      expect(security.allowPrivilegeEscalation, service).toBe(false);
+      expect(security.readOnlyRootFilesystem, service).toBe(true);
+      expect(security.capabilities, service).toEqual({ drop: ["ALL"] });
+      expect(security.privileged, service).toBeUndefined();
+      if (service === "tool-executor") {
+        // A user namespace of its own (required for an unmasked /proc), no seccomp/AppArmor filter.
+        expect(pod.hostUsers).toBe(false);
+        expect(security.procMount).toBe("Unmasked");
+        expect(security.seccompProfile).toEqual({ type: "Unconfined" });
+        expect(security.appArmorProfile).toEqual({ type: "Unconfined" });
+      } else {
+        expect(pod.hostUsers, service).toBeUndefined();
+        expect(security.procMount, service).toBeUndefined();
+        expect(security.seccompProfile, service).toEqual({ type: "RuntimeDefault" });
+      }
+      expect(effectiveEnv(deployment, objects), service).not.toHaveProperty("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+    }
+    const rendered = run(tool("helm"), ["template", "moniro", CHART, ...PRODUCTION]);
+    expect(rendered).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+    expect(readText(`${CHART}/values.yaml`)).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
   });
 
   it("names objects after the release, so two releases in one namespace do not collide", () => {

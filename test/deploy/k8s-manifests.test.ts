@@ -45,6 +45,14 @@ function deploymentOf(all: K8sObject[], service: string): K8sObject {
   return found[0] as K8sObject;
 }
 
+function statefulSetOf(component: string): K8sObject {
+  const found = byKind(objects, "StatefulSet").find(
+    (s) => s.metadata.labels?.["app.kubernetes.io/component"] === component,
+  );
+  if (!found) throw new Error(`k8s/ has no StatefulSet ${component}`);
+  return found;
+}
+
 /** The chart rendered with default values (plus an OTLP endpoint, which k8s/ sets). */
 function chartObjects(): K8sObject[] {
   const output = run(tool("helm"), [
@@ -122,6 +130,8 @@ describe("plain manifests k8s/", () => {
       expect(mine.spec.replicas, where).toEqual(theirs.spec.replicas);
       expect(mine.spec.strategy, where).toEqual(theirs.spec.strategy);
       expect(mine.spec.template.spec.securityContext, where).toEqual(theirs.spec.template.spec.securityContext);
+      expect(mine.spec.template.spec.hostUsers, where).toEqual(theirs.spec.template.spec.hostUsers);
+      expect(mine.spec.template.spec.automountServiceAccountToken, where).toBe(false);
       // Same variables (k8s/ leaves out only the optional NATS token and the open-access switch).
       const optional = ["MONIRO_NATS_TOKEN", "MONIRO_GATEWAY_OPEN"];
       expect(envNamesOf(mine, objects).sort(), where).toEqual(
@@ -134,6 +144,37 @@ describe("plain manifests k8s/", () => {
     const [chartHpa] = byKind(chart, "HorizontalPodAutoscaler");
     expect(hpa?.spec.scaleTargetRef.name).toBe("moniro-tool-executor");
     expect({ ...hpa?.spec, scaleTargetRef: undefined }).toEqual({ ...chartHpa?.spec, scaleTargetRef: undefined });
+  });
+
+  it("runs NATS and Redis with logins, as the chart does by default, and each secret reaches only its pods", () => {
+    const chart = chartObjects();
+    for (const server of ["nats", "redis"]) {
+      const of = (all: K8sObject[]) =>
+        byKind(all, "StatefulSet").find((s) => s.metadata.labels?.["app.kubernetes.io/component"] === server);
+      const mine = of(objects) as K8sObject;
+      const theirs = of(chart) as K8sObject;
+      expect(mine, server).toBeDefined();
+      const where = `k8s/${server}.yaml vs chart`;
+      // Same container: image, command, the password from the Secret, probes, security.
+      expect(containerOf(mine), where).toEqual(containerOf(theirs));
+      expect(mine.spec.template.spec.securityContext, where).toEqual(theirs.spec.template.spec.securityContext);
+      expect(mine.spec.template.spec.automountServiceAccountToken, where).toBe(false);
+    }
+    const natsConfig = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-nats-config");
+    expect(natsConfig?.data?.["nats.conf"]).toMatch(/password: \$MONIRO_NATS_PASSWORD/);
+    expect(containerOf(statefulSetOf("redis")).command.join(" ")).toMatch(/--user default off/);
+    const filled = withSecretsFilledIn(objects);
+    for (const service of SERVICES) {
+      const env = effectiveEnv(deploymentOf(filled, service), filled, IMAGE_ENV);
+      expect(env.MONIRO_NATS_PASSWORD, service).toBe("filled-MONIRO_NATS_PASSWORD");
+      expect(env.MONIRO_REDIS_PASSWORD, service).toBe(
+        service === "signal-bridge" ? undefined : "filled-MONIRO_REDIS_PASSWORD",
+      );
+      expect(env.ANTHROPIC_API_KEY, service).toBe(service === "agent-runner" ? "filled-ANTHROPIC_API_KEY" : undefined);
+      expect(env.MONIRO_API_KEYS, service).toBe(service === "gateway" ? "filled-MONIRO_API_KEYS" : undefined);
+      expect(env, service).not.toHaveProperty("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+    }
+    for (const file of files) expect(readText(`${DIR}/${file}`), file).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
   });
 
   it("gives every service an environment its config loader accepts once the Secret is filled in", async () => {

@@ -117,8 +117,9 @@ export function danglingReferences(objects: K8sObject[], external: string[] = []
     byKind(objects, "Secret").map((s) => [s.metadata.name, new Set(Object.keys({ ...s.data, ...s.stringData }))]),
   );
   const problems: string[] = [];
-  for (const deployment of byKind(objects, "Deployment")) {
-    const where = `Deployment ${deployment.metadata.name}`;
+  const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "StatefulSet")];
+  for (const deployment of workloads) {
+    const where = `${deployment.kind} ${deployment.metadata.name}`;
     const pod = deployment.spec.template.spec;
     for (const container of pod.containers) {
       for (const source of container.envFrom ?? []) {
@@ -142,10 +143,10 @@ export function danglingReferences(objects: K8sObject[], external: string[] = []
   }
   for (const service of byKind(objects, "Service")) {
     const selector = service.spec.selector as Record<string, string>;
-    const matches = byKind(objects, "Deployment").some((d) =>
+    const matches = workloads.some((d) =>
       Object.entries(selector).every(([k, v]) => d.spec.template.metadata.labels?.[k] === v),
     );
-    if (!matches) problems.push(`Service ${service.metadata.name}: selects no Deployment`);
+    if (!matches) problems.push(`Service ${service.metadata.name}: selects no Deployment or StatefulSet`);
   }
   for (const hpa of byKind(objects, "HorizontalPodAutoscaler")) {
     const target = hpa.spec.scaleTargetRef.name;

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +21,14 @@ export interface PrivateServer {
   destroy(): Promise<void>;
 }
 
-function privateServer(url: string, port: number, command: string, args: string[], dir: string): PrivateServer {
+function privateServer(
+  url: string,
+  port: number,
+  command: string,
+  args: string[],
+  dir: string,
+  env?: Record<string, string>,
+): PrivateServer {
   let child: ChildProcess | undefined;
   let stopping = false;
   const stop = async () => {
@@ -38,7 +45,10 @@ function privateServer(url: string, port: number, command: string, args: string[
     async start() {
       stopping = false;
       const output: string[] = [];
-      const started = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+      const started = spawn(command, args, {
+        stdio: ["ignore", "pipe", "pipe"],
+        ...(env ? { env: { ...process.env, ...env } } : {}),
+      });
       started.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
       started.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
       started.once("exit", (code) => {
@@ -99,4 +109,25 @@ export function privateNats(port: number): PrivateServer {
     ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir],
     dir,
   );
+}
+
+/**
+ * A private NATS started from a config file (`nats-server -c`): users,
+ * tokens, nkeys, permissions, TLS. `config` is the file's body without
+ * `listen`, `jetstream` (added here) and receives the server's directory, so
+ * it can point at certificates written there. `env` is the server's extra
+ * environment, for `$VARIABLE` references in the config.
+ */
+export function privateNatsWithConfig(
+  port: number,
+  config: (dir: string) => string,
+  env?: Record<string, string>,
+): PrivateServer & { dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "moniro-nats-conf-"));
+  const file = join(dir, "nats.conf");
+  writeFileSync(
+    file,
+    `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(join(dir, "js"))} }\n${config(dir)}\n`,
+  );
+  return { ...privateServer(`nats://127.0.0.1:${port}`, port, "nats-server", ["-c", file], dir, env), dir };
 }

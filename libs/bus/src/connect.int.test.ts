@@ -1,6 +1,7 @@
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
-import { connectDelay, connectNats, natsSettingsOf } from "./connect.js";
+import { connectDelay, connectNats } from "./connect.js";
+import { natsSettingsOf } from "./nats-settings.js";
 import { drainNats } from "./shutdown.js";
 
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
@@ -48,6 +49,6 @@ describe("connectNats", () => {
     expect([1, 2, 3, 6, 20].map(connectDelay)).toEqual([250, 500, 1_000, 5_000, 5_000]);
     expect(
       natsSettingsOf({ MONIRO_NATS_URL: "nats://n:4222", MONIRO_NATS_USER: "u", MONIRO_NATS_PASSWORD: "p" }),
-    ).toEqual({ url: "nats://n:4222", user: "u", password: "p", token: undefined });
+    ).toMatchObject({ url: "nats://n:4222", user: "u", password: "p", token: undefined, nkeySeedFile: undefined });
   });
 });

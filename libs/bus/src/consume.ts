@@ -47,7 +47,8 @@ export interface EnvelopeConsumer {
 
 /**
  * A durable JetStream consumer of envelopes. Each message is decoded with the
- * schema: invalid → a DLQ record with the zod issues, then `term`; valid →
+ * schema: invalid → a DLQ record with the zod issues, then `term` (once per
+ * stored message, see `terminate`); valid →
  * `handler` inside the message's trace context, `ack` after it resolved (or
  * DLQ + term when it returns `{ dlq }`), `nak` with a delay when it throws.
  * Nothing a message contains stops the loop.
@@ -69,10 +70,13 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
   const messages = await consumer.consume({ max_messages: options.maxMessages ?? 64 });
 
   async function toDlq(msg: JsMsg, reason: string, issues: { path: string; message: string }[]): Promise<void> {
+    // One record per stored message: a redelivery (the term lost with a dropped connection)
+    // publishes the same Nats-Msg-Id, which MONIRO_DLQ's duplicate window drops.
     await publishDlq(
       js,
       dlqSubject,
       dlqRecord({ origin: options.origin, subject: msg.subject, reason, issues, data: msg.data }),
+      { msgId: `dlq:${msg.info.stream}:${msg.seq}` },
     );
     logger.warn({ subject: msg.subject, dlq: dlqSubject, reason }, `${what} sent to the DLQ`);
     options.onDlq?.({ origin: options.origin, subject: msg.subject, reason });
@@ -82,13 +86,13 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
     const decoded = decode(options.schema, msg.data, what);
     if (!decoded.ok) {
       await toDlq(msg, decoded.error.message, decoded.error.issues);
-      msg.term(decoded.error.message.slice(0, 200));
+      terminate(msg);
       return;
     }
     const outcome = await options.handler(decoded.value, msg);
     if (outcome && "dlq" in outcome) {
       await toDlq(msg, outcome.dlq, []);
-      msg.term(outcome.dlq.slice(0, 200));
+      terminate(msg);
       return;
     }
     msg.ack();
@@ -121,6 +125,15 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
       await done;
     },
   };
+}
+
+/**
+ * `term()` without a reason: nats-server before 2.11 ignores a `+TERM <reason>`
+ * altogether and redelivers the message after every ack wait. The reason is
+ * in the DLQ record instead.
+ */
+function terminate(msg: JsMsg): void {
+  msg.term();
 }
 
 /** Creates the durable consumer unless it exists (another replica may create it concurrently). */

@@ -31,6 +31,11 @@ export function dlqRecord(options: {
 }
 
 /** Publishes a DLQ record to JetStream (MONIRO_DLQ keeps it), with the current trace headers. */
-export async function publishDlq(js: JetStreamClient, dlqSubject: string, record: DlqRecordInput): Promise<void> {
-  await publishEnvelope(js, dlqSubject, record);
+export async function publishDlq(
+  js: JetStreamClient,
+  dlqSubject: string,
+  record: DlqRecordInput,
+  options: { msgId?: string | undefined } = {},
+): Promise<void> {
+  await publishEnvelope(js, dlqSubject, record, options);
 }

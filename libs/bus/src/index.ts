@@ -1,12 +1,5 @@
 export { type Bus, createBus } from "./bus.js";
-export {
-  type ConnectOptions,
-  connectDelay,
-  connectNats,
-  type NatsConfigFields,
-  type NatsSettings,
-  natsSettingsOf,
-} from "./connect.js";
+export { type ConnectOptions, connectDelay, connectNats, NatsAuthenticationError } from "./connect.js";
 export { type ConsumeOptions, consumeEnvelopes, type EnvelopeConsumer, type HandlerOutcome } from "./consume.js";
 export { dlqRecord, dlqSubjectFor, MAX_DLQ_PAYLOAD, publishDlq } from "./dlq.js";
 export {
@@ -21,8 +14,36 @@ export {
 export { KEEPALIVE_HEADER, startKeepalive } from "./keepalive.js";
 export { type BusLogger, silentBusLogger } from "./logger.js";
 export { inMessageSpan } from "./message-span.js";
+export {
+  NatsConfigError,
+  type NatsConfigFields,
+  type NatsSettings,
+  natsConnectionOptions,
+  natsSettingsOf,
+  redactUrlCredentials,
+} from "./nats-settings.js";
+export {
+  isInboundOnlyChannel,
+  type OutboundBacklog,
+  type OutboundCheck,
+  type OutboundRoutes,
+  outboundBacklog,
+  outboundBacklogs,
+  outboundConsumerName,
+  outboundRoutes,
+  STREAM_READ_CHANNELS,
+} from "./outbound-routes.js";
 export { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";
 export { drainNats, onShutdown } from "./shutdown.js";
-export { deleteStreams, ensureStreams, type StreamKey, streamConfigs } from "./streams.js";
+export {
+  DEFAULT_STREAM_LIMITS,
+  deleteStreams,
+  type EnsureStreamsOptions,
+  ensureStreams,
+  type StreamKey,
+  type StreamLimitSettings,
+  type StreamLimits,
+  streamConfigs,
+} from "./streams.js";
 export { type SubscribeOptions, subscribeEnvelopes } from "./subscribe.js";
 export { traceCarrierOf, traceContextOf, traceHeaders } from "./trace-headers.js";

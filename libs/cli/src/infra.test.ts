@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InfraError, installInstructions, planServers, serverCommand, serverSearchDirs } from "./infra.js";
+import { InfraError, installInstructions, planServers, serverSearchDirs } from "./infra.js";
 
 const URLS = { nats: "nats://127.0.0.1:4222", redis: "redis://127.0.0.1:6379" };
 
@@ -19,35 +19,15 @@ describe("planServers", () => {
     ]);
   });
 
-  it("starts missing servers from PATH with JetStream / AOF and data under the data dir", async () => {
+  it("starts missing servers from PATH with their config file under the data dir (no password on the command line)", async () => {
     const plans = await planServers(
       URLS,
       "/d/.moniro",
       probe([], { "nats-server": "/usr/sbin/nats-server", "redis-server": "/usr/bin/redis-server" }),
     );
-    expect(plans[0]?.start).toEqual([
-      "/usr/sbin/nats-server",
-      "-js",
-      "-a",
-      "127.0.0.1",
-      "-p",
-      "4222",
-      "-sd",
-      "/d/.moniro/nats",
-    ]);
-    expect(plans[1]?.start).toEqual([
-      "/usr/bin/redis-server",
-      "--bind",
-      "127.0.0.1",
-      "--port",
-      "6379",
-      "--dir",
-      "/d/.moniro/redis",
-      "--save",
-      "",
-      "--appendonly",
-      "yes",
-    ]);
+    expect(plans[0]?.start).toEqual(["/usr/sbin/nats-server", "-c", "/d/.moniro/nats/nats.conf"]);
+    expect(plans[1]?.start).toEqual(["/usr/bin/redis-server", "/d/.moniro/redis/redis.conf"]);
+    expect(plans.map((p) => p.endpoint.port)).toEqual([4222, 6379]);
   });
 
   it("prints exact install instructions when a binary is missing", async () => {
@@ -66,11 +46,22 @@ describe("planServers", () => {
     await expect(
       planServers({ ...URLS, redis: "redis://cache.internal:6379" }, "/d", probe([4222], { "redis-server": "/x" })),
     ).rejects.toThrow("Redis is not answering at redis://cache.internal:6379");
+    const credentialed = planServers(
+      { ...URLS, redis: "redis://moniro:s3cret@cache.internal:6379" },
+      "/d",
+      probe([4222], { "redis-server": "/x" }),
+    );
+    await expect(credentialed).rejects.toThrow("Redis is not answering at redis://moniro:***@cache.internal:6379");
+    await expect(credentialed).rejects.not.toThrow("s3cret");
   });
 
-  it("builds the server command lines on custom ports", () => {
-    expect(serverCommand("nats", "nats-server", 14222, "/d")).toContain("14222");
-    expect(serverCommand("redis", "redis-server", 16379, "/d")).toContain("16379");
+  it("keeps the custom ports of the URLs for the servers it starts", async () => {
+    const plans = await planServers(
+      { nats: "nats://127.0.0.1:14222", redis: "redis://localhost:16379" },
+      "/d",
+      probe([], { "nats-server": "n", "redis-server": "r" }),
+    );
+    expect(plans.map((p) => p.endpoint.port)).toEqual([14222, 16379]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { redactUrlCredentials } from "@moniro/bus";
 import { type Endpoint, endpointOf, isLocalHost } from "./tcp-probe.js";
 
 export type ServerName = "nats" | "redis";
@@ -49,24 +50,19 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
   return undefined;
 }
 
-/** The command line `up` starts a local server with, its data under `dataDir`. */
-export function serverCommand(name: ServerName, binary: string, port: number, dataDir: string): string[] {
-  if (name === "nats") {
-    return [binary, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", join(dataDir, "nats")];
-  }
-  return [
-    binary,
-    "--bind",
-    "127.0.0.1",
-    "--port",
-    String(port),
-    "--dir",
-    join(dataDir, "redis"),
-    "--save",
-    "",
-    "--appendonly",
-    "yes",
-  ];
+/** The config file `up` writes for a server it starts (it holds the password: mode 0600). */
+export function serverConfigFile(name: ServerName, dataDir: string): string {
+  return join(dataDir, name, `${name}.conf`);
+}
+
+/**
+ * The command line `up` starts a local server with: everything else (loopback
+ * address, port, data directory, JetStream / AOF, the services' user) is in
+ * its config file, so no password appears on a command line.
+ */
+export function serverCommand(name: ServerName, binary: string, dataDir: string): string[] {
+  const config = serverConfigFile(name, dataDir);
+  return name === "nats" ? [binary, "-c", config] : [binary, config];
 }
 
 export interface ServerPlan {
@@ -101,7 +97,7 @@ export async function planServers(
     }
     if (!isLocalHost(endpoint.host)) {
       throw new InfraError(
-        `${LABELS[name]} is not answering at ${urls[name]}; start it, or point MONIRO_${name.toUpperCase()}_URL at one that runs.`,
+        `${LABELS[name]} is not answering at ${redactUrlCredentials(urls[name])}; start it, or point MONIRO_${name.toUpperCase()}_URL at one that runs.`,
       );
     }
     const binary = probe.findExecutable(SERVER_BINARIES[name]);
@@ -109,7 +105,7 @@ export async function planServers(
       missing.push(name);
       continue;
     }
-    plans.push({ name, endpoint, start: serverCommand(name, binary, endpoint.port, dataDir) });
+    plans.push({ name, endpoint, start: serverCommand(name, binary, dataDir) });
   }
   if (missing.length > 0) {
     const what = missing.map((m) => `${LABELS[m]} (${urls[m]})`).join(" and ");

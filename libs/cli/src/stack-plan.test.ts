@@ -19,9 +19,9 @@ describe("planService", () => {
       MONIRO_HTTP_PORT: "9103",
       MONIRO_AGENTS_DIR: "/home/me/project/.agents",
       MONIRO_WORKSPACES_DIR: "/home/me/project/.moniro/workspaces",
-      MONIRO_GATEWAY_OPEN: "true",
       OTEL_SERVICE_NAME: "scheduler",
     });
+    expect(plan.env).not.toHaveProperty("MONIRO_GATEWAY_OPEN");
     expect(plan.env).not.toHaveProperty("UNSET");
     expect(plan.env).not.toHaveProperty("MONIRO_NAMESPACE");
     expect(plan.env).not.toHaveProperty("MONIRO_REDIS_PREFIX");
@@ -38,6 +38,76 @@ describe("planService", () => {
     const plan = planService("gateway", options, { MONIRO_API_KEYS: "k1" }, "node");
     expect(plan.env).not.toHaveProperty("MONIRO_GATEWAY_OPEN");
     expect(plan.env.MONIRO_API_KEYS).toBe("k1");
+    expect(planService("gateway", options, {}, "node").env.MONIRO_GATEWAY_OPEN).toBe("true");
+  });
+
+  it("gives each service only its own secrets: the LLM key to the agent-runner, the API keys to the gateway", () => {
+    const parent = {
+      PATH: "/usr/bin",
+      HOME: "/home/me",
+      LANG: "C.UTF-8",
+      TZ: "UTC",
+      NODE_OPTIONS: "--enable-source-maps",
+      NODE_EXTRA_CA_CERTS: "/ca.pem",
+      ANTHROPIC_API_KEY: "sk-ant-SENTINEL",
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:9999",
+      MONIRO_API_KEYS: "gw-SENTINEL",
+      MONIRO_NATS_USER: "svc",
+      MONIRO_NATS_PASSWORD: "nats-SENTINEL",
+      MONIRO_REDIS_USERNAME: "svc",
+      MONIRO_REDIS_PASSWORD: "redis-SENTINEL",
+      MONIRO_LOG_LEVEL: "debug",
+      MONIRO_EXEC_TIMEOUT_MS: "5000",
+      MONIRO_SIGNAL_URL: "http://127.0.0.1:8081",
+      MONIRO_MOCK_STEP_DELAY_MS: "300",
+      GITHUB_TOKEN: "ghp-SENTINEL",
+      AWS_SECRET_ACCESS_KEY: "aws-SENTINEL",
+      SSH_AUTH_SOCK: "/run/ssh",
+    };
+    const envOf = (service: (typeof STACK_SERVICES)[number]) => planService(service, options, parent, "node").env;
+    const platform = { PATH: "/usr/bin", HOME: "/home/me", LANG: "C.UTF-8", TZ: "UTC" };
+    for (const service of STACK_SERVICES) {
+      const env = envOf(service);
+      expect(env, service).toMatchObject({
+        ...platform,
+        NODE_OPTIONS: "--enable-source-maps",
+        MONIRO_LOG_LEVEL: "debug",
+      });
+      expect({ service, nats: env.MONIRO_NATS_PASSWORD, user: env.MONIRO_NATS_USER }).toEqual({
+        service,
+        nats: "nats-SENTINEL",
+        user: "svc",
+      });
+      expect(env.ANTHROPIC_API_KEY !== undefined, service).toBe(service === "agent-runner");
+      expect(env.ANTHROPIC_BASE_URL !== undefined, service).toBe(service === "agent-runner");
+      expect(env.MONIRO_API_KEYS !== undefined, service).toBe(service === "gateway");
+      expect(env.MONIRO_REDIS_PASSWORD !== undefined, service).toBe(service !== "signal-bridge");
+      expect(env.MONIRO_EXEC_TIMEOUT_MS !== undefined, service).toBe(service === "tool-executor");
+      expect(env.MONIRO_SIGNAL_URL !== undefined, service).toBe(service === "signal-bridge");
+      expect(env.MONIRO_MOCK_STEP_DELAY_MS !== undefined, service).toBe(service === "agent-runner");
+      for (const unrelated of ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK"]) {
+        expect(env, `${service} ${unrelated}`).not.toHaveProperty(unrelated);
+      }
+    }
+  });
+
+  it("hands the services the credentials of servers up started, over the parent's", () => {
+    const credentials = {
+      nats: { user: "moniro", password: "nats-generated" },
+      redis: { username: "moniro", password: "redis-generated" },
+    };
+    const parent = { MONIRO_NATS_USER: "other", MONIRO_NATS_PASSWORD: "x", MONIRO_NATS_TOKEN: "t" };
+    const runner = planService("agent-runner", { ...options, credentials }, parent, "node").env;
+    expect(runner).toMatchObject({
+      MONIRO_NATS_USER: "moniro",
+      MONIRO_NATS_PASSWORD: "nats-generated",
+      MONIRO_REDIS_USERNAME: "moniro",
+      MONIRO_REDIS_PASSWORD: "redis-generated",
+    });
+    expect(runner).not.toHaveProperty("MONIRO_NATS_TOKEN");
+    const bridge = planService("signal-bridge", { ...options, credentials }, parent, "node").env;
+    expect(bridge.MONIRO_NATS_PASSWORD).toBe("nats-generated");
+    expect(bridge).not.toHaveProperty("MONIRO_REDIS_PASSWORD");
   });
 
   it("uses ports chosen for port 0, and passes namespace and key prefix", () => {

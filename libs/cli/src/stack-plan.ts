@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { serviceEnvironment } from "./service-env.js";
 
-/** The five services in start order: consumers before producers, the gateway (the way in) last. */
-export const STACK_SERVICES = ["tool-executor", "agent-runner", "scheduler", "signal-bridge", "gateway"] as const;
-export type StackService = (typeof STACK_SERVICES)[number];
+import { STACK_SERVICES, type StackService } from "./stack-services.js";
+
+export { STACK_SERVICES, type StackService };
 
 export interface StackOptions {
   /** The repository root holding `services/<svc>/dist/main.js`. */
@@ -27,6 +28,13 @@ export interface StackOptions {
   redisPrefix?: string;
   /** Local state: data of servers started by `up`, logs, workspaces. */
   dataDir: string;
+  /** Credentials of the servers `up` started itself; they replace the parent's for that server. */
+  credentials?: ServerCredentials;
+}
+
+export interface ServerCredentials {
+  nats?: { user: string; password: string };
+  redis?: { username: string; password: string };
 }
 
 export const DEFAULT_GATEWAY_PORT = 8080;
@@ -61,10 +69,12 @@ export interface ServiceLaunch {
 
 /**
  * How to start one service: `node <SERVICE_NODE_FLAGS> services/<svc>/dist/main.js` with the
- * parent's environment plus the stack's wiring: the per-service port, the URLs,
- * directories, namespace and key prefix `up` resolved (from flags, else the
- * parent's MONIRO_* variables). The gateway is open (no API key) unless the
- * parent sets MONIRO_API_KEYS: the local stack listens on loopback only.
+ * part of the parent's environment that service may see (service-env.ts: no
+ * other service's secret) plus the stack's wiring: the per-service port, the
+ * URLs and credentials of the servers, directories, namespace and key prefix
+ * `up` resolved (from flags, else the parent's MONIRO_* variables). The gateway
+ * is open (no API key) unless the parent sets MONIRO_API_KEYS: the local stack
+ * listens on loopback only.
  */
 export function planService(
   service: StackService,
@@ -74,14 +84,16 @@ export function planService(
 ): ServiceLaunch {
   const port = servicePort(service, options);
   const entry = resolve(options.root, "services", service, "dist", "main.js");
-  const inherited = Object.fromEntries(
-    Object.entries(parentEnv).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );
+  const { nats, redis } = options.credentials ?? {};
   const env: Record<string, string> = {
-    ...(parentEnv.MONIRO_API_KEYS ? {} : { MONIRO_GATEWAY_OPEN: "true" }),
-    ...inherited,
+    ...(service === "gateway" && !parentEnv.MONIRO_API_KEYS ? { MONIRO_GATEWAY_OPEN: "true" } : {}),
+    ...serviceEnvironment(service, parentEnv),
     MONIRO_NATS_URL: options.natsUrl,
-    MONIRO_REDIS_URL: options.redisUrl,
+    ...(nats ? { MONIRO_NATS_USER: nats.user, MONIRO_NATS_PASSWORD: nats.password } : {}),
+    ...(service === "signal-bridge" ? {} : { MONIRO_REDIS_URL: options.redisUrl }),
+    ...(redis && service !== "signal-bridge"
+      ? { MONIRO_REDIS_USERNAME: redis.username, MONIRO_REDIS_PASSWORD: redis.password }
+      : {}),
     MONIRO_AGENTS_DIR: options.agentsDir,
     MONIRO_WORKSPACES_DIR: options.workspacesDir,
     ...(options.namespace ? { MONIRO_NAMESPACE: options.namespace } : {}),
@@ -90,6 +102,9 @@ export function planService(
     MONIRO_HTTP_PORT: String(port),
     OTEL_SERVICE_NAME: service,
   };
+  // A server `up` started takes only its own credentials: drop a token or key file meant for another.
+  if (nats)
+    for (const name of ["MONIRO_NATS_TOKEN", "MONIRO_NATS_NKEY_SEED_FILE", "MONIRO_NATS_CREDS_FILE"]) delete env[name];
   return {
     service,
     command: nodePath,

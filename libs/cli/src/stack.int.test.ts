@@ -1,21 +1,53 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnChild } from "./child-handle.js";
+import { CREDENTIALS_FILE } from "./server-auth.js";
 import { startStack } from "./stack.js";
 import { STACK_SERVICES } from "./stack-plan.js";
 import { tcpAnswers } from "./tcp-probe.js";
+import { natsAnswer, redisAnswer } from "./test/wire-probe.js";
 
-/** A stand-in for a built service: serves /readyz on MONIRO_HTTP_PORT, logs pino-style, exits on SIGTERM. */
+/**
+ * A stand-in for a built service: logs in to NATS and Redis with the
+ * credentials in its environment (as the real services do), then serves
+ * /readyz on MONIRO_HTTP_PORT; logs pino-style, exits on SIGTERM. A login that
+ * fails makes it exit, so a ready stack proves every service got working credentials.
+ */
 const FAKE_SERVICE = `
 const http = require("node:http");
-const server = http.createServer((req, res) => res.writeHead(req.url === "/readyz" ? 200 : 404).end("ok"));
-server.listen(Number(process.env.MONIRO_HTTP_PORT), "127.0.0.1", () => {
-  console.log(JSON.stringify({ level: 30, msg: "ready on " + process.env.MONIRO_HTTP_PORT + " nats " + process.env.MONIRO_NATS_URL }));
-});
-process.on("SIGTERM", () => { console.log(JSON.stringify({ level: 30, msg: "bye" })); server.close(() => process.exit(0)); });
+const net = require("node:net");
+function ask(url, request, answer) {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const socket = net.connect(Number(u.port), u.hostname);
+    let got = "";
+    let sent = false;
+    socket.on("data", (d) => {
+      got += d;
+      if (!sent && u.protocol === "nats:") { sent = true; socket.write(request); }
+      if (answer.test(got)) { socket.destroy(); resolve(); }
+      else if (/-ERR|-NOAUTH|-WRONGPASS/.test(got)) { socket.destroy(); reject(new Error(u.protocol + " " + got.trim())); }
+    });
+    socket.on("connect", () => { if (u.protocol === "redis:") socket.write(request); });
+    socket.on("error", reject);
+  });
+}
+const bulk = (...p) => "*" + p.length + "\\r\\n" + p.map((x) => "$" + Buffer.byteLength(x) + "\\r\\n" + x + "\\r\\n").join("");
+const env = process.env;
+const nats = ask(env.MONIRO_NATS_URL, "CONNECT " + JSON.stringify({ verbose: false, user: env.MONIRO_NATS_USER, pass: env.MONIRO_NATS_PASSWORD }) + "\\r\\nPING\\r\\n", /PONG/);
+const redis = env.MONIRO_REDIS_URL
+  ? ask(env.MONIRO_REDIS_URL, (env.MONIRO_REDIS_PASSWORD ? bulk("AUTH", env.MONIRO_REDIS_USERNAME, env.MONIRO_REDIS_PASSWORD) : "") + bulk("PING"), /\\+PONG/)
+  : Promise.resolve();
+Promise.all([nats, redis]).then(() => {
+  const server = http.createServer((req, res) => res.writeHead(req.url === "/readyz" ? 200 : 404).end("ok"));
+  server.listen(Number(env.MONIRO_HTTP_PORT), "127.0.0.1", () => {
+    console.log(JSON.stringify({ level: 30, msg: "ready on " + env.MONIRO_HTTP_PORT + " nats " + env.MONIRO_NATS_URL }));
+  });
+  process.on("SIGTERM", () => { console.log(JSON.stringify({ level: 30, msg: "bye" })); server.close(() => process.exit(0)); });
+}, (error) => { console.log(JSON.stringify({ level: 50, msg: "login failed: " + error.message })); process.exit(1); });
 `;
 
 function freePort(): Promise<number> {
@@ -47,7 +79,7 @@ describe("startStack with real child processes", () => {
     return root;
   }
 
-  it("starts private NATS and Redis when they do not answer, then every service; prints prefixed logs; stops all", async () => {
+  it("starts private NATS and Redis with authentication when they do not answer, then every service logged in; prints prefixed logs; stops all", async () => {
     const root = fakeRepository();
     const [natsPort, redisPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const lines: string[] = [];
@@ -78,6 +110,21 @@ describe("startStack with real child processes", () => {
       expect(lines.some((l) => /^\[gateway\] +INFO {2}ready on \d+ nats nats:\/\/127\.0\.0\.1:\d+$/.test(l))).toBe(
         true,
       );
+      // Both servers refuse a client without credentials and accept the generated ones.
+      const file = join(root, ".moniro", CREDENTIALS_FILE);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const stored = JSON.parse(readFileSync(file, "utf8"));
+      expect(await natsAnswer(natsPort)).toMatch(/Authorization Violation/);
+      expect(await redisAnswer(redisPort)).toMatch(/^-NOAUTH/);
+      expect(await redisAnswer(redisPort, { username: "default", password: "" })).toMatch(/^-WRONGPASS/);
+      expect(await natsAnswer(natsPort, { user: stored.nats.user, pass: stored.nats.password })).toBe("PONG");
+      expect(await redisAnswer(redisPort, stored.redis)).toBe("+PONG");
+      for (const name of ["nats", "redis"]) {
+        expect(statSync(join(root, ".moniro", name, `${name}.conf`)).mode & 0o777).toBe(0o600);
+      }
+      // No password on the terminal or in a log's command line.
+      const printed = [...lines, ...["nats", "redis"].map((n) => readFileSync(stack.logFile(n), "utf8"))].join("\n");
+      for (const secret of [stored.nats.password, stored.redis.password]) expect(printed).not.toContain(secret);
     } finally {
       const reports = await stack.stop();
       expect(reports.map((r) => r.name)).toEqual([...STACK_SERVICES, "nats", "redis"]);

@@ -2,9 +2,17 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChildHandle, Spawner } from "./child-handle.js";
 import { choosePorts } from "./free-ports.js";
-import { findExecutable, planServers, serverSearchDirs } from "./infra.js";
+import { findExecutable, planServers, type ServerPlan, serverConfigFile, serverSearchDirs } from "./infra.js";
 import { formatLogLine, LineSplitter } from "./log-format.js";
 import { waitUntilAnswers, waitUntilReady } from "./readiness.js";
+import {
+  CREDENTIALS_FILE,
+  credentialsFor,
+  localServerCredentials,
+  natsConfig,
+  redisConfig,
+  writePrivateFile,
+} from "./server-auth.js";
 import { planService, STACK_SERVICES, type StackOptions, type StackService } from "./stack-plan.js";
 import { type StopReport, Supervisor } from "./supervisor.js";
 import { tcpAnswers } from "./tcp-probe.js";
@@ -45,8 +53,11 @@ export function tail(file: string, lines = 20): string {
 
 /**
  * Brings up the local stack: NATS and Redis (started from PATH when they do not
- * answer), then the five services as child processes, each waited for on
- * /readyz. On any failure everything started so far is stopped again.
+ * answer, with authentication: credentials generated once into the data dir),
+ * then the five services as child processes, each waited for on /readyz and
+ * each with only its own part of the environment. A server that already
+ * answers is used as the user configured it (MONIRO_NATS_USER, … from the
+ * environment). On any failure everything started so far is stopped again.
  */
 export async function startStack(requested: StartStackOptions): Promise<RunningStack> {
   const options = await choosePorts(requested);
@@ -90,9 +101,12 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
         terminal.line(`${plan.name}: answering at ${plan.endpoint.host}:${plan.endpoint.port}`);
         continue;
       }
-      mkdirSync(join(options.dataDir, plan.name), { recursive: true });
-      terminal.line(`${plan.name}: not answering; starting ${command} (data in ${join(options.dataDir, plan.name)})`);
-      const handle = launch(plan.name, command, args, stringEnv(options.env), false);
+      writeServerConfig(plan, options.dataDir);
+      terminal.line(
+        `${plan.name}: not answering; starting ${command} with authentication ` +
+          `(data in ${join(options.dataDir, plan.name)}, credentials in ${join(options.dataDir, CREDENTIALS_FILE)})`,
+      );
+      const handle = launch(plan.name, command, args, serverEnv(options.env), false);
       supervisor.add({ name: plan.name, handle, tier: "server" });
       await waitUntilAnswers(() => tcpAnswers(plan.endpoint.host, plan.endpoint.port), handle, command).catch(
         (error: Error) => {
@@ -102,7 +116,10 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
       startedServers.push(plan.name);
     }
 
-    const launches = STACK_SERVICES.map((service) => planService(service, options, options.env));
+    // Credentials only for servers started here; one already answering is used as configured.
+    const started = startedServers as Array<"nats" | "redis">;
+    const credentials = started.length > 0 ? credentialsFor(started, localServerCredentials(options.dataDir)) : {};
+    const launches = STACK_SERVICES.map((service) => planService(service, { ...options, credentials }, options.env));
     for (const plan of launches) {
       const { entry } = plan;
       if (!existsSync(entry)) {
@@ -160,6 +177,22 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
   }
 }
 
-function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+/** The config file of a server `up` starts, from the stored credentials (mode 0600). */
+function writeServerConfig(plan: ServerPlan, dataDir: string): void {
+  const dir = join(dataDir, plan.name);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stored = localServerCredentials(dataDir);
+  const text =
+    plan.name === "nats"
+      ? natsConfig(plan.endpoint.port, dir, stored.nats)
+      : redisConfig(plan.endpoint.port, dir, stored.redis);
+  writePrivateFile(serverConfigFile(plan.name, dataDir), text);
+}
+
+/** Servers get the platform's variables only: none of the services' keys. */
+function serverEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const keep = ["PATH", "HOME", "LANG", "TZ", "TMPDIR"];
+  return Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && keep.includes(e[0])),
+  );
 }

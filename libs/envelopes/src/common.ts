@@ -15,16 +15,6 @@ export const envelopeBase = {
   ts: z.iso.datetime({ offset: true, error: "must be an ISO-8601 timestamp" }),
 };
 
-export const attachmentSchema = z.object({
-  name: z.string().min(1).max(256),
-  contentType: z.string().min(1).max(128),
-  /** Either a URL the receiver can fetch, or inline base64 data (small files only). */
-  url: z.string().url().optional(),
-  data: z.string().optional(),
-  size: z.number().int().nonnegative().optional(),
-});
-export type Attachment = z.infer<typeof attachmentSchema>;
-
 const nextUlid = monotonicFactory(pooledRandom);
 
 /** A new envelope id. Producers outside Moniro may use any ULID library. */

@@ -28,3 +28,45 @@ describe("decode", () => {
     expect(decoded.error.reason).toMatch(/not valid JSON/);
   });
 });
+
+describe("source and reply tags", () => {
+  const inbound = (fields: Record<string, unknown>) =>
+    decode(inboundEnvelopeSchema, JSON.stringify({ ...stamp(), agent: "alice", text: "hi", ...fields }));
+
+  it("accept the tags producers send", () => {
+    for (const source of [
+      "http:carol",
+      "http:carol.smith+test@example.com",
+      "signal:+15551234567",
+      "signal:group:AbC+/dE=",
+      "ws:build:main",
+      "cron:heartbeat",
+      "agent:helper",
+    ]) {
+      expect(inbound({ source }).ok, source).toBe(true);
+    }
+  });
+
+  it("refuse an address with brackets, spaces, line breaks or control characters, wherever envelopes are decoded", () => {
+    for (const source of [
+      "http:evil]FAKE[http:boss",
+      "http:a[b",
+      "http:a b",
+      "http:a\nb",
+      "http:a\u0000b",
+      "http:a\u202eb",
+      "http:a\u200bb",
+    ]) {
+      const decoded = inbound({ source });
+      expect(decoded.ok, JSON.stringify(source)).toBe(false);
+      if (decoded.ok) continue;
+      expect(decoded.error.issues).toEqual([
+        {
+          path: "source",
+          message: expect.stringMatching(/without spaces, '\[', '\]' or control characters$/),
+        },
+      ]);
+    }
+    expect(inbound({ source: "http:carol", replyTo: "http:x]y" }).ok).toBe(false);
+  });
+});

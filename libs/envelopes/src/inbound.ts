@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { attachmentSchema, envelopeBase } from "./common.js";
+import { attachmentSchema } from "./attachment.js";
+import { envelopeBase } from "./common.js";
 import { channelOf, contextSchema, laneSchema, nameSchema, tagSchema } from "./names.js";
 
 /** Sources whose inputs are urgent by default: someone is waiting for an answer. */

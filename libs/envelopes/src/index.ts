@@ -1,3 +1,4 @@
+export * from "./attachment.js";
 export * from "./common.js";
 export * from "./control.js";
 export * from "./decode.js";

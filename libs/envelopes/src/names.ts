@@ -24,12 +24,39 @@ export const toolNameSchema = z
  * A source / reply tag: `<kind>:<rest>`, e.g. `signal:+15551234567`,
  * `signal:group:<id>`, `webhook:<name>`, `cron:<job>`, `http:<user>`,
  * `ws:<workflow>:<tag>`, `agent:<name>`. The kind selects the outbound channel.
+ * The agent reads a tag as `[<tag>] <text>`, so its address holds no space,
+ * line break, control or format character and no '[' or ']': no tag can end
+ * its brackets early and pose as another.
  */
-export const TAG_PATTERN = /^([a-z][a-z0-9_-]{0,31}):(\S{1,256})$/;
+export const TAG_PATTERN = /^([a-z][a-z0-9_-]{0,31}):([^\s[\]\p{Cc}\p{Cf}\p{Cs}]{1,256})$/u;
 export const tagSchema = z
   .string()
-  .regex(TAG_PATTERN, "must look like '<channel>:<address>' (e.g. 'http:alice', 'signal:+15551234567')");
+  .regex(
+    TAG_PATTERN,
+    "must look like '<channel>:<address>' (e.g. 'http:alice', 'signal:+15551234567'): a lower-case channel, then 1-256 characters without spaces, '[', ']' or control characters",
+  );
 export type Tag = z.infer<typeof tagSchema>;
+
+/**
+ * Tags as threads stored them before the address rules above: history stays
+ * readable, and new entries come only from envelopes checked by `tagSchema`.
+ */
+export const storedTagSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}:\S{1,256}$/, "must look like '<channel>:<address>'");
+
+/**
+ * The `<user>` of an `http:<user>` tag (the gateway's `from`): letters,
+ * digits and `. _ @ + -`, so an e-mail address or a user id fits and nothing
+ * that reads as markup does.
+ */
+export const HTTP_USER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
+export const httpUserSchema = z
+  .string({ error: "must be a string: who is writing (the agent sees and answers 'http:<from>')" })
+  .regex(
+    HTTP_USER_PATTERN,
+    "must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', '@', '+' or '-', starting with a letter or digit (the agent sees and answers 'http:<from>')",
+  );
 
 /** The channel of a tag is its first token: `signal:+1555…` → `signal`. */
 export function channelOf(tag: string): string {

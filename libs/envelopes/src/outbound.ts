@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { attachmentSchema, envelopeBase, ulidSchema } from "./common.js";
+import { attachmentSchema } from "./attachment.js";
+import { envelopeBase, ulidSchema } from "./common.js";
 import { nameSchema, tagSchema } from "./names.js";
 
 /** Outbound: something an agent says, published on `moniro.out.<channel>` for that channel's bridge. */

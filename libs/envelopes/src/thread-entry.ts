@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { attachmentSchema } from "./common.js";
-import { contextSchema, laneSchema, tagSchema } from "./names.js";
+import { storedAttachmentSchema } from "./attachment.js";
+import { contextSchema, laneSchema, storedTagSchema } from "./names.js";
 
 /**
  * One record of an agent's thread (Redis stream `agent:<a>:thread:<ctx>`). The
@@ -16,12 +16,13 @@ export const inputEntrySchema = z.object({
   ...entryBase,
   kind: z.literal("input"),
   envelopeId: z.string(),
-  source: tagSchema,
-  replyTo: tagSchema,
+  // Read leniently: entries written before the tag and attachment rules stay readable.
+  source: storedTagSchema,
+  replyTo: storedTagSchema,
   context: contextSchema,
   lane: laneSchema,
   text: z.string(),
-  attachments: z.array(attachmentSchema).default([]),
+  attachments: z.array(storedAttachmentSchema).default([]),
 });
 
 export const toolUseSchema = z.object({

@@ -35,6 +35,7 @@ export { type RunToolOptions, runTool } from "./run-tool.js";
 export {
   defineTool,
   fail,
+  type OutboundCheck,
   ok,
   type PeerProcessListing,
   type ProcessPeers,

@@ -13,6 +13,9 @@ export interface ToolLogger {
   error(object: Record<string, unknown>, message?: string): void;
 }
 
+/** See ToolContext.checkOutbound. */
+export type OutboundCheck = { served: true } | { served: false; reason: string };
+
 /** Scheduler operations a tool may request (`moniro.sched.<op>`). */
 export type SchedulerOp = "upsert" | "delete" | "list";
 
@@ -39,6 +42,8 @@ export interface ToolContext {
   redisPrefix: string;
   /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
   publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;
+  /** Whether something delivers outbound to `channel` (a bridge consumes it), and if not why. */
+  checkOutbound(channel: string): Promise<OutboundCheck>;
   /** `moniro.sched.<op>`; throws SchedulerUnavailableError when no scheduler answers. */
   requestScheduler(op: SchedulerOp, request: unknown): Promise<unknown>;
   /** Background processes owned by THIS executor. */

@@ -1,50 +1,19 @@
-import type { AddressInfo } from "node:net";
-import type { ControlReply, InboundEnvelope } from "@moniro/envelopes";
-import { noopTracing } from "@moniro/ports";
-import { currentTraceparent, Registry } from "@moniro/telemetry";
+import { currentTraceparent } from "@moniro/telemetry";
 import { recordingTelemetry } from "@moniro/telemetry/test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { staticCatalog } from "./agents/definition-catalog.js";
-import { createGatewayApp, type GatewayAppOptions } from "./app.js";
-import type { HttpMetrics } from "./ports.js";
+import type { GatewayAppOptions } from "./app.js";
 import { NoRunnerError } from "./routes/control.js";
+import { startFakeGatewayApp } from "./test/fake-gateway-app.js";
 
-const silent = { info: () => {}, warn: () => {}, error: () => {} };
-const metrics: HttpMetrics = { observe: () => {} };
-
-const servers: Array<{ close(): void }> = [];
-afterEach(() => {
-  for (const server of servers.splice(0)) server.close();
+const apps: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
 });
 
 async function start(overrides: Partial<GatewayAppOptions> = {}) {
-  const published: InboundEnvelope[] = [];
-  const app = createGatewayApp({
-    auth: { keys: ["k1", "k2"], open: false },
-    bodyLimitBytes: 2048,
-    heartbeatMs: 60_000,
-    agents: staticCatalog(["alice", "bob"]),
-    publisher: { publish: async (envelope) => void published.push(envelope) },
-    control: { request: async (agent, op) => ({ ok: true, agent, op, state: "paused" }) as ControlReply },
-    streams: { open: async () => ({ close: async () => {} }) },
-    inspector: {
-      status: async () => ({ state: null, lease: null, inbox: { immediate: 0, normal: 0, background: 0 } }),
-      thread: async () => ({ entries: [], corrupt: [], next: null }),
-    },
-    readiness: {},
-    metrics,
-    registry: new Registry(),
-    tracing: noopTracing,
-    logger: silent,
-    ...overrides,
-  });
-  const server = app.listen(0, "127.0.0.1");
-  servers.push(server);
-  await new Promise((resolve) => server.once("listening", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = (path: string, body: string, headers: Record<string, string> = { authorization: "Bearer k2" }) =>
-    fetch(`${base}${path}`, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
-  return { base, published, post };
+  const app = await startFakeGatewayApp(overrides);
+  apps.push(app);
+  return app;
 }
 
 describe("gateway app (fakes behind the ports)", () => {

@@ -3,6 +3,8 @@ import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
 import { bearerAuth } from "./http/auth.js";
 import { errorHandler, HttpError } from "./http/http-error.js";
+import { jsonBody } from "./http/json-body.js";
+import { openAccessGuard } from "./http/open-access-guard.js";
 import { serverSpans } from "./http/server-span.js";
 import type {
   AgentCatalog,
@@ -20,7 +22,11 @@ import { inspectRouter } from "./routes/inspect.js";
 import { messagesRouter } from "./routes/messages.js";
 
 export interface GatewayAppOptions {
-  auth: { keys: readonly string[]; open: boolean };
+  /**
+   * Bearer keys, or `open` access; an open gateway answers only its own
+   * origin (`host`, default 127.0.0.1, on its port) and `allowedOrigins`.
+   */
+  auth: { keys: readonly string[]; open: boolean; host?: string; allowedOrigins?: readonly string[] };
   bodyLimitBytes: number;
   heartbeatMs: number;
   agents: AgentCatalog;
@@ -55,19 +61,27 @@ function measure(metrics: HttpMetrics): RequestHandler {
 
 /**
  * The gateway's HTTP API (docs/api.md). Health, readiness and metrics are
- * open; everything under /v1 needs a bearer key (unless open access is on).
- * Authentication runs before the body is parsed, so an unauthenticated client
- * learns nothing about the body it sent.
+ * open; everything under /v1 needs a bearer key (unless open access is on,
+ * which then refuses other origins). Authentication runs before the body is
+ * parsed, so an unauthenticated client learns nothing about the body it sent;
+ * only `application/json` bodies are parsed. Every answer, errors included, is JSON.
  */
 export function createGatewayApp(options: GatewayAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(measure(options.metrics));
+  app.use(
+    openAccessGuard({
+      open: options.auth.open,
+      host: options.auth.host ?? "127.0.0.1",
+      allowedOrigins: options.auth.allowedOrigins ?? [],
+    }),
+  );
   app.use(healthRouter({ readiness: options.readiness, registry: options.registry }));
   if (options.tracer) app.use("/v1", serverSpans(options.tracer));
   app.use("/v1", bearerAuth(options.auth));
-  app.use("/v1", express.json({ limit: options.bodyLimitBytes, strict: false, type: () => true }));
+  app.use("/v1", jsonBody({ limitBytes: options.bodyLimitBytes }));
   app.use(
     messagesRouter({
       agents: options.agents,

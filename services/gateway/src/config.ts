@@ -1,5 +1,17 @@
 import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
+import { isLoopback } from "./http/loopback.js";
+import { streamLimitsEnv } from "./nats/stream-limits-config.js";
+
+/** `http://localhost:3000/` → `http://localhost:3000`; undefined when not a URL with an http(s) origin. */
+function originOf(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 const flag = (variable: string) =>
   z
@@ -23,9 +35,10 @@ const byteSize = z
 
 /**
  * The gateway's environment: the settings every service reads, plus API keys,
- * the open-access switch and the body limit. Errors name the variable.
+ * the open-access switch (loopback only) and the body limit. Errors name the variable.
  */
 export const gatewayConfigSchema = serviceConfigSchema
+  .extend(streamLimitsEnv)
   .extend({
     /** Comma-separated bearer keys; any one of them is accepted. */
     MONIRO_API_KEYS: z
@@ -41,6 +54,25 @@ export const gatewayConfigSchema = serviceConfigSchema
     MONIRO_GATEWAY_OPEN: flag("MONIRO_GATEWAY_OPEN"),
     /** Older name of MONIRO_GATEWAY_OPEN, still set by `moniro up`. */
     MONIRO_AUTH_DISABLED: flag("MONIRO_AUTH_DISABLED"),
+    /** Web origins (`https://ui.example.com`) allowed to call an open gateway besides its own. */
+    MONIRO_GATEWAY_ALLOWED_ORIGINS: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        const origins = (value ?? "")
+          .split(",")
+          .map((origin) => origin.trim())
+          .filter((origin) => origin.length > 0);
+        for (const origin of origins) {
+          if (originOf(origin) !== origin) {
+            ctx.addIssue({
+              code: "custom",
+              message: `'${origin}' is not an origin: write scheme, host and port only, like http://localhost:3000 (no path, no trailing slash)`,
+            });
+          }
+        }
+        return origins;
+      }),
     /** Largest accepted request body. */
     MONIRO_GATEWAY_BODY_LIMIT: byteSize.default(256 * 1024),
     /** SSE heartbeat comment interval. */
@@ -60,6 +92,13 @@ export const gatewayConfigSchema = serviceConfigSchema
         path: ["MONIRO_API_KEYS"],
         message:
           "no API keys: set MONIRO_API_KEYS to one or more comma-separated keys, or MONIRO_GATEWAY_OPEN=true for open local access",
+      });
+    }
+    if (config.open && !isLoopback(config.MONIRO_HTTP_HOST)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["MONIRO_HTTP_HOST"],
+        message: `open access (MONIRO_GATEWAY_OPEN or MONIRO_AUTH_DISABLED) listens on loopback only, but MONIRO_HTTP_HOST is '${config.MONIRO_HTTP_HOST}': set MONIRO_HTTP_HOST=127.0.0.1, or set MONIRO_API_KEYS and MONIRO_GATEWAY_OPEN=false to serve other machines`,
       });
     }
   });

@@ -10,11 +10,14 @@ import type { Redis } from "ioredis";
 import { definitionCatalog } from "./agents/definition-catalog.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
+import { answerClientErrorsWithJson } from "./http/client-error.js";
 import { httpMetrics } from "./http/http-metrics.js";
 import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
 import { natsInboundPublisher } from "./nats/inbound-publisher.js";
 import { NatsLink } from "./nats/nats-link.js";
+import { registerOutboundMetrics } from "./nats/outbound-metrics.js";
+import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 
 export interface RunningGateway {
@@ -44,7 +47,12 @@ export async function startGateway(options: {
   logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
 
   const app = createGatewayApp({
-    auth: { keys: config.MONIRO_API_KEYS, open: config.open },
+    auth: {
+      keys: config.MONIRO_API_KEYS,
+      open: config.open,
+      host: config.MONIRO_HTTP_HOST,
+      allowedOrigins: config.MONIRO_GATEWAY_ALLOWED_ORIGINS,
+    },
     bodyLimitBytes: config.MONIRO_GATEWAY_BODY_LIMIT,
     heartbeatMs: config.MONIRO_GATEWAY_HEARTBEAT_MS,
     agents,
@@ -66,11 +74,14 @@ export async function startGateway(options: {
     logger,
   });
 
+  registerOutboundMetrics({ registry: options.registry, link, subjects, logger });
+
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.MONIRO_HTTP_PORT, config.MONIRO_HTTP_HOST, (error?: Error) =>
       error ? reject(error) : resolve(listening),
     );
   });
+  answerClientErrorsWithJson(server);
   const port = (server.address() as AddressInfo).port;
   logger.info({ host: config.MONIRO_HTTP_HOST, port, open: config.open }, "gateway listening");
 
@@ -84,7 +95,11 @@ export async function startGateway(options: {
       for (let attempt = 1; ; attempt++) {
         stopping.signal.throwIfAborted();
         try {
-          await ensureStreams(jsm, subjects);
+          await ensureStreams(jsm, subjects, undefined, {
+            limits: streamLimitsOf(config),
+            updateLimits: true,
+            logger,
+          });
           break;
         } catch (error) {
           if (stopping.signal.aborted) throw error;
@@ -103,7 +118,9 @@ export async function startGateway(options: {
     }
   })();
   connected.catch((error: unknown) => {
-    if (!stopping.signal.aborted) logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
+    if (stopping.signal.aborted) return;
+    link.fail(error);
+    logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
   });
 
   return {

@@ -140,8 +140,13 @@ describe("NATS unreachable", () => {
     const ready = await fetch(`${t.base}/readyz`);
     expect(ready.status).toBe(503);
     const body = (await ready.json()) as { failures: Record<string, string> };
-    expect(Object.keys(body.failures)).toEqual(["nats"]);
-    expect(body.failures.nats).toMatch(/not connected to NATS/);
+    // The body docs/api.md documents for a 503.
+    expect(body).toEqual({
+      ok: false,
+      ready: false,
+      checks: { nats: expect.stringMatching(/not connected to NATS/), redis: "ok" },
+      failures: { nats: expect.stringMatching(/not connected to NATS/) },
+    });
 
     const error = await errorOf(
       await t.post("/v1/agents/alice/messages", JSON.stringify({ text: "x", from: "carol" })),

@@ -3,6 +3,10 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { resolve } from "node:path";
+import { deleteStreams, ensureStreams, outboundConsumerName } from "@moniro/bus";
+import { createSubjects } from "@moniro/envelopes";
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
 
 const MAIN = resolve(import.meta.dirname, "..", "dist", "main.js");
@@ -94,5 +98,36 @@ describe("signal-bridge as a process", () => {
     expect(await ready.text()).toContain("signal-cli");
     started.child.kill("SIGTERM");
     expect((await started.exited).code).toBe(0);
+  });
+
+  it("fails /readyz with the backlog when signal outbound waits on its consumer and nothing pulls it", async () => {
+    const subjects = createSubjects(`t${randomBytes(5).toString("hex")}`);
+    const nc = await connect({ servers: NATS_URL });
+    const jsm = await jetstreamManager(nc);
+    try {
+      await ensureStreams(jsm, subjects);
+      const started = await startBridge({ MONIRO_NAMESPACE: subjects.namespace });
+      running.push(started);
+      const base = `http://127.0.0.1:${started.port}`;
+      expect((await waitFor(`${base}/readyz`, started)).status).toBe(200);
+
+      await jsm.consumers.add(subjects.streams.out, {
+        durable_name: outboundConsumerName("signal"),
+        filter_subject: subjects.out("signal"),
+        ack_policy: AckPolicy.Explicit,
+      });
+      for (const text of ["one", "two"]) await jetstream(nc).publish(subjects.out("signal"), text);
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { failures: Record<string, string> }).failures).toEqual({
+        outbound: `2 outbound signal message(s) wait on ${subjects.streams.out} and no bridge pulls them`,
+      });
+      expect(await (await fetch(`${base}/metrics`)).text()).toContain('moniro_outbound_pending{channel="signal"} 2');
+      started.child.kill("SIGTERM");
+      expect((await started.exited).code).toBe(0);
+    } finally {
+      await deleteStreams(jsm, subjects);
+      await nc.close();
+    }
   });
 });

@@ -24,9 +24,10 @@ const ops = await startOpsServer({
   checks: {
     started: () => (app ? true : "connecting to NATS"),
     nats: () => app?.checks.nats?.() ?? "connecting",
+    outbound: () => app?.checks.outbound?.() ?? "connecting",
     ...(config.MONIRO_SIGNAL_URL ? { signal: () => app?.checks.signal?.() ?? "connecting" } : {}),
   },
-  metrics: async () => (await registry.metrics()) + (app?.metrics() ?? ""),
+  metrics: async () => (await registry.metrics()) + ((await app?.metrics()) ?? ""),
 });
 logger.info({ port: ops.port }, "ops endpoints: /healthz /readyz /metrics");
 

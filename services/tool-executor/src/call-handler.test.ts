@@ -51,6 +51,7 @@ function handlerWith(options: {
     context: {
       executorId: "x1",
       bus,
+      outbound: { check: async () => ({ served: true }) },
       subjects,
       redis: {} as Redis,
       redisPrefix: "unit:",

@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import { createBus } from "@moniro/bus";
+import { createBus, outboundRoutes } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { noopTracing, type Tracing } from "@moniro/ports";
 import { type LogSink, type Registry, silentLogger } from "@moniro/telemetry";
@@ -68,6 +68,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
     context: {
       executorId: options.executorId,
       bus,
+      outbound: outboundRoutes({ nc: options.nc, subjects: options.subjects }),
       subjects: options.subjects,
       redis: options.redis,
       redisPrefix: options.redisPrefix,

@@ -1,4 +1,4 @@
-import type { Bus } from "@moniro/bus";
+import type { Bus, OutboundRoutes } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
 import { channelOf, parseJson } from "@moniro/envelopes";
@@ -17,6 +17,8 @@ import { processPeersFor } from "./peer-processes.js";
 export interface ToolContextDeps {
   executorId: string;
   bus: Pick<Bus, "publishDurable" | "request">;
+  /** Which outbound channels a bridge serves (the `message` tool refuses the others). */
+  outbound: OutboundRoutes;
   subjects: Subjects;
   redis: Redis;
   redisPrefix: string;
@@ -61,6 +63,7 @@ export function toolContextFor(
     sandbox: deps.sandbox,
     network,
     publishOutbound: (envelope) => deps.bus.publishDurable(deps.subjects.out(channelOf(envelope.to)), envelope),
+    checkOutbound: (channel) => deps.outbound.check(channel),
     /** The catalog's cron tool builds the whole scheduler request envelope; this only carries it. */
     async requestScheduler(op, request) {
       const timeoutMs = Math.max(1, Math.min(deps.schedulerTimeoutMs ?? 5_000, call.deadlineMs - now()));

@@ -30,6 +30,8 @@ export interface TestToolContextOptions {
   sandbox?: ExecSandbox;
   /** The agent's policy gives its commands the network. */
   network?: boolean;
+  /** Channels no bridge serves, with the reason `checkOutbound` gives (every other channel is served). */
+  unserved?: Record<string, string>;
   /** The scheduler's answer (value or function); throw to simulate no scheduler. */
   scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
 }
@@ -64,6 +66,10 @@ export function testToolContext(options: TestToolContextOptions = {}): TestToolC
     redisPrefix: options.redisPrefix ?? "moniro-test:",
     async publishOutbound(envelope) {
       published.push(envelope);
+    },
+    async checkOutbound(channel) {
+      const reason = options.unserved?.[channel];
+      return reason === undefined ? { served: true } : { served: false, reason };
     },
     async requestScheduler(op, request) {
       schedulerRequests.push({ op, request });

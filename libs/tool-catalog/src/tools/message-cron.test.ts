@@ -46,6 +46,22 @@ describe("message", () => {
     expect(ctx.published).toHaveLength(0);
   });
 
+  it("refuses a target no bridge serves, with the reason, and publishes nothing", async () => {
+    const ctx = testToolContext({
+      replyTo: "cron:standup",
+      unserved: { signal: "no bridge serves 'signal:'", cron: "'cron:' is where scheduled inputs come from" },
+    });
+    expect(await runTool("message", { to: "signal:+15551234567", text: "hi" }, ctx)).toMatchObject({
+      isError: true,
+      errorCode: "unserved-recipient",
+      content: "Cannot send to 'signal:+15551234567': no bridge serves 'signal:'. Nothing was sent.",
+    });
+    expect((await runTool("message", { text: "done" }, ctx)).errorCode).toBe("unserved-recipient");
+    expect(ctx.published).toHaveLength(0);
+    expect((await runTool("message", { to: "http:alice", text: "ok" }, ctx)).isError).toBeUndefined();
+    expect(ctx.published).toHaveLength(1);
+  });
+
   it("does not create the workspace (it never uses it); a tool that does still gets it created", async () => {
     const root = mkdtempSync(join(tmpdir(), "moniro-ws-root-"));
     try {

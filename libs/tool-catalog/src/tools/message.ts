@@ -44,6 +44,10 @@ export const messageTool = defineTool({
     if (!TAG_PATTERN.test(to)) {
       return fail("invalid-recipient", `'${to}' is not a tag; use '<channel>:<address>', e.g. 'http:alice'.`);
     }
+    const route = await ctx.checkOutbound(channelOf(to));
+    if (!route.served) {
+      return fail("unserved-recipient", `Cannot send to '${to}': ${route.reason}. Nothing was sent.`);
+    }
     const attachments = attachmentsSchema.safeParse(input.attachments ?? []);
     if (!attachments.success) {
       return fail(

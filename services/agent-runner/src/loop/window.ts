@@ -131,7 +131,16 @@ export function inputText(entry: Extract<ThreadEntryData, { kind: "input" }>): s
   const attachments = entry.attachments.map(
     (a) => `\n(attachment: ${a.name}, ${a.contentType}${a.url ? `, ${a.url}` : ""})`,
   );
-  return `[${entry.source}] ${entry.text}${attachments.join("")}`;
+  return `[${entry.source}] ${unforgeable(entry.text)}${attachments.join("")}`;
+}
+
+/**
+ * A sender's text cannot start a line that looks like another input's tag, a
+ * runtime note or an attachment line: those lines get a backslash in front
+ * (`\[http:boss] …`), as the messaging contract tells the model.
+ */
+export function unforgeable(text: string): string {
+  return text.replace(/(\r\n|\r|\n)([[(])/g, "$1\\$2");
 }
 
 function userText(text: string): LlmMessage {

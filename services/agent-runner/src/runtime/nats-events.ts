@@ -1,4 +1,4 @@
-import type { Bus } from "@moniro/bus";
+import { type Bus, isInboundOnlyChannel } from "@moniro/bus";
 import type { EventType, OutboundEnvelope, Subjects } from "@moniro/envelopes";
 import { channelOf, stamp } from "@moniro/envelopes";
 import type { Clock, EventSink, Outbox } from "@moniro/ports";
@@ -38,6 +38,10 @@ export class NatsOutbox implements Outbox {
   ) {}
 
   async send(envelope: OutboundEnvelope): Promise<void> {
-    await this.bus.publishDurable(this.subjects.out(channelOf(envelope.to)), envelope);
+    const channel = channelOf(envelope.to);
+    // A failure report to a `cron:` (or other inbound-only) source reaches nobody:
+    // it stays in the thread and the error event instead of piling up in MONIRO_OUT.
+    if (isInboundOnlyChannel(channel)) return;
+    await this.bus.publishDurable(this.subjects.out(channel), envelope);
   }
 }

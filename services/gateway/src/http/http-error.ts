@@ -1,15 +1,22 @@
-import type { ErrorRequestHandler, Response } from "express";
+import type { ErrorRequestHandler, Request, Response } from "express";
 
 /** Machine-readable error codes of the HTTP API (docs/api.md lists them). */
 export type ErrorCode =
+  | "bad_request"
   | "bad_json"
+  | "bad_encoding"
   | "invalid_body"
   | "invalid_query"
   | "body_too_large"
+  | "headers_too_large"
+  | "request_timeout"
   | "unsupported_media_type"
   | "unauthorized"
+  | "forbidden_origin"
+  | "forbidden_host"
   | "unknown_agent"
   | "not_found"
+  | "method_not_allowed"
   | "nats_unavailable"
   | "runner_unavailable"
   | "redis_unavailable"
@@ -36,8 +43,22 @@ export function sendError(response: Response, error: HttpError): void {
   });
 }
 
-/** body-parser's errors carry `type`; they become the API's own. */
-function fromBodyParser(error: { type?: string; limit?: number; message?: string }): HttpError | undefined {
+interface BodyParserError {
+  type?: string;
+  limit?: number;
+  message?: string;
+  status?: number;
+  code?: string;
+  expose?: boolean;
+}
+
+/** Errors of zlib's decompression streams carry `Z_…` (gzip, deflate) or `ERR__…` (br) codes. */
+function isDecompressionError(error: BodyParserError): boolean {
+  return typeof error.code === "string" && /^(Z_|ERR__)/.test(error.code);
+}
+
+/** body-parser's and the router's errors (http-errors with `status`, often `type`) become the API's own. */
+function fromParserError(error: BodyParserError, request: Request): HttpError | undefined {
   if (error.type === "entity.parse.failed") {
     return new HttpError(
       400,
@@ -53,20 +74,35 @@ function fromBodyParser(error: { type?: string; limit?: number; message?: string
     );
   }
   if (error.type === "encoding.unsupported" || error.type === "charset.unsupported") {
-    return new HttpError(415, "unsupported_media_type", `${error.message ?? "unsupported encoding"}; send UTF-8 JSON`);
+    return new HttpError(
+      415,
+      "unsupported_media_type",
+      `${error.message ?? "unsupported encoding"}; send UTF-8 JSON, uncompressed or with Content-Encoding gzip, deflate or br`,
+    );
+  }
+  if (isDecompressionError(error)) {
+    const encoding = request.get("content-encoding") ?? "its Content-Encoding";
+    return new HttpError(
+      400,
+      "bad_encoding",
+      `request body is not valid ${encoding} data (${error.message ?? error.code}); compress it correctly or send it without Content-Encoding`,
+    );
+  }
+  if (typeof error.status === "number" && error.status >= 400 && error.status < 500 && error.expose !== false) {
+    return new HttpError(error.status, "bad_request", `${error.message ?? "bad request"}; see docs/api.md`);
   }
   return undefined;
 }
 
 /** The last middleware: every error becomes a JSON body; unexpected ones are logged and answered 500. */
 export function errorHandler(onUnexpected: (error: unknown) => void): ErrorRequestHandler {
-  return (error: unknown, _request, response, _next) => {
+  return (error: unknown, request, response, _next) => {
     if (response.headersSent) {
       response.end();
       return;
     }
     if (error instanceof HttpError) return sendError(response, error);
-    const parsed = fromBodyParser(error as { type?: string });
+    const parsed = fromParserError((error ?? {}) as BodyParserError, request);
     if (parsed) return sendError(response, parsed);
     onUnexpected(error);
     sendError(response, new HttpError(500, "internal", "internal error; the gateway log has the details"));

@@ -5,7 +5,7 @@ import type { MessageBody } from "./message-body.js";
  * The inbound envelope of a DM: built, not parsed a second time. Every part
  * was already validated (the body by `messageBodySchema`, whose fields are the
  * envelope's own schemas; `:agent` by the catalog check; `http:<from>` is a
- * tag because `from` has no spaces), so this only fills in what
+ * tag because `from` is held to `httpUserSchema`), so this only fills in what
  * `inboundEnvelopeSchema` would default. Its unit test holds the result to
  * that schema.
  */

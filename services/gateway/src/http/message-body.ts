@@ -1,5 +1,5 @@
 import { closestKey } from "@moniro/config";
-import { attachmentSchema, contextSchema, issuesOf, laneSchema } from "@moniro/envelopes";
+import { attachmentSchema, contextSchema, httpUserSchema, issuesOf, laneSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { HttpError } from "./http-error.js";
 
@@ -11,9 +11,7 @@ export const messageBodySchema = z.strictObject({
     .string({ error: "must be a string: the message for the agent" })
     .min(1, "must not be empty")
     .max(100_000, "must be at most 100,000 characters"),
-  from: z
-    .string({ error: "must be a string: who is writing (the agent sees and answers 'http:<from>')" })
-    .regex(/^\S{1,256}$/, "must be 1-256 characters without spaces (the agent answers 'http:<from>')"),
+  from: httpUserSchema,
   attachments: z.array(attachmentSchema).max(32, "at most 32 attachments").optional(),
   context: contextSchema.optional(),
   priority: laneSchema.optional(),

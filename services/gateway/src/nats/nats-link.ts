@@ -13,20 +13,27 @@ export interface NatsHandles {
 /** NATS is not connected (yet): requests that need it answer 503 instead of waiting. */
 export class NatsNotConnectedError extends Error {
   override readonly name = "NatsNotConnectedError";
-  constructor() {
-    super("not connected to NATS yet (the gateway keeps retrying; see /readyz)");
+  constructor(reason?: string) {
+    super(reason ?? "not connected to NATS yet (the gateway keeps retrying; see /readyz)");
   }
 }
 
 /** A late-bound NATS connection: adapters ask for it per call. */
 export class NatsLink {
   private handles: NatsHandles | undefined;
+  private failure: string | undefined;
 
   set(handles: NatsHandles): void {
     this.handles = handles;
   }
 
+  /** Connecting gave up for good (a config error, refused credentials): every use and /readyz say why. */
+  fail(error: unknown): void {
+    this.failure = `NATS setup failed and is not retried: ${(error as Error)?.message ?? String(error)}`;
+  }
+
   get(): NatsHandles {
+    if (this.failure) throw new NatsNotConnectedError(this.failure);
     if (!this.handles || this.handles.nc.isClosed()) throw new NatsNotConnectedError();
     return this.handles;
   }

@@ -3,6 +3,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
+import { methodNotAllowed } from "../http/method-not-allowed.js";
 import type { AgentCatalog, ControlClient } from "../ports.js";
 
 const controlBodySchema = z.object({ reason: z.string().max(1000).optional() }).loose();
@@ -49,6 +50,7 @@ export function controlRouter(deps: { agents: AgentCatalog; control: ControlClie
       }
       response.status(200).json(reply);
     });
+    router.all(`/v1/agents/:agent/${op}`, methodNotAllowed("POST"));
   }
   return router;
 }

@@ -1,17 +1,26 @@
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
+import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { startSse } from "../http/sse-writer.js";
 import type { AgentCatalog, AgentStream, AgentStreamItem, AgentStreamSource } from "../ports.js";
 
 /** `Last-Event-ID` (header, or `?lastEventId=` for clients that cannot set headers) → a stream sequence. */
 function resumeFrom(header: string | undefined, query: unknown): number | undefined {
+  if (header === undefined && Array.isArray(query)) {
+    throw new HttpError(400, "invalid_query", "lastEventId is given more than once; give one event id");
+  }
   const raw = header ?? (typeof query === "string" ? query : undefined);
   if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw)) {
-    throw new HttpError(400, "invalid_query", `Last-Event-ID '${raw}' is not an event id this stream sent (a number)`);
+  const sequence = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(sequence)) {
+    throw new HttpError(
+      400,
+      "invalid_query",
+      `Last-Event-ID '${raw.slice(0, 64)}' is not an event id this stream sent: ids are the whole numbers of the SSE 'id:' lines (0 to ${Number.MAX_SAFE_INTEGER}); reconnect with one of them or without Last-Event-ID`,
+    );
   }
-  return Number(raw);
+  return sequence;
 }
 
 /**
@@ -61,5 +70,6 @@ export function eventsRouter(deps: { agents: AgentCatalog; streams: AgentStreamS
     sse = startSse(response, { heartbeatMs: deps.heartbeatMs });
     for (const item of early.splice(0)) sse.send(item);
   });
+  router.all("/v1/agents/:agent/events", methodNotAllowed("GET"));
   return router;
 }

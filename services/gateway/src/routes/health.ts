@@ -1,5 +1,6 @@
 import { createOpsHandlers, type ReadinessCheck, type Registry } from "@moniro/telemetry";
 import { Router } from "express";
+import { methodNotAllowed } from "../http/method-not-allowed.js";
 
 /**
  * `/healthz` (the process answers), `/readyz` (NATS and Redis answer; 503
@@ -12,5 +13,6 @@ export function healthRouter(deps: { readiness: Record<string, ReadinessCheck>; 
   router.get("/healthz", handlers.healthz);
   router.get("/readyz", handlers.readyz);
   router.get("/metrics", handlers.metrics);
+  for (const path of ["/healthz", "/readyz", "/metrics"]) router.all(path, methodNotAllowed("GET"));
   return router;
 }

@@ -1,6 +1,7 @@
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
+import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { parseThreadQuery } from "../http/thread-query.js";
 import { threadEntryView } from "../http/thread-view.js";
 import type { AgentCatalog, AgentInspector } from "../ports.js";
@@ -56,6 +57,8 @@ export function inspectRouter(deps: { agents: AgentCatalog; inspector: AgentInsp
       next: page.next,
     });
   });
+  router.all("/v1/agents/:agent", methodNotAllowed("GET"));
+  router.all("/v1/agents/:agent/thread", methodNotAllowed("GET"));
 
   return router;
 }

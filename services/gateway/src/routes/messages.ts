@@ -4,6 +4,7 @@ import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { inboundFromBody } from "../http/inbound-from-body.js";
 import { parseMessageBody } from "../http/message-body.js";
+import { methodNotAllowed } from "../http/method-not-allowed.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
 /**
@@ -38,5 +39,6 @@ export function messagesRouter(deps: {
     );
     response.status(202).json({ id: envelope.id });
   });
+  router.all("/v1/agents/:agent/messages", methodNotAllowed("POST"));
   return router;
 }

@@ -1,0 +1,73 @@
+import { connect } from "node:net";
+
+/**
+ * Speaks just enough of the NATS and Redis wire protocols to ask "does this
+ * server let me in?": tests of `moniro up` use it to show that the servers it
+ * starts refuse a client without credentials. Answers the server's first
+ * reply line after the handshake.
+ */
+function exchange(port: number, write: (send: (text: string) => void, first: string) => void, done: RegExp) {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    let received = "";
+    let greeted = false;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer from 127.0.0.1:${port}: ${received}`));
+    }, 3_000);
+    socket.on("data", (chunk) => {
+      received += chunk.toString("utf8");
+      if (!greeted) {
+        greeted = true;
+        write((text) => socket.write(text), received);
+      }
+      const match = done.exec(received);
+      if (match) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(match[0].trim());
+      }
+    });
+    socket.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+/** NATS: CONNECT (with user/password when given) then PING; `PONG` or the server's `-ERR …`. */
+export function natsAnswer(port: number, credentials?: { user: string; pass: string }): Promise<string> {
+  const connectLine = JSON.stringify({ verbose: false, pedantic: false, ...credentials });
+  return exchange(port, (send) => send(`CONNECT ${connectLine}\r\nPING\r\n`), /PONG|-ERR[^\r\n]*/);
+}
+
+function resp(...parts: string[]): string {
+  return `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join("")}`;
+}
+
+/** Redis: (AUTH user password when given, then) PING; `+PONG` or the first error reply. */
+export function redisAnswer(port: number, credentials?: { username: string; password: string }): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port }, () => {
+      socket.write((credentials ? resp("AUTH", credentials.username, credentials.password) : "") + resp("PING"));
+    });
+    let received = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer from 127.0.0.1:${port}: ${received}`));
+    }, 3_000);
+    socket.on("data", (chunk) => {
+      received += chunk.toString("utf8");
+      const match = /\+PONG|-[^\r\n]*/.exec(received);
+      if (match) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(match[0]);
+      }
+    });
+    socket.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}

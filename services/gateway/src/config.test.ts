@@ -1,0 +1,54 @@
+import { ConfigError } from "@moniro/config/service";
+import { describe, expect, it } from "vitest";
+import { loadGatewayConfig } from "./config.js";
+
+const BASE = { MONIRO_NATS_URL: "nats://127.0.0.1:4222", MONIRO_REDIS_URL: "redis://127.0.0.1:6379" };
+
+function refusal(env: Record<string, string>): string {
+  try {
+    loadGatewayConfig({ ...BASE, ...env });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error(`accepted ${JSON.stringify(env)}`);
+}
+
+describe("gateway configuration", () => {
+  it("refuses open access on a non-loopback host, naming both variables and the fix", () => {
+    for (const host of ["0.0.0.0", "::", "192.168.1.10", "gateway.example.com"]) {
+      const message = refusal({ MONIRO_GATEWAY_OPEN: "true", MONIRO_HTTP_HOST: host });
+      expect(message).toContain(
+        `MONIRO_HTTP_HOST: open access (MONIRO_GATEWAY_OPEN or MONIRO_AUTH_DISABLED) listens on loopback only, but MONIRO_HTTP_HOST is '${host}'`,
+      );
+      expect(message).toMatch(/set MONIRO_HTTP_HOST=127\.0\.0\.1, or set MONIRO_API_KEYS/);
+    }
+    expect(refusal({ MONIRO_AUTH_DISABLED: "true", MONIRO_HTTP_HOST: "0.0.0.0" })).toMatch(/loopback only/);
+  });
+
+  it("opens on loopback (the default host), and serves any host with keys", () => {
+    expect(loadGatewayConfig({ ...BASE, MONIRO_GATEWAY_OPEN: "true" })).toMatchObject({
+      open: true,
+      MONIRO_HTTP_HOST: "127.0.0.1",
+    });
+    for (const host of ["127.0.0.1", "127.0.0.2", "::1", "localhost"]) {
+      expect(loadGatewayConfig({ ...BASE, MONIRO_GATEWAY_OPEN: "true", MONIRO_HTTP_HOST: host }).open).toBe(true);
+    }
+    expect(loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k", MONIRO_HTTP_HOST: "0.0.0.0" }).open).toBe(false);
+  });
+
+  it("reads MONIRO_GATEWAY_ALLOWED_ORIGINS as a list of origins and refuses anything else", () => {
+    expect(
+      loadGatewayConfig({
+        ...BASE,
+        MONIRO_GATEWAY_OPEN: "true",
+        MONIRO_GATEWAY_ALLOWED_ORIGINS: "http://localhost:3000, https://ui.example.com",
+      }).MONIRO_GATEWAY_ALLOWED_ORIGINS,
+    ).toEqual(["http://localhost:3000", "https://ui.example.com"]);
+    expect(
+      refusal({ MONIRO_GATEWAY_OPEN: "true", MONIRO_GATEWAY_ALLOWED_ORIGINS: "http://localhost:3000/app,*" }),
+    ).toMatch(
+      /MONIRO_GATEWAY_ALLOWED_ORIGINS: 'http:\/\/localhost:3000\/app' is not an origin: write scheme, host and port only/,
+    );
+  });
+});
