@@ -8,7 +8,7 @@ export {
   type ExecSandbox,
   NOBODY,
   sandboxReport,
-  UNSAFE_WARNING,
+  UNSAFE_CONSEQUENCES,
 } from "./exec/sandbox.js";
 export { which } from "./exec/which.js";
 export { handToCommandUser } from "./exec/workspace-owner.js";

@@ -5,7 +5,7 @@ import {
   type ExecLimits,
   type ExecSandbox,
   probeSandbox,
-  UNSAFE_WARNING,
+  UNSAFE_CONSEQUENCES,
   which,
 } from "@moniro/tool-catalog";
 
@@ -14,6 +14,9 @@ import {
  * agent names start with [a-z0-9], so no agent can own it.
  */
 export const PROBE_DIRECTORY = ".sandbox-probe";
+
+/** Logged at start and carried in every exec result of an executor without a sandbox. */
+export const UNSAFE_WARNING = `exec runs WITHOUT a sandbox (MONIRO_EXEC_UNSAFE_NO_SANDBOX=true): ${UNSAFE_CONSEQUENCES}`;
 
 export interface SandboxSetupOptions {
   limits: ExecLimits;
@@ -35,9 +38,16 @@ export async function setUpSandbox(options: SandboxSetupOptions): Promise<ExecSa
   const runAs = user === undefined ? `executor user (uid ${process.getuid?.()})` : `${user.uid}:${user.gid}`;
   if (options.unsafeNoSandbox) {
     logger.warn({ sandbox: "none", runAs }, UNSAFE_WARNING);
-    return { kind: "unsafe-none", prlimitPath: which("prlimit") };
+    return { kind: "unsafe-none", prlimitPath: which("prlimit"), warning: UNSAFE_WARNING };
   }
-  const sandbox = await probeSandbox(limits, join(options.workspacesRoot, PROBE_DIRECTORY));
+  const executorUid = process.getuid?.();
+  const sandbox: ExecSandbox =
+    user !== undefined && executorUid !== 0 && user.uid !== executorUid
+      ? {
+          kind: "unavailable",
+          reason: `commands are to run as uid ${user.uid} (MONIRO_EXEC_RUN_AS), but the executor runs as uid ${executorUid} and cannot switch users: unset MONIRO_EXEC_RUN_AS (commands then run as the executor's user) or run the executor as root`,
+        }
+      : await probeSandbox(limits, join(options.workspacesRoot, PROBE_DIRECTORY));
   if (sandbox.kind === "bubblewrap") {
     logger.info({ sandbox: "bubblewrap", runAs, maxProcesses: limits.maxProcesses }, "exec sandbox ready");
   } else if (sandbox.kind === "unavailable") {

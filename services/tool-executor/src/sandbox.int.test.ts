@@ -41,7 +41,7 @@ describe("the executor's sandbox", () => {
     expect(PROBE_DIRECTORY.startsWith(".")).toBe(true);
   });
 
-  it("the unsafe opt-out is logged at warn level at start", async () => {
+  it("the unsafe opt-out is logged at warn level at start and reported in every exec result", async () => {
     const { logger, lines } = recordingLogger();
     const sandbox = await setUpSandbox({
       limits: execLimits(),
@@ -52,6 +52,13 @@ describe("the executor's sandbox", () => {
     expect(sandbox.kind).toBe("unsafe-none");
     const warned = lines.find((line) => line.level === "warn");
     expect(warned?.message).toMatch(/^exec runs WITHOUT a sandbox \(MONIRO_EXEC_UNSAFE_NO_SANDBOX=true\)/);
+    // ... and every exec result of that executor says so.
+    await world.startExecutor({ sandbox });
+    const result = await world.call(world.callEnvelope("exec", { command: "echo unguarded" }));
+    expect(result.content).toContain("unguarded");
+    expect(result.data).toMatchObject({
+      sandbox: { kind: "none", warning: expect.stringMatching(/^exec runs WITHOUT a sandbox \(MONIRO_EXEC_UNSAFE/) },
+    });
   });
 
   it("commands have no network unless the agent's tool policy says network: true", async () => {

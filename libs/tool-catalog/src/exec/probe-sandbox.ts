@@ -1,4 +1,5 @@
 import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { ExecLimits } from "../limits.js";
 import { runCommand } from "./run-command.js";
 import { commandUser, detectSandbox, type ExecSandbox } from "./sandbox.js";
@@ -10,19 +11,13 @@ const PROBE_TIMEOUT_MS = 10_000;
  * Runs `true` once in the real sandbox, as the real command user, in
  * `probeWorkspace` (a directory beside the agents' workspaces, so the same
  * directory permissions apply). Returns the sandbox to use, or why there is
- * none and how to fix it.
+ * none and how to fix it. The caller checks first that it may switch to the
+ * command user at all.
  */
 export async function probeSandbox(limits: ExecLimits, probeWorkspace: string): Promise<ExecSandbox> {
   const detected = detectSandbox();
   if (detected.kind !== "bubblewrap") return detected;
   const user = commandUser(limits);
-  const executorUid = process.getuid?.();
-  if (user !== undefined && executorUid !== 0 && user.uid !== executorUid) {
-    return {
-      kind: "unavailable",
-      reason: `commands are to run as uid ${user.uid} (MONIRO_EXEC_RUN_AS), but the executor runs as uid ${executorUid} and cannot switch users: unset MONIRO_EXEC_RUN_AS (commands then run as the executor's user) or run the executor as root`,
-    };
-  }
   try {
     await mkdir(probeWorkspace, { recursive: true });
     await handToCommandUser(limits, probeWorkspace);
@@ -44,7 +39,7 @@ export async function probeSandbox(limits: ExecLimits, probeWorkspace: string): 
   if (/source path.*Permission denied/i.test(output)) {
     return {
       kind: "unavailable",
-      reason: `bubblewrap, running as ${who}, cannot reach the workspaces directory (${output}): make every directory above MONIRO_WORKSPACES_DIR traversable by that user (chmod o+x), or move it`,
+      reason: `bubblewrap, running as ${who}, cannot reach the workspaces directory (${output}): make ${dirname(probeWorkspace)} and every directory above it traversable by that user (chmod o+x), or move the workspaces`,
     };
   }
   return {

@@ -268,11 +268,10 @@ describe("when the sandbox cannot be had", () => {
   });
 
   it("the unsafe opt-out runs commands and says so in every result", async () => {
-    const ctx = testToolContext({ sandbox: { kind: "unsafe-none", prlimitPath: undefined } });
+    const warning = "exec runs WITHOUT a sandbox (opted out)";
+    const ctx = testToolContext({ sandbox: { kind: "unsafe-none", prlimitPath: undefined, warning } });
     const outcome = await runTool("exec", { command: "echo hi" }, ctx);
     expect(outcome.content).toContain("hi");
-    expect(outcome.data).toMatchObject({
-      sandbox: { kind: "none", warning: expect.stringContaining("WITHOUT a sandbox") },
-    });
+    expect(outcome.data).toMatchObject({ sandbox: { kind: "none", warning } });
   });
 });

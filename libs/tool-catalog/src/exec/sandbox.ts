@@ -7,16 +7,17 @@ import { which } from "./which.js";
  * - `bubblewrap`: every exec / process command runs in the sandbox;
  * - `unavailable`: the sandbox cannot start here, so exec / process are
  *   refused with `reason` (what failed and how to fix it);
- * - `unsafe-none`: the operator opted out (MONIRO_EXEC_UNSAFE_NO_SANDBOX):
- *   commands run without isolation and every result says so.
+ * - `unsafe-none`: the operator opted out: commands run without isolation
+ *   and every result carries `warning`.
  */
 export type ExecSandbox =
   | { kind: "bubblewrap"; bwrapPath: string; prlimitPath: string; layout: SystemLayout }
   | { kind: "unavailable"; reason: string }
-  | { kind: "unsafe-none"; prlimitPath: string | undefined };
+  | { kind: "unsafe-none"; prlimitPath: string | undefined; warning: string };
 
-export const UNSAFE_WARNING =
-  "exec runs WITHOUT a sandbox (MONIRO_EXEC_UNSAFE_NO_SANDBOX=true): commands can read what the executor's user can read, reach the network (NATS, Redis) and outlive the executor";
+/** What an opted-out executor says (the executor names its own setting in front of it). */
+export const UNSAFE_CONSEQUENCES =
+  "commands can read what the executor's user can read, reach the network (NATS, Redis) and outlive the executor";
 
 /** The uid:gid of nobody on Debian and most distributions. */
 export const NOBODY = { uid: 65534, gid: 65534 } as const;
@@ -67,7 +68,7 @@ export function detectSandbox(): ExecSandbox {
 export function sandboxReport(sandbox: ExecSandbox, limits: ExecLimits, network: boolean): Record<string, unknown> {
   const user = commandUser(limits);
   const runAs = user === undefined ? "executor user" : `${user.uid}:${user.gid}`;
-  if (sandbox.kind === "unsafe-none") return { kind: "none", warning: UNSAFE_WARNING, runAs };
+  if (sandbox.kind === "unsafe-none") return { kind: "none", warning: sandbox.warning, runAs };
   if (sandbox.kind === "unavailable") return { kind: "unavailable", reason: sandbox.reason };
   return { kind: "bubblewrap", network, runAs, maxProcesses: limits.maxProcesses ?? null };
 }
