@@ -41,7 +41,7 @@ describe("Redis adapters", () => {
     const groups = (await t.redis.xinfo("GROUPS", keys.inbox("ada", "immediate"))) as unknown[][];
     expect(groups[0]).toContain(INBOX_GROUP);
     expect(await t.redis.smembers(keys.pendingAgents)).toEqual(["ada"]);
-    expect(await t.redis.ttl(keys.dedupe(envelope.id))).toBeGreaterThan(23 * 3600);
+    expect(await t.redis.ttl(keys.dedupe("ada", envelope.id))).toBeGreaterThan(23 * 3600);
   });
 
   it("reports and removes an undecodable inbox entry when given a handler, and throws without one", async () => {
@@ -105,6 +105,29 @@ describe("Redis adapters", () => {
       expect(depth).toEqual({ immediate: 0, normal: 0, background: 0 });
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it("refuses a script call whose keys carry different hash tags (they would span slots on a cluster)", async () => {
+    const keys = createKeys(t.prefix);
+    await expect(
+      runScript(t.redis, "acquireLease", [keys.lease("ada"), keys.epoch("bob")], ["h", 100]),
+    ).rejects.toThrow(/different hash tags/);
+  });
+
+  it("keeps the pending-agents index a superset of the agents with input when an ack and an append race", async () => {
+    const inbox = new RedisInbox(t.redis, { prefix: t.prefix });
+    const other = new RedisInbox(t.connect(), { prefix: t.prefix });
+    for (let round = 0; round < 30; round++) {
+      await inbox.append(inbound({ text: `first ${round}` }, { ids }));
+      const items = await inbox.pending("ada");
+      await Promise.all([inbox.ack("ada", items), other.append(inbound({ text: `second ${round}` }, { ids }))]);
+      const depth = await inbox.depth("ada");
+      if (depth.immediate + depth.normal + depth.background > 0) {
+        expect(await inbox.agentsWithPending(), `round ${round}`).toContain("ada");
+      }
+      await inbox.ack("ada", await inbox.pending("ada"));
+      expect(await inbox.agentsWithPending()).toEqual([]);
     }
   });
 

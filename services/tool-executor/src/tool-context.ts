@@ -2,6 +2,7 @@ import type { Bus } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
 import { channelOf, parseJson } from "@moniro/envelopes";
+import type { RedisClient } from "@moniro/store";
 import {
   type ExecLimits,
   type ProcessRegistry,
@@ -9,7 +10,6 @@ import {
   type ToolContext,
   type ToolLogger,
 } from "@moniro/tool-catalog";
-import type { Redis } from "ioredis";
 import { processPeersFor } from "./peer-processes.js";
 
 /** What every call's context shares: connections, limits, the process registry. */
@@ -17,7 +17,7 @@ export interface ToolContextDeps {
   executorId: string;
   bus: Pick<Bus, "publishDurable" | "request">;
   subjects: Subjects;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** `<workspacesDir>/<agent>` is the agent's workspace. */
   workspaceOf(agent: string): string;

@@ -1,0 +1,138 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomInt } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A private Redis Cluster of its own processes (never the shared Redis). */
+export interface PrivateRedisCluster {
+  /** The seed nodes, as MONIRO_REDIS_URL takes them with MONIRO_REDIS_CLUSTER=true. */
+  url: string;
+  ports: number[];
+  /** Stops exactly the servers this cluster started (SIGTERM, then SIGKILL after 5 s) and removes their directories. */
+  stop(): Promise<void>;
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port that is free together with its cluster bus port (port + 10000). */
+async function freeClusterPort(taken: Set<number>): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = randomInt(20_000, 30_000);
+    if (taken.has(port) || taken.has(port + 10_000)) continue;
+    if ((await bindable(port)) && (await bindable(port + 10_000))) return port;
+  }
+  throw new Error("no free port pair (port, port + 10000) found for a Redis Cluster node");
+}
+
+function run(command: string, args: string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+    const output: string[] = [];
+    child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0
+        ? resolve(output.join(""))
+        : reject(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${output.join("")}`)),
+    );
+    child.stdin.end(input ?? "");
+  });
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms`);
+}
+
+/**
+ * Starts a 3-master Redis Cluster on loopback (redis-server with
+ * `--cluster-enabled yes`, each in its own temporary directory, then
+ * `redis-cli --cluster create … --cluster-replicas 0`) and resolves once
+ * every node reports `cluster_state:ok`.
+ */
+export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluster> {
+  const taken = new Set<number>();
+  const nodes: Array<{ port: number; dir: string; child: ChildProcess; output: string[] }> = [];
+  const stop = async () => {
+    await Promise.all(
+      nodes.map(async ({ child, dir }) => {
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once("exit", resolve));
+          const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
+          child.kill("SIGTERM");
+          await exited;
+          clearTimeout(force);
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }),
+    );
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freeClusterPort(taken);
+      taken.add(port);
+      taken.add(port + 10_000);
+      const dir = mkdtempSync(join(tmpdir(), "moniro-redis-cluster-"));
+      const output: string[] = [];
+      const child = spawn(
+        "redis-server",
+        [
+          "--port",
+          String(port),
+          "--bind",
+          "127.0.0.1",
+          "--cluster-enabled",
+          "yes",
+          "--cluster-config-file",
+          "nodes.conf",
+          "--cluster-node-timeout",
+          "5000",
+          "--dir",
+          dir,
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+      child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+      nodes.push({ port, dir, child, output });
+    }
+    for (const node of nodes) {
+      await until(`redis-server on port ${node.port} to answer PING`, async () => {
+        if (node.child.exitCode !== null) throw new Error(`redis-server exited:\n${node.output.join("")}`);
+        return (await run("redis-cli", ["-p", String(node.port), "ping"])).trim() === "PONG";
+      });
+    }
+    await run(
+      "redis-cli",
+      ["--cluster", "create", ...nodes.map((node) => `127.0.0.1:${node.port}`), "--cluster-replicas", "0"],
+      "yes\n",
+    );
+    for (const node of nodes) {
+      await until(`node ${node.port} to report cluster_state:ok`, async () =>
+        (await run("redis-cli", ["-p", String(node.port), "cluster", "info"])).includes("cluster_state:ok"),
+      );
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const ports = nodes.map((node) => node.port);
+  return { url: ports.map((port) => `redis://127.0.0.1:${port}`).join(","), ports, stop };
+}
