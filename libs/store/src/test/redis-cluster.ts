@@ -57,6 +57,62 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15
   throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
 
+interface RedisNode {
+  port: number;
+  dir: string;
+  child: ChildProcess;
+  output: string[];
+}
+
+/** A redis-server without persistence on loopback, in a temporary directory of its own. */
+function spawnRedis(port: number, extra: string[]): RedisNode {
+  const dir = mkdtempSync(join(tmpdir(), "moniro-redis-"));
+  const output: string[] = [];
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", ...extra],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+  child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+  return { port, dir, child, output };
+}
+
+async function answering(node: RedisNode): Promise<void> {
+  await until(`redis-server on port ${node.port} to answer PING`, async () => {
+    if (node.child.exitCode !== null) throw new Error(`redis-server exited:\n${node.output.join("")}`);
+    return (await run("redis-cli", ["-p", String(node.port), "ping"])).trim() === "PONG";
+  });
+}
+
+/** Stops exactly these servers (SIGTERM, SIGKILL after 5 s) and removes their directories. */
+async function stopNodes(nodes: readonly RedisNode[]): Promise<void> {
+  await Promise.all(
+    nodes.map(async ({ child, dir }) => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        child.kill("SIGTERM");
+        await exited;
+        clearTimeout(force);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }),
+  );
+}
+
+/** A private single Redis started like the cluster's nodes (for comparisons on equal terms). */
+export async function startPrivateRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const node = spawnRedis(await freeClusterPort(new Set()), []);
+  try {
+    await answering(node);
+  } catch (error) {
+    await stopNodes([node]);
+    throw error;
+  }
+  return { url: `redis://127.0.0.1:${node.port}`, port: node.port, stop: () => stopNodes([node]) };
+}
+
 /**
  * Starts a 3-master Redis Cluster on loopback (redis-server with
  * `--cluster-enabled yes`, each in its own temporary directory, then
@@ -65,60 +121,24 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15
  */
 export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluster> {
   const taken = new Set<number>();
-  const nodes: Array<{ port: number; dir: string; child: ChildProcess; output: string[] }> = [];
-  const stop = async () => {
-    await Promise.all(
-      nodes.map(async ({ child, dir }) => {
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise((resolve) => child.once("exit", resolve));
-          const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
-          child.kill("SIGTERM");
-          await exited;
-          clearTimeout(force);
-        }
-        rmSync(dir, { recursive: true, force: true });
-      }),
-    );
-  };
+  const nodes: RedisNode[] = [];
   try {
     for (let i = 0; i < masters; i++) {
       const port = await freeClusterPort(taken);
       taken.add(port);
       taken.add(port + 10_000);
-      const dir = mkdtempSync(join(tmpdir(), "moniro-redis-cluster-"));
-      const output: string[] = [];
-      const child = spawn(
-        "redis-server",
-        [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
+      nodes.push(
+        spawnRedis(port, [
           "--cluster-enabled",
           "yes",
           "--cluster-config-file",
           "nodes.conf",
           "--cluster-node-timeout",
           "5000",
-          "--dir",
-          dir,
-          "--save",
-          "",
-          "--appendonly",
-          "no",
-        ],
-        { stdio: ["ignore", "pipe", "pipe"] },
+        ]),
       );
-      child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
-      child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
-      nodes.push({ port, dir, child, output });
     }
-    for (const node of nodes) {
-      await until(`redis-server on port ${node.port} to answer PING`, async () => {
-        if (node.child.exitCode !== null) throw new Error(`redis-server exited:\n${node.output.join("")}`);
-        return (await run("redis-cli", ["-p", String(node.port), "ping"])).trim() === "PONG";
-      });
-    }
+    for (const node of nodes) await answering(node);
     await run(
       "redis-cli",
       ["--cluster", "create", ...nodes.map((node) => `127.0.0.1:${node.port}`), "--cluster-replicas", "0"],
@@ -130,9 +150,9 @@ export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluste
       );
     }
   } catch (error) {
-    await stop();
+    await stopNodes(nodes);
     throw error;
   }
   const ports = nodes.map((node) => node.port);
-  return { url: ports.map((port) => `redis://127.0.0.1:${port}`).join(","), ports, stop };
+  return { url: ports.map((port) => `redis://127.0.0.1:${port}`).join(","), ports, stop: () => stopNodes(nodes) };
 }
