@@ -4,7 +4,7 @@ export * from "./connect.js";
 export * from "./errors.js";
 export * from "./keys.js";
 export * from "./redis-agent-state-store.js";
-export { deleteKeys, inOrder, isCluster, type RedisClient, scanKeys } from "./redis-client.js";
+export { deleteKeys, isCluster, type RedisClient, scanKeys } from "./redis-client.js";
 export * from "./redis-inbox.js";
 export * from "./redis-lease.js";
 export * from "./redis-run-end.js";

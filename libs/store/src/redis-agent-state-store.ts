@@ -4,7 +4,7 @@ import type { AgentStateRecord, AgentStateStore, Clock } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
-import { inOrder, type RedisClient } from "./redis-client.js";
+import type { RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 
 /**
@@ -20,9 +20,9 @@ const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
  * `{a:<a>}:state`, a hash with one field per record field (so the gateway
  * and the scheduler can HGET `state` alone). A patch field given as
  * `undefined` is removed: `{ cycleId: undefined }` clears it. Every state
- * change also maintains `agents:active` (agents not idle), right after the
- * hash (a global key: on a cluster it is in another slot, so not in the same
- * script). A process dying in between leaves the index off by one agent,
+ * change also maintains `agents:active` (agents not idle), together with
+ * the hash (a global key: on a cluster it is in another slot, so not in the
+ * same script; the two go out in one round trip). A process dying in between leaves the index off by one agent,
  * which the sweeper tolerates (an idle agent in it is woken and released; one
  * missing from it is found by the runtime's reconciliation).
  */
@@ -46,11 +46,10 @@ export class RedisAgentStateStore implements AgentStateStore {
 
   async update(agent: string, patch: Partial<AgentStateRecord>): Promise<void> {
     const { args, active } = statePatch(patch, this.clock.now());
-    await inOrder(
-      this.redis,
-      () => runScript(this.redis, "updateState", [this.keys.state(agent)], args),
-      () => this.markActive(agent, active),
-    );
+    await Promise.all([
+      runScript(this.redis, "updateState", [this.keys.state(agent)], args),
+      this.markActive(agent, active),
+    ]);
   }
 
   /** Keeps the active-agents index in step with a state written just before (`undefined`: no change). */

@@ -34,19 +34,3 @@ export async function deleteKeys(redis: RedisClient, keys: readonly string[]): P
   if (isCluster(redis)) await Promise.all(keys.map((key) => redis.del(key)));
   else await redis.del(...keys);
 }
-
-/**
- * Runs commands so that each executes after the one before it: on one Redis
- * connection they are sent together (a connection keeps its commands in
- * order, one round trip); on a cluster, where they may go to different nodes,
- * each waits for the one before. Resolves to their replies in order.
- */
-export async function inOrder<T extends readonly unknown[]>(
-  redis: RedisClient,
-  ...steps: { [K in keyof T]: () => Promise<T[K]> }
-): Promise<T> {
-  if (!isCluster(redis)) return (await Promise.all(steps.map((step) => step()))) as unknown as T;
-  const replies: unknown[] = [];
-  for (const step of steps) replies.push(await step());
-  return replies as unknown as T;
-}

@@ -6,7 +6,7 @@ import { decodeInboxRecord, encodeInboxRecord, fieldValue } from "./codec.js";
 import { corruptEntry, type StoreError } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
-import { inOrder, type RedisClient } from "./redis-client.js";
+import type { RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 
 /** The consumer group on every inbox lane stream. */
@@ -43,14 +43,18 @@ export interface RedisInboxOptions {
  *
  * The pending-agents index (`agents:pending`, the sweeper's list) is a
  * global key, so it is never in the same script as the agent's keys (on a
- * cluster they are in different slots). It is kept a superset of the agents
- * with pending entries by ordering: an append writes the entry first and
- * adds the agent after (also for a duplicate, so a retried append repairs an
- * append that failed in between); an ack that leaves the lanes empty removes
- * the agent first and then looks at the lanes again, adding it back if an
- * append slipped in. A process dying between two of these steps can leave
- * the index short, which the runtime's reconciliation over every defined
- * agent repairs (`depth`).
+ * cluster they are in different slots). An append adds the agent together
+ * with the entry (one round trip; on a single Redis the entry is written
+ * first, on a cluster either may land first), also for a duplicate, so a
+ * retried append repairs one that failed half-way. An ack that empties the
+ * lanes removes the agent. An append racing that ack may be left out of the
+ * index, which loses nothing: its producer wakes the agent once both writes
+ * are done (it takes the lease if the holder has let go), only the lease
+ * holder acks and its run ends only through `releaseIdle`, which looks at the
+ * lanes atomically with the lease release, and a dying holder leaves its
+ * agent in the active-agents index. What a process dying half-way through
+ * these steps can still leave out, the runtime's reconciliation over every
+ * defined agent finds (`depth`).
  */
 export class RedisInbox implements Inbox {
   private readonly keys: Keys;
@@ -74,18 +78,16 @@ export class RedisInbox implements Inbox {
       preemptions: options.preemptions ?? 0,
       ...(options.traceparent ? { traceparent: options.traceparent } : {}),
     });
-    // The index after the entry, also for a duplicate (see the class comment).
-    const [result] = await inOrder(
-      this.redis,
-      () =>
-        runScript(
-          this.redis,
-          "appendInbox",
-          [this.keys.dedupe(envelope.agent, envelope.id), this.keys.inbox(envelope.agent, lane)],
-          [record, INBOX_GROUP, this.dedupeTtlSeconds],
-        ),
-      () => this.markPending(envelope.agent),
-    );
+    // The index with the entry, also for a duplicate (see the class comment).
+    const [result] = await Promise.all([
+      runScript(
+        this.redis,
+        "appendInbox",
+        [this.keys.dedupe(envelope.agent, envelope.id), this.keys.inbox(envelope.agent, lane)],
+        [record, INBOX_GROUP, this.dedupeTtlSeconds],
+      ),
+      this.markPending(envelope.agent),
+    ]);
     return { duplicate: result === 0 };
   }
 
@@ -131,17 +133,15 @@ export class RedisInbox implements Inbox {
       preemptions: changes.preemptions ?? item.preemptions,
       ...(item.traceparent ? { traceparent: item.traceparent } : {}),
     };
-    const [entryId] = await inOrder(
-      this.redis,
-      () =>
-        runScript(
-          this.redis,
-          "requeueInbox",
-          [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane)],
-          [INBOX_GROUP, item.entryId, encodeInboxRecord(record)],
-        ),
-      () => this.markPending(agent),
-    );
+    const [entryId] = await Promise.all([
+      runScript(
+        this.redis,
+        "requeueInbox",
+        [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane)],
+        [INBOX_GROUP, item.entryId, encodeInboxRecord(record)],
+      ),
+      this.markPending(agent),
+    ]);
     return { entryId: String(entryId), lane, ...record };
   }
 
@@ -158,21 +158,6 @@ export class RedisInbox implements Inbox {
   /** Adds the agent to the pending-agents index (after its entry is written). */
   async markPending(agent: string): Promise<void> {
     await this.redis.sadd(this.keys.pendingAgents, agent);
-  }
-
-  /**
-   * Takes the agent out of the pending-agents index if its lanes are empty:
-   * out first, then a fresh look at the lanes, back in if an append slipped
-   * in (an append adds the agent only after its entry, so either this look
-   * sees the entry or the append's add comes after this removal).
-   */
-  async unmarkIfEmpty(agent: string): Promise<void> {
-    const [, depth] = await inOrder(
-      this.redis,
-      () => this.redis.srem(this.keys.pendingAgents, agent),
-      () => this.depth(agent),
-    );
-    if (depth.immediate + depth.normal + depth.background > 0) await this.markPending(agent);
   }
 
   /**
@@ -198,6 +183,7 @@ export class RedisInbox implements Inbox {
   private async remove(agent: string, items: ReadonlyArray<Pick<InboxItem, "lane" | "entryId">>): Promise<void> {
     const pairs = items.flatMap((item) => [LANES.indexOf(item.lane) + 1, item.entryId]);
     const left = await runScript(this.redis, "ackInbox", this.laneKeys(agent), [INBOX_GROUP, ...pairs]);
-    if (Number(left) === 0) await this.unmarkIfEmpty(agent);
+    // Emptied: out of the index (see the class comment for an append racing this).
+    if (Number(left) === 0) await this.redis.srem(this.keys.pendingAgents, agent);
   }
 }
