@@ -5,7 +5,7 @@ import { measureThroughput, type ThroughputResult } from "./support/throughput-r
 
 const SHAPE = { agents: 1_000, inputsPerAgent: 5, warmup: 3_000, warmupAgents: 200 };
 const TOTAL = SHAPE.agents * SHAPE.inputsPerAgent;
-const ROUNDS = 2;
+const ROUNDS = 3;
 
 type Target = "single Redis" | "3-master Redis Cluster";
 

@@ -34,17 +34,21 @@ async function freeClusterPort(taken: Set<number>): Promise<number> {
 
 function run(command: string, args: string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(command, args, { stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
     const output: string[] = [];
-    child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+    child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
+    child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString("utf8")));
     child.once("error", reject);
     child.once("exit", (code) =>
       code === 0
         ? resolve(output.join(""))
         : reject(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${output.join("")}`)),
     );
-    child.stdin.end(input ?? "");
+    if (input !== undefined && child.stdin) {
+      // A command that exits without reading its input closes the pipe first: not an error here.
+      child.stdin.on("error", () => {});
+      child.stdin.end(input);
+    }
   });
 }
 
