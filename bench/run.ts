@@ -11,7 +11,16 @@ import { markdown, reportedTables } from "./support/report.js";
  * benchmark ran.
  */
 const here = dirname(fileURLToPath(import.meta.url));
-const ORDER = ["loop-overhead", "injection", "wake", "throughput", "idle-memory", "services", "sandbox-exec"];
+const ORDER = [
+  "loop-overhead",
+  "injection",
+  "wake",
+  "throughput",
+  "cluster-throughput",
+  "idle-memory",
+  "services",
+  "sandbox-exec",
+];
 
 function moduleName(file: string): string {
   return file.replace(/\.js$/, "").replace(/\.bench$/, "");

@@ -1,5 +1,5 @@
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@moniro/store";
 import type { z } from "zod";
 import type { ExecSandbox } from "./exec/sandbox.js";
 import type { ExecLimits } from "./limits.js";
@@ -38,7 +38,7 @@ export interface ToolContext {
   deadlineMs: number;
   executorId: string;
   /** For memory / notes / todos / history (DESIGN §4 keys under redisPrefix). */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
   publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;

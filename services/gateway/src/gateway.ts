@@ -3,10 +3,10 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
+import type { RedisClient } from "@moniro/store";
 import { connectRedis } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { Redis } from "ioredis";
 import { definitionCatalog } from "./agents/definition-catalog.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
@@ -42,7 +42,7 @@ export async function startGateway(options: {
   const { config, logger } = options;
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const link = new NatsLink();
-  const redis: Redis = connectRedis(config, { logger, name: "gateway" });
+  const redis: RedisClient = connectRedis(config, { logger, name: "gateway" });
   const agents = await definitionCatalog(config.MONIRO_AGENTS_DIR, { logger });
   logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
 

@@ -2,6 +2,7 @@ import type { Bus, OutboundRoutes } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
 import { channelOf, parseJson } from "@moniro/envelopes";
+import type { RedisClient } from "@moniro/store";
 import {
   type ExecLimits,
   type ExecSandbox,
@@ -10,7 +11,6 @@ import {
   type ToolContext,
   type ToolLogger,
 } from "@moniro/tool-catalog";
-import type { Redis } from "ioredis";
 import { processPeersFor } from "./peer-processes.js";
 
 /** What every call's context shares: connections, limits, the process registry. */
@@ -20,7 +20,7 @@ export interface ToolContextDeps {
   /** Which outbound channels a bridge serves (the `message` tool refuses the others). */
   outbound: OutboundRoutes;
   subjects: Subjects;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** `<workspacesDir>/<agent>` is the agent's workspace. */
   workspaceOf(agent: string): string;

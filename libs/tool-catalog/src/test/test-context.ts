@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@moniro/store";
 import { detectSandbox, type ExecSandbox } from "../exec/sandbox.js";
 import { type ExecLimitsInput, execLimits } from "../limits.js";
 import { ProcessRegistry } from "../process/process-registry.js";
@@ -18,7 +18,7 @@ export interface TestToolContext extends ToolContext {
 
 export interface TestToolContextOptions {
   workspace?: string;
-  redis?: Redis;
+  redis?: RedisClient;
   redisPrefix?: string;
   agent?: string;
   context?: string;
@@ -41,7 +41,7 @@ export function tempWorkspace(): string {
   return mkdtempSync(join(tmpdir(), "moniro-ws-"));
 }
 
-const noRedis = new Proxy({} as Redis, {
+const noRedis = new Proxy({} as RedisClient, {
   get(_target, property) {
     if (property === "then") return undefined;
     throw new Error(`this test context has no Redis (redis.${String(property)} was used)`);
