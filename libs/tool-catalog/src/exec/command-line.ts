@@ -43,7 +43,9 @@ export function prlimitArguments(limits: ExecLimits): string[] {
  * terminal.
  */
 export function bwrapArguments(workspace: string, options: Omit<BubblewrapOptions, "bwrapPath">): string[] {
-  const args = ["--unshare-all"];
+  // --disable-userns (bubblewrap 0.8+, needs an explicit --unshare-user): no nested user namespace
+  // inside the sandbox, which would hand the command the kernel surface of a namespace "root".
+  const args = ["--unshare-all", "--unshare-user", "--disable-userns"];
   if (options.network) args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr");
   for (const entry of options.layout.topLevel) {

@@ -158,7 +158,7 @@ describe("command line and environment (pure)", () => {
     expect(argv[0]).toBe("/usr/bin/bwrap");
     const sandbox = argv.slice(1, argv.indexOf("--")).join(" ");
     expect(sandbox).toBe(
-      "--unshare-all --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib /lib " +
+      "--unshare-all --unshare-user --disable-userns --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib /lib " +
         "--ro-bind-try /etc/passwd /etc/passwd --proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp " +
         "--bind /ws /ws --chdir /ws --remount-ro /",
     );

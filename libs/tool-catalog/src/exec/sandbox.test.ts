@@ -128,6 +128,16 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
     expect(outcome.content).toMatch(/bwrap/); // PID 1 is the sandbox's own init, not the host's
   });
 
+  it("cannot open a user namespace of its own inside the sandbox", async () => {
+    const outcome = await runTool(
+      "exec",
+      { command: "unshare -Ur id -u && echo NESTED || echo REFUSED" },
+      testToolContext(),
+    );
+    expect(outcome.content).toContain("REFUSED");
+    expect(outcome.content).not.toContain("NESTED");
+  });
+
   it("kills what the command detached (setsid) when the call ends", async () => {
     const ctx = testToolContext();
     const marker = sleepMarker(300);
