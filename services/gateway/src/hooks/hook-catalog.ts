@@ -55,7 +55,7 @@ function secretOf(env: Env, variable: string, where: string): string | { problem
   const value = env[variable];
   if (value === undefined || value.length === 0) {
     return {
-      problem: `${where}: environment variable ${variable} is not set in the gateway's environment: set it (docker-compose .env, the Helm value webhookSecrets, or a Kubernetes Secret) or change the hook's ${where.endsWith("token_env") ? "token_env" : "secret_env"}`,
+      problem: `${where}: environment variable ${variable} is not set in the gateway's environment: set it (docs/webhooks.md: docker-compose override, Helm webhooks.secrets, or the moniro-webhooks Secret) or change the hook's ${where.endsWith("token_env") ? "token_env" : "secret_env"}`,
     };
   }
   if (value.length < 16) {
