@@ -127,9 +127,12 @@ describe("webhooks end to end", () => {
   it("bad signatures, replays and repeated delivery ids are refused or deduplicated: nothing of them reaches the agent", async () => {
     const first = deployDelivery({ commit: "def5678", status: "failed" }, "deploy-2");
     const accepted = await post("deploy-b", first);
+    const answeredAt = Date.now();
     expect(accepted.status).toBe(202);
     const acceptedId = ((await accepted.json()) as { id: string }).id;
-    await model.waitForRequests("guarded", 1);
+    // Idle agent: the 202 came before the agent's LLM call for the delivery.
+    const [handled] = await model.waitForRequests("guarded", 1);
+    expect(handled?.receivedAt).toBeGreaterThanOrEqual(answeredAt);
     await idle("guarded");
 
     // The same delivery again (a provider's retry), then again re-signed now: one delivery id, one input.
