@@ -82,7 +82,6 @@ export async function definitionHookCatalog(
   const now = options.now ?? Date.now;
   const reloadAfterMs = options.reloadAfterMs ?? 1_000;
   const refreshAfterMs = options.refreshAfterMs ?? 10_000;
-  let refreshing: Promise<void> | undefined;
   let hooks = new Map<string, Hook | BrokenHook>();
   let loadedAt = 0;
   let reported = "";
@@ -156,19 +155,24 @@ export async function definitionHookCatalog(
     }
   };
 
-  await load();
+  // One read of the directory at a time: a burst of requests for unknown hooks shares it.
+  let loading: Promise<void> | undefined;
+  const reload = () => {
+    loading ??= load().finally(() => {
+      loading = undefined;
+    });
+    return loading;
+  };
+
+  await reload();
   return {
     async get(name) {
       const known = hooks.get(name);
       if (known) {
-        if (refreshing === undefined && now() - loadedAt >= refreshAfterMs) {
-          refreshing = load().finally(() => {
-            refreshing = undefined;
-          });
-        }
+        if (now() - loadedAt >= refreshAfterMs) void reload();
         return known;
       }
-      if (now() - loadedAt >= reloadAfterMs) await load();
+      if (now() - loadedAt >= reloadAfterMs) await reload();
       return hooks.get(name);
     },
   };

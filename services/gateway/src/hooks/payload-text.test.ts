@@ -20,6 +20,12 @@ describe("payloadText", () => {
     expect(payloadText({ a: {}, list: [1, 2] }, { template, facts, maxChars: 100 })).toBe("[][][][2]");
   });
 
+  it("drops control and format characters from inserted strings, keeping line breaks and tabs", () => {
+    const template = compileTemplate("{{ title }}");
+    const title = "fix\u202Eevil\u200B\u0007 bug\nsecond line\tend";
+    expect(payloadText({ title }, { template, facts, maxChars: 100 })).toBe("fixevil bug\nsecond line\tend");
+  });
+
   it("renders the payload as compact JSON without a template, and says when a body was empty", () => {
     expect(payloadText({ status: "success", commit: "abc1234" }, { facts, maxChars: 100 })).toBe(
       '{"status":"success","commit":"abc1234"}',

@@ -23,9 +23,13 @@ function lookup(root: unknown, path: readonly TemplatePathStep[]): unknown {
   return value;
 }
 
+/** Control and format characters (bidi overrides, zero-width marks) but line breaks and tabs. */
+const INVISIBLE = /(?![\n\t])[\p{Cc}\p{Cf}]/gu;
+
 function show(value: unknown): string {
   if (value === undefined || value === null) return "";
-  if (typeof value === "string") return value;
+  // A provider's strings are written by anyone (a PR body): nothing invisible reaches the agent's text.
+  if (typeof value === "string") return value.replace(INVISIBLE, "");
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return JSON.stringify(value);
 }
