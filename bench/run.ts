@@ -20,6 +20,7 @@ const ORDER = [
   "idle-memory",
   "services",
   "sandbox-exec",
+  "webhook",
 ];
 
 function moduleName(file: string): string {
