@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure NATS (with JetStream) answers on 127.0.0.1:4222 and Redis on
 # 127.0.0.1:6379, installing them from Debian's packages and starting them
-# when needed (ENVIRONMENT.md). Idempotent.
+# when needed (ENVIRONMENT.md), and that bubblewrap (the exec sandbox, which
+# the tool-executor requires) is installed. Idempotent.
 set -uo pipefail
 
 answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -17,6 +18,7 @@ wait_for() {
 
 command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || install nats-server
 command -v redis-server >/dev/null || install redis-server
+command -v bwrap >/dev/null || install bubblewrap
 
 if ! answers 4222; then
   echo "starting nats-server on 127.0.0.1:4222"

@@ -11,7 +11,18 @@ import { markdown, reportedTables } from "./support/report.js";
  * benchmark ran.
  */
 const here = dirname(fileURLToPath(import.meta.url));
-const ORDER = ["loop-overhead", "injection", "wake", "signal", "throughput", "idle-memory", "services"];
+const ORDER = [
+  "loop-overhead",
+  "injection",
+  "wake",
+  "signal",
+  "throughput",
+  "cluster-throughput",
+  "idle-memory",
+  "services",
+  "sandbox-exec",
+  "webhook",
+];
 
 function moduleName(file: string): string {
   return file.replace(/\.js$/, "").replace(/\.bench$/, "");

@@ -9,6 +9,7 @@ import {
   staticDirectory,
 } from "@moniro/agent-runner";
 import { createSubjects, type Subjects, stamp } from "@moniro/envelopes";
+import { deleteKeys, type RedisClient, scanKeys } from "@moniro/store";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
@@ -160,13 +161,13 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Deletes the namespace's JetStream streams and every Redis key under the prefix, nothing else. */
-export async function cleanup(nc: NatsConnection, redis: Redis, subjects: Subjects, prefix: string): Promise<void> {
+export async function cleanup(
+  nc: NatsConnection,
+  redis: RedisClient,
+  subjects: Subjects,
+  prefix: string,
+): Promise<void> {
   const jsm = await jetstreamManager(nc);
   for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== "0");
+  for await (const keys of scanKeys(redis, `${prefix}*`, 1000)) await deleteKeys(redis, keys);
 }

@@ -1,21 +1,21 @@
 import type { SpanAttributes, SpanHandle, Tracing } from "@moniro/ports";
+import type { RedisClient } from "@moniro/store";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Redis } from "ioredis";
 
 /**
  * Counts the commands a Redis client sends (pipelined ones and scripts
  * included: ioredis sends each through `sendCommand`), to explain a figure
  * ("how many round trips does one step cost").
  */
-export function countRedisCommands(redis: Redis): { count(): number; byName(): Map<string, number> } {
+export function countRedisCommands(redis: RedisClient): { count(): number; byName(): Map<string, number> } {
   let total = 0;
   const names = new Map<string, number>();
   const original = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+  (redis as { sendCommand: unknown }).sendCommand = (command: { name: string }, ...rest: unknown[]) => {
     total++;
     names.set(command.name, (names.get(command.name) ?? 0) + 1);
     return (original as (...args: unknown[]) => unknown)(command, ...rest);
-  }) as Redis["sendCommand"];
+  };
   return { count: () => total, byName: () => new Map(names) };
 }
 

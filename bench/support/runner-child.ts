@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
 import { loopSettings, RUNNER_REDIS_OPTIONS, startRunner, staticDirectory } from "@moniro/agent-runner";
 import { createSubjects } from "@moniro/envelopes";
+import { connectRedis } from "@moniro/store";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { countRedisCommands, natsMessagesOut } from "./diagnostics.js";
@@ -49,8 +50,12 @@ const nc = await connect({
   name: holder,
   noAsyncTraces: true,
 });
-// The runner's connection as main.ts makes it.
-const redis = new Redis(process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379", RUNNER_REDIS_OPTIONS);
+// The runner's connection as main.ts makes it (a Cluster client with MONIRO_REDIS_CLUSTER=true).
+const redisUrl = process.env.MONIRO_REDIS_URL ?? "redis://127.0.0.1:6379";
+const redis =
+  process.env.MONIRO_REDIS_CLUSTER === "true"
+    ? connectRedis({ url: redisUrl, cluster: true }, { redis: RUNNER_REDIS_OPTIONS })
+    : new Redis(redisUrl, RUNNER_REDIS_OPTIONS);
 const redisCommands = countRedisCommands(redis);
 const runner = await startRunner({
   holder,

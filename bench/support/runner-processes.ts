@@ -3,9 +3,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { createSubjects, stamp } from "@moniro/envelopes";
+import { testClient } from "@moniro/store/test";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { Redis } from "ioredis";
 import { cleanup, NATS_URL, REDIS_URL } from "./bench-runner.js";
 import { randomToken } from "./random.js";
 
@@ -39,7 +39,14 @@ export interface Memory {
  * numbered inputs their models see; `close()` stops them and deletes what
  * the namespace made.
  */
-export async function startRunnerProcesses(options: { runners: number; agents: number; inputs: number }) {
+export async function startRunnerProcesses(options: {
+  runners: number;
+  agents: number;
+  inputs: number;
+  /** The Redis the runners use (default REDIS_URL); `cluster`: `url` lists a Redis Cluster's seed nodes. */
+  redis?: { url: string; cluster?: boolean };
+}) {
+  const target = options.redis ?? { url: REDIS_URL };
   const namespace = randomToken("bench");
   const prefix = `${namespace}:`;
   const agentPrefix = "a";
@@ -73,7 +80,12 @@ export async function startRunnerProcesses(options: { runners: number; agents: n
           ? ["--cpu-prof", `--cpu-prof-dir=${process.env.MONIRO_BENCH_CPU_PROF}`]
           : []),
       ],
-      env: { ...process.env, MONIRO_NATS_URL: NATS_URL, MONIRO_REDIS_URL: REDIS_URL },
+      env: {
+        ...process.env,
+        MONIRO_NATS_URL: NATS_URL,
+        MONIRO_REDIS_URL: target.url,
+        MONIRO_REDIS_CLUSTER: target.cluster ? "true" : "false",
+      },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     child.on("message", onMessage);
@@ -131,7 +143,7 @@ export async function startRunnerProcesses(options: { runners: number; agents: n
             : undefined,
         ),
       );
-      const redis = new Redis(REDIS_URL);
+      const redis = testClient(target.url, target.cluster ? { cluster: true } : {});
       try {
         await cleanup(nc, redis, subjects, prefix);
       } finally {

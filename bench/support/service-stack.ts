@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -60,6 +60,8 @@ export async function startServiceStack(options: {
   const namespace = options.namespace?.namespace ?? randomToken("bench");
   const prefix = options.namespace?.prefix ?? `${namespace}:`;
   const dir = mkdtempSync(join(tmpdir(), "moniro-bench-"));
+  // Sandboxed commands run as nobody when the executor is root: bwrap, as nobody, must reach the workspaces.
+  chmodSync(dir, 0o755);
   const agentsDir = join(dir, "agents");
   const workspacesDir = join(dir, "workspaces");
   mkdirSync(agentsDir, { recursive: true });

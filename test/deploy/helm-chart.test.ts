@@ -241,6 +241,35 @@ describe("helm chart deploy/helm/moniro", () => {
     }
   });
 
+  it("gives webhook secrets to the gateway only: a Secret of their own (or one you manage) through envFrom", () => {
+    const sentinel = "hook-secret-SENTINEL-0123456789";
+    const objects = render(["--set", `webhooks.secrets.GITHUB_WEBHOOK_SECRET=${sentinel}`]);
+    for (const object of objects) validateObject(object, "helm template --set webhooks.secrets…");
+    const secret = byKind(objects, "Secret").find((s) => s.metadata.name === "moniro-webhooks");
+    expect(secret?.stringData).toEqual({ GITHUB_WEBHOOK_SECRET: sentinel });
+    for (const service of SERVICES) {
+      const container = containerOf(deploymentOf(objects, service));
+      const refs = (container.envFrom ?? []).flatMap((source: { secretRef?: { name: string } }) =>
+        source.secretRef ? [source.secretRef.name] : [],
+      );
+      expect(refs, service).toEqual(service === "gateway" ? ["moniro-webhooks"] : []);
+      expect(JSON.stringify(deploymentOf(objects, service)), service).not.toContain(sentinel);
+    }
+    for (const configMap of byKind(objects, "ConfigMap")) expect(JSON.stringify(configMap)).not.toContain(sentinel);
+    // A Secret you manage: referenced, not rendered; without either, nothing is referenced.
+    const managed = render(["--set", "webhooks.existingSecret=my-hook-secrets"]);
+    expect(byKind(managed, "Secret").map((s) => s.metadata.name)).not.toContain("moniro-webhooks");
+    expect(containerOf(deploymentOf(managed, "gateway")).envFrom).toContainEqual({
+      secretRef: { name: "my-hook-secrets" },
+    });
+    expect(
+      (containerOf(deploymentOf(render(), "gateway")).envFrom ?? []).filter(
+        (s: { secretRef?: unknown }) => s.secretRef,
+      ),
+    ).toEqual([]);
+    expect(renderError(["--set", "webhooks.secrets.bad-name=0123456789abcdef0"])).toMatch(/webhooks/);
+  });
+
   it("uses secrets.existingSecret instead of rendering a Secret", () => {
     const objects = render(["--set", "secrets.create=false,secrets.existingSecret=my-moniro-keys"]);
     expect(byKind(objects, "Secret")).toEqual([]);

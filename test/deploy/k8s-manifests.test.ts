@@ -195,6 +195,15 @@ describe("plain manifests k8s/", () => {
     expect(readText("k8s/secret.yaml")).toMatch(/gateway (will not start|refuses to start)/);
   });
 
+  it("gives the webhook secrets (an optional Secret) to the gateway only", () => {
+    for (const service of SERVICES) {
+      const refs = (containerOf(deploymentOf(objects, service)).envFrom ?? []).flatMap(
+        (source: { secretRef?: { name: string; optional?: boolean } }) => (source.secretRef ? [source.secretRef] : []),
+      );
+      expect(refs, service).toEqual(service === "gateway" ? [{ name: "moniro-webhooks", optional: true }] : []);
+    }
+  });
+
   it("sets only environment variable names the services' code reads", () => {
     for (const service of SERVICES) {
       const names = envNamesOf(deploymentOf(objects, service), objects);

@@ -210,8 +210,6 @@ describe("tool-executor processes (e2e)", () => {
       env: {
         MONIRO_EXEC_OUTPUT_CAP_BYTES: "2000",
         MONIRO_EXEC_CPU_SECONDS: "9",
-        MONIRO_EXEC_BWRAP: "true",
-        MONIRO_EXEC_BWRAP_NETWORK: "false",
         ANTHROPIC_API_KEY: "sk-ant-e2e-secret",
         GITHUB_TOKEN: "ghp_e2e_secret",
       },
@@ -229,13 +227,11 @@ describe("tool-executor processes (e2e)", () => {
     expect(String(flood.content).length).toBeLessThan(2_200);
     expect(flood.content).toContain("19999\n20000");
 
-    const sandbox = (environment.data as { sandbox: { bwrap: boolean; prlimit: boolean } }).sandbox;
-    expect(sandbox.prlimit).toBe(true);
-    if (sandbox.bwrap) {
-      const probe = await call("exec", { command: "touch /usr/moniro-probe 2>&1; cat /proc/net/dev" });
-      expect(probe.content).toContain("Read-only file system");
-      expect(probe.content).not.toMatch(/^\s*eth0:/m);
-    }
+    // The sandbox is on by default, without the network.
+    expect(environment.data).toMatchObject({ sandbox: { kind: "bubblewrap", network: false } });
+    const probe = await call("exec", { command: "touch /usr/moniro-probe 2>&1; cat /proc/net/dev" });
+    expect(probe.content).toContain("Read-only file system");
+    expect(probe.content).not.toMatch(/^\s*eth0:/m);
 
     // A child that ignores SIGTERM and a grandchild; found afterwards by a unique argument (sandbox pids differ).
     const marker = `1000.${Date.now() % 100_000}${Math.floor(Math.random() * 1_000)}`;

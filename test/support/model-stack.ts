@@ -1,5 +1,5 @@
 import { type Model, startModel } from "./model-script.js";
-import { type ServiceName, type Stack, startStack } from "./stack.js";
+import { type ServiceName, type Stack, type StackOptions, startStack } from "./stack.js";
 
 /**
  * The fake Anthropic server and a stack whose `anthropic`-backend agents call it
@@ -9,6 +9,7 @@ export async function startModelStack(options: {
   services: readonly ServiceName[];
   agents: Record<string, string>;
   env?: Record<string, string>;
+  redis?: StackOptions["redis"];
 }): Promise<{ model: Model; stack: Stack }> {
   const model = await startModel();
   try {
@@ -16,6 +17,7 @@ export async function startModelStack(options: {
       services: options.services,
       agents: options.agents,
       env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key", ...options.env },
+      ...(options.redis ? { redis: options.redis } : {}),
     });
     return { model, stack };
   } catch (error) {

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { deleteKeys, scanKeys } from "@moniro/store";
+import { testClient } from "@moniro/store/test";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { Redis } from "ioredis";
 import { afterEach } from "vitest";
 import { freePort } from "./ports.js";
 import { randomToken } from "./random.js";
@@ -31,6 +32,8 @@ export interface StackOptions {
   agents?: Record<string, string>;
   /** Extra environment for every service. */
   env?: Record<string, string>;
+  /** The Redis to use (default: the machine's, REDIS_URL); `cluster`: `url` lists a Redis Cluster's seed nodes. */
+  redis?: { url: string; cluster?: boolean };
 }
 
 /**
@@ -42,6 +45,8 @@ export async function startStack(options: StackOptions = {}) {
   const namespace = randomToken("e");
   const prefix = `${namespace}:`;
   const dir = mkdtempSync(join(tmpdir(), "moniro-e2e-"));
+  // Sandboxed commands run as nobody when the tests run as root: bwrap, as nobody, must reach the workspaces.
+  chmodSync(dir, 0o755);
   const agentsDir = join(dir, "agents");
   const workspacesDir = join(dir, "workspaces");
   mkdirSync(agentsDir, { recursive: true });
@@ -49,9 +54,11 @@ export async function startStack(options: StackOptions = {}) {
   for (const [name, yaml] of Object.entries(options.agents ?? {})) writeFileSync(join(agentsDir, `${name}.yaml`), yaml);
 
   const running: RunningService[] = [];
+  const redis = options.redis ?? { url: REDIS_URL };
   const baseEnv: Record<string, string> = {
     MONIRO_NATS_URL: NATS_URL,
-    MONIRO_REDIS_URL: REDIS_URL,
+    MONIRO_REDIS_URL: redis.url,
+    ...(redis.cluster ? { MONIRO_REDIS_CLUSTER: "true" } : {}),
     MONIRO_NAMESPACE: namespace,
     MONIRO_REDIS_PREFIX: prefix,
     MONIRO_AGENTS_DIR: agentsDir,
@@ -137,7 +144,7 @@ export async function startStack(options: StackOptions = {}) {
         clearTimeout(timer);
       }),
     );
-    await cleanupNamespace(namespace, prefix);
+    await cleanupNamespace(namespace, prefix, redis);
     rmSync(dir, { recursive: true, force: true });
   }
 
@@ -145,6 +152,7 @@ export async function startStack(options: StackOptions = {}) {
     namespace,
     prefix,
     dir,
+    redis,
     agentsDir,
     workspacesDir,
     running,
@@ -186,7 +194,11 @@ export function printServiceLogsOnFailure(stack: () => Stack | undefined, lines 
 }
 
 /** Deletes the JetStream streams and Redis keys of one test namespace, and nothing else. */
-export async function cleanupNamespace(namespace: string, prefix: string): Promise<void> {
+export async function cleanupNamespace(
+  namespace: string,
+  prefix: string,
+  target: { url: string; cluster?: boolean } = { url: REDIS_URL },
+): Promise<void> {
   const nc = await connect({ servers: NATS_URL });
   try {
     const jsm = await jetstreamManager(nc);
@@ -197,15 +209,10 @@ export async function cleanupNamespace(namespace: string, prefix: string): Promi
   } finally {
     await nc.close();
   }
-  const redis = new Redis(REDIS_URL);
+  const redis = testClient(target.url, target.cluster ? { cluster: true } : {});
   try {
-    for (const pattern of [`${prefix}*`, `bull:${namespace}*`, `${namespace}*`]) {
-      let cursor = "0";
-      do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== "0");
+    for (const pattern of [`${prefix}*`, `${namespace}*`]) {
+      for await (const keys of scanKeys(redis, pattern)) await deleteKeys(redis, keys);
     }
   } finally {
     redis.disconnect();

@@ -64,10 +64,17 @@ export function channelOf(tag: string): string {
   return index < 0 ? tag : tag.slice(0, index);
 }
 
-/** `personal`, or `<workflow>:<tag>` for a workspace context. */
+/**
+ * `personal`, or `<workflow>:<tag>` for a workspace context, both tokens
+ * names (NAME_PATTERN). `personal` is not a workflow name: `personal:<x>`
+ * would read as a part of the personal context, so it is refused.
+ */
+export const CONTEXT_RULE =
+  "must be 'personal' or '<workflow>:<tag>', where workflow and tag are each 1-63 characters of a-z, 0-9, '_' or '-' starting with a letter or digit, and the workflow is not 'personal'";
 export const contextSchema = z
   .string()
-  .regex(/^(personal|[a-z0-9][a-z0-9_-]{0,62}:[a-z0-9][a-z0-9_-]{0,62})$/, "must be 'personal' or '<workflow>:<tag>'");
+  .regex(/^(personal|[a-z0-9][a-z0-9_-]{0,62}:[a-z0-9][a-z0-9_-]{0,62})$/, CONTEXT_RULE)
+  .refine((context) => !context.startsWith("personal:"), CONTEXT_RULE);
 
 export const LANES = ["immediate", "normal", "background"] as const;
 export const laneSchema = z.enum(LANES);

@@ -2,8 +2,8 @@
   Takes an agent's lease if nobody holds it, under a new fencing epoch.
 
   Input:
-    KEYS[1] lease key  `agent:<a>:lease` (value `<epoch>:<holder>`)
-    KEYS[2] epoch key  `agent:<a>:epoch` (only ever incremented)
+    KEYS[1] lease key  `{a:<a>}:lease` (value `<epoch>:<holder>`)
+    KEYS[2] epoch key  `{a:<a>}:epoch` (only ever incremented)
 
     ARGV[1] holder id
     ARGV[2] TTL, milliseconds

@@ -7,10 +7,10 @@
   (readThreadWindow) instead of its whole history.
 
   Input:
-    KEYS[1] lease key        `agent:<a>:lease`
-    KEYS[2] thread stream    `agent:<a>:thread:<ctx>`
-    KEYS[3] thread envelopes `agent:<a>:thread:<ctx>:envelopes` (set)
-    KEYS[4] thread meta      `agent:<a>:thread:<ctx>:meta` (hash)
+    KEYS[1] lease key        `{a:<a>}:lease`
+    KEYS[2] thread stream    `{a:<a>}:thread:<ctx>`
+    KEYS[3] thread envelopes `{a:<a>}:thread-envelopes:<ctx>` (set)
+    KEYS[4] thread meta      `{a:<a>}:thread-meta:<ctx>` (hash)
 
     ARGV[1] expected lease value `<epoch>:<holder>`
     ARGV[2] n, the number of entries

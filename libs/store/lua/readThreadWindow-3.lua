@@ -9,9 +9,9 @@
   runner that kept the thread in memory brings its copy up to date.
 
   Input:
-    KEYS[1] thread meta   `agent:<a>:thread:<ctx>:meta` (hash, field windowAfter)
-    KEYS[2] thread stream `agent:<a>:thread:<ctx>`
-    KEYS[3] lease key     `agent:<a>:lease` (value `<epoch>:<holder>`)
+    KEYS[1] thread meta   `{a:<a>}:thread-meta:<ctx>` (hash, field windowAfter)
+    KEYS[2] thread stream `{a:<a>}:thread:<ctx>`
+    KEYS[3] lease key     `{a:<a>}:lease` (value `<epoch>:<holder>`)
 
     ARGV[1] holder, or "" to read whoever holds the lease
     ARGV[2] limit: "" for the window, else the newest this many entries

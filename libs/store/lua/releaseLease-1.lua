@@ -3,7 +3,7 @@
   (a stale runner must not delete its successor's lease).
 
   Input:
-    KEYS[1] lease key  `agent:<a>:lease`
+    KEYS[1] lease key  `{a:<a>}:lease`
 
     ARGV[1] expected value `<epoch>:<holder>`
 

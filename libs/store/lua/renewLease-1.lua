@@ -2,7 +2,7 @@
   Extends a lease, only if this holder still holds it under this epoch.
 
   Input:
-    KEYS[1] lease key  `agent:<a>:lease`
+    KEYS[1] lease key  `{a:<a>}:lease`
 
     ARGV[1] expected value `<epoch>:<holder>`
     ARGV[2] TTL, milliseconds

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import type { Clock } from "@moniro/ports";
-import type { RedisOptions } from "ioredis";
-import { Redis } from "ioredis";
+import type { ClusterNode, ClusterOptions, RedisOptions } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import { RedisAgentStateStore } from "./redis-agent-state-store.js";
+import type { RedisClient } from "./redis-client.js";
 import { RedisInbox, type RedisInboxOptions } from "./redis-inbox.js";
 import { RedisLease } from "./redis-lease.js";
 import { RedisRunEnd } from "./redis-run-end.js";
@@ -21,15 +22,20 @@ export function reconnectDelay(attempt: number): number {
   return Math.min(200 * 2 ** Math.max(0, attempt - 1), 5_000);
 }
 
-/** The URL without its password, for logs. */
+/** The URL (or a cluster's comma-separated seed URLs) without passwords, for logs. */
 export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparseable url)";
-  }
+  return url
+    .split(",")
+    .map((one) => {
+      try {
+        const parsed = new URL(one.trim());
+        if (parsed.password) parsed.password = "***";
+        return parsed.toString();
+      } catch {
+        return "(unparseable url)";
+      }
+    })
+    .join(",");
 }
 
 /** Where Redis is and how to log in. */
@@ -39,6 +45,8 @@ export interface RedisSettings {
   password?: string | undefined;
   /** PEM file of the CA that signed the server's certificate; setting it turns TLS on. */
   tlsCaFile?: string | undefined;
+  /** `url` is a comma-separated list of seed nodes of a Redis Cluster. */
+  cluster?: boolean | undefined;
 }
 
 /** The Redis fields of `ServiceConfig` (@moniro/config), accepted as they are. */
@@ -47,6 +55,7 @@ export interface RedisConfigFields {
   MONIRO_REDIS_USERNAME?: string | undefined;
   MONIRO_REDIS_PASSWORD?: string | undefined;
   MONIRO_REDIS_TLS_CA_FILE?: string | undefined;
+  MONIRO_REDIS_CLUSTER?: boolean | undefined;
 }
 
 export function redisSettingsOf(settings: string | RedisSettings | RedisConfigFields): RedisSettings {
@@ -57,6 +66,7 @@ export function redisSettingsOf(settings: string | RedisSettings | RedisConfigFi
     username: settings.MONIRO_REDIS_USERNAME,
     password: settings.MONIRO_REDIS_PASSWORD,
     tlsCaFile: settings.MONIRO_REDIS_TLS_CA_FILE,
+    cluster: settings.MONIRO_REDIS_CLUSTER,
   };
 }
 
@@ -70,6 +80,50 @@ export function redisAuthOptions(settings: RedisSettings): RedisOptions {
 }
 
 /**
+ * The seed nodes of a cluster URL list (`redis://host:port,redis://host2:port`,
+ * `rediss://` for TLS; a bare `host:port` is accepted too), with the
+ * credentials of the first URL that carries any.
+ */
+export function clusterSeedsOf(url: string): {
+  nodes: ClusterNode[];
+  tls: boolean;
+  username?: string;
+  password?: string;
+} {
+  const seeds = url
+    .split(",")
+    .map((one) => one.trim())
+    .filter((one) => one.length > 0);
+  if (seeds.length === 0) throw new Error("MONIRO_REDIS_URL lists no Redis Cluster seed node");
+  let tls = false;
+  let username: string | undefined;
+  let password: string | undefined;
+  const nodes = seeds.map((seed) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(seed.includes("://") ? seed : `redis://${seed}`);
+    } catch {
+      throw new Error(`MONIRO_REDIS_URL: '${redactRedisUrl(seed)}' is not a Redis URL (redis://host:port)`);
+    }
+    if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
+      throw new Error(`MONIRO_REDIS_URL: '${parsed.protocol}' is not redis: or rediss:`);
+    }
+    if (parsed.protocol === "rediss:") tls = true;
+    if (parsed.password && password === undefined) {
+      username = parsed.username ? decodeURIComponent(parsed.username) : undefined;
+      password = decodeURIComponent(parsed.password);
+    }
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+  });
+  return {
+    nodes,
+    tls,
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+  };
+}
+
+/**
  * A Redis connection that keeps reconnecting with backoff while Redis is
  * unreachable and says so once per outage (and every tenth attempt), instead
  * of crashing the process. Commands issued meanwhile wait in the offline
@@ -79,25 +133,27 @@ export function redisAuthOptions(settings: RedisSettings): RedisOptions {
 export function connectRedis(
   target: string | RedisSettings | RedisConfigFields,
   options: { logger?: RedisConnectionLogger; name?: string; redis?: RedisOptions } = {},
-): Redis {
+): RedisClient {
   const { logger } = options;
   const settings = redisSettingsOf(target);
   const { url } = settings;
   const where = redactRedisUrl(url);
   let down = false;
-  const redis = new Redis(url, {
+  const retryStrategy = (attempt: number) => {
+    const delay = reconnectDelay(attempt);
+    if (attempt === 1 || attempt % 10 === 0) {
+      logger?.warn({ redis: where, attempt, retryInMs: delay }, "Redis unreachable; retrying");
+    }
+    return delay;
+  };
+  const common: RedisOptions = {
     maxRetriesPerRequest: 3,
     ...redisAuthOptions(settings),
     ...(options.name ? { connectionName: options.name } : {}),
-    retryStrategy: (attempt) => {
-      const delay = reconnectDelay(attempt);
-      if (attempt === 1 || attempt % 10 === 0) {
-        logger?.warn({ redis: where, attempt, retryInMs: delay }, "Redis unreachable; retrying");
-      }
-      return delay;
-    },
-    ...options.redis,
-  });
+  };
+  const redis: RedisClient = settings.cluster
+    ? connectCluster(url, settings, { ...common, ...options.redis }, retryStrategy)
+    : new Redis(url, { ...common, retryStrategy, ...options.redis });
   defineScripts(redis);
   redis.on("error", (error: Error) => {
     if (!down) logger?.error({ redis: where, err: error.message }, "Redis connection error");
@@ -110,8 +166,35 @@ export function connectRedis(
   return redis;
 }
 
+/**
+ * A Redis Cluster client over the seed nodes of `url`. Each node connection
+ * gets the credentials and TLS of `settings` (the seed URLs' own when the
+ * settings have none); `rediss://` seeds turn TLS on. Auto-pipelining is a
+ * cluster-wide option (per node), taken from the node options.
+ */
+function connectCluster(
+  url: string,
+  settings: RedisSettings,
+  redisOptions: RedisOptions,
+  retryStrategy: (attempt: number) => number,
+): Cluster {
+  const seeds = clusterSeedsOf(url);
+  const { enableAutoPipelining, ...nodeOptions } = redisOptions;
+  const clusterOptions: ClusterOptions = {
+    clusterRetryStrategy: retryStrategy,
+    ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
+    redisOptions: {
+      ...(seeds.username !== undefined && !settings.username ? { username: seeds.username } : {}),
+      ...(seeds.password !== undefined && !settings.password ? { password: seeds.password } : {}),
+      ...(seeds.tls && !settings.tlsCaFile ? { tls: {} } : {}),
+      ...nodeOptions,
+    },
+  };
+  return new Cluster(seeds.nodes, clusterOptions);
+}
+
 /** Resolves once the client is ready (it may be retrying); rejects when `signal` aborts first. */
-export function waitForRedis(redis: Redis, signal?: AbortSignal): Promise<void> {
+export function waitForRedis(redis: RedisClient, signal?: AbortSignal): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const cleanup = () => {
@@ -142,7 +225,7 @@ export interface RedisStores {
 
 /** Every port adapter over one connection and prefix. */
 export function createRedisStores(
-  redis: Redis,
+  redis: RedisClient,
   options: { prefix?: string; clock?: Clock; inbox?: Omit<RedisInboxOptions, "prefix" | "clock"> } = {},
 ): RedisStores {
   const common = { ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) };

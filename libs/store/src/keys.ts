@@ -1,19 +1,37 @@
 import type { Lane } from "@moniro/envelopes";
 
 /**
- * Redis key layout (DESIGN §4). Every service that touches Redis builds keys
- * here so the layout is written once. `prefix` defaults to `moniro:`; tests
- * use a random one and delete only their own keys.
+ * Redis key layout (DESIGN §4), written once for every service. The shape is
+ * `<prefix>{a:<agent>}:<fixed word>[:<user token>]` for an agent's keys and
+ * `<prefix>{w:<workflow>:<tag>}:<fixed word>` for a workspace's:
+ *
+ * - the braces are a Redis Cluster hash tag, so every key of one agent (and
+ *   of one workspace) lives in one slot and each Lua script touches one slot;
+ * - a user-chosen token (agent, workflow, tag: `[a-z0-9_-]`, no `:` or
+ *   braces) sits inside the tag, and the only other user token (a thread's
+ *   context, an envelope id) comes last, after a fixed word that no other key
+ *   uses, so no name can form another key (`thread-meta:personal` is the
+ *   meta of `personal`, `thread:personal:meta` a thread of its own).
+ *
+ * The sweeper's indexes (`agents:pending`, `agents:active`) have no tag: they
+ * are global and never touched in the same script as an agent's keys.
+ * `prefix` defaults to `moniro:` and may not contain braces (it would move
+ * the hash tag); tests use a random one and delete only their own keys.
  *
  * Stream entry encoding: thread and inbox entries are stored with one field
  * `e` holding the JSON of the record, decoded with libs/envelopes schemas.
  */
 export function createKeys(prefix = "moniro:") {
-  const agent = (a: string) => `${prefix}agent:${a}`;
+  if (/[{}]/.test(prefix)) {
+    throw new Error(
+      `Redis key prefix '${prefix}' may not contain '{' or '}': the layout puts its own hash tag after it`,
+    );
+  }
+  const agent = (a: string) => `${prefix}{a:${a}}`;
   return {
     prefix,
     inbox: (a: string, lane: Lane) => `${agent(a)}:inbox:${lane}`,
-    /** Set of agents with pending inbox entries (the sweeper's index). */
+    /** Set of agents that may have pending inbox entries (the sweeper's index; a superset, see redis-inbox.ts). */
     pendingAgents: `${prefix}agents:pending`,
     /**
      * Set of agents whose state is not idle (running, paused, stopped,
@@ -22,18 +40,23 @@ export function createKeys(prefix = "moniro:") {
      */
     activeAgents: `${prefix}agents:active`,
     thread: (a: string, context: string) => `${agent(a)}:thread:${context}`,
+    /** The start of every thread stream key of one agent (the context follows). */
+    threadPrefix: (a: string) => `${agent(a)}:thread:`,
     /** Set of envelope ids already written to a thread (exactly-once injection). */
-    threadEnvelopes: (a: string, context: string) => `${agent(a)}:thread:${context}:envelopes`,
+    threadEnvelopes: (a: string, context: string) => `${agent(a)}:thread-envelopes:${context}`,
     /** Hash: compaction pointer and other per-thread metadata. */
-    threadMeta: (a: string, context: string) => `${agent(a)}:thread:${context}:meta`,
+    threadMeta: (a: string, context: string) => `${agent(a)}:thread-meta:${context}`,
     lease: (a: string) => `${agent(a)}:lease`,
     epoch: (a: string) => `${agent(a)}:epoch`,
     state: (a: string) => `${agent(a)}:state`,
     memory: (a: string) => `${agent(a)}:memory`,
     notes: (a: string) => `${agent(a)}:notes`,
     todo: (a: string) => `${agent(a)}:todo`,
-    dedupe: (envelopeId: string) => `${prefix}dedupe:${envelopeId}`,
-    channel: (workflow: string, tag: string) => `${prefix}ws:${workflow}:${tag}:channel`,
+    /** Set of tool-executor ids that run background processes of the agent. */
+    processExecutors: (a: string) => `${agent(a)}:process-executors`,
+    /** An inbound envelope id already appended for this agent (dedupe, with a TTL). */
+    dedupe: (a: string, envelopeId: string) => `${agent(a)}:dedupe:${envelopeId}`,
+    channel: (workflow: string, tag: string) => `${prefix}{w:${workflow}:${tag}}:channel`,
   };
 }
 export type Keys = ReturnType<typeof createKeys>;

@@ -2,9 +2,9 @@ import type { AgentState } from "@moniro/envelopes";
 import { agentStateSchema } from "@moniro/envelopes";
 import type { AgentStateRecord, AgentStateStore, Clock } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
-import type { Redis } from "ioredis";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 
 /**
@@ -17,18 +17,21 @@ const STRING_FIELDS = ["cycleId", "holder", "context", "error"] as const;
 const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
 
 /**
- * `agent:<a>:state`, a hash with one field per record field (so the gateway
+ * `{a:<a>}:state`, a hash with one field per record field (so the gateway
  * and the scheduler can HGET `state` alone). A patch field given as
  * `undefined` is removed: `{ cycleId: undefined }` clears it. Every state
- * change also maintains `agents:active` (agents not idle),
- * atomically with it (one Lua script: one command per update).
+ * change also maintains `agents:active` (agents not idle), together with
+ * the hash (a global key: on a cluster it is in another slot, so not in the
+ * same script; the two go out in one round trip). A process dying in between leaves the index off by one agent,
+ * which the sweeper tolerates (an idle agent in it is woken and released; one
+ * missing from it is found by the runtime's reconciliation).
  */
 export class RedisAgentStateStore implements AgentStateStore {
   private readonly keys: Keys;
   private readonly clock: Clock;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: { prefix?: string; clock?: Clock } = {},
   ) {
     this.keys = createKeys(options.prefix);
@@ -42,12 +45,17 @@ export class RedisAgentStateStore implements AgentStateStore {
   }
 
   async update(agent: string, patch: Partial<AgentStateRecord>): Promise<void> {
-    await runScript(
-      this.redis,
-      "updateState",
-      [this.keys.state(agent), this.keys.activeAgents],
-      statePatchArgs(agent, patch, this.clock.now()),
-    );
+    const { args, active } = statePatch(patch, this.clock.now());
+    await Promise.all([
+      runScript(this.redis, "updateState", [this.keys.state(agent)], args),
+      this.markActive(agent, active),
+    ]);
+  }
+
+  /** Keeps the active-agents index in step with a state written just before (`undefined`: no change). */
+  async markActive(agent: string, active: boolean | undefined): Promise<void> {
+    if (active === true) await this.redis.sadd(this.keys.activeAgents, agent);
+    else if (active === false) await this.redis.srem(this.keys.activeAgents, agent);
   }
 
   /** Agents whose last state was not idle (running, paused, stopped, error). */
@@ -57,12 +65,16 @@ export class RedisAgentStateStore implements AgentStateStore {
 }
 
 /**
- * A state patch as the arguments of `updateState-2.lua` (also the tail of
- * `releaseIdle-6.lua`'s): agent, active-set flag ("1" add, "0" remove, ""
- * leave), the count of fields to set, the field/value pairs (always with
- * `updatedAt`), then the fields to remove (given as `undefined`).
+ * A state patch as the arguments of `updateState-1.lua` (also the tail of
+ * `releaseIdle-5.lua`'s): the count of fields to set, the field/value pairs
+ * (always with `updatedAt`), then the fields to remove (given as
+ * `undefined`); and whether the agent is active afterwards (`undefined` when
+ * the patch leaves the state as it is).
  */
-export function statePatchArgs(agent: string, patch: Partial<AgentStateRecord>, now: number): Array<string | number> {
+export function statePatch(
+  patch: Partial<AgentStateRecord>,
+  now: number,
+): { args: Array<string | number>; active: boolean | undefined } {
   const set: Record<string, string> = { updatedAt: String(now) };
   const remove: string[] = [];
   for (const [field, value] of Object.entries(patch)) {
@@ -70,9 +82,9 @@ export function statePatchArgs(agent: string, patch: Partial<AgentStateRecord>, 
     if (value === undefined) remove.push(field);
     else set[field] = String(value);
   }
-  const active = patch.state === undefined ? "" : RESTING_STATES.has(patch.state) ? "0" : "1";
+  const active = patch.state === undefined ? undefined : !RESTING_STATES.has(patch.state);
   const pairs = Object.entries(set).flat();
-  return [agent, active, pairs.length / 2, ...pairs, ...remove];
+  return { args: [pairs.length / 2, ...pairs, ...remove], active };
 }
 
 /** Hash → record; a missing or unknown `state` reads as `idle`, unparsable numbers as absent (restarts: 0). */

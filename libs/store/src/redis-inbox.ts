@@ -2,11 +2,11 @@ import type { InboundEnvelope, Lane } from "@moniro/envelopes";
 import { LANES } from "@moniro/envelopes";
 import type { AppendOptions, Clock, Inbox, InboxItem } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
-import type { Redis } from "ioredis";
 import { decodeInboxRecord, encodeInboxRecord, fieldValue } from "./codec.js";
 import { corruptEntry, type StoreError } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 
 /** The consumer group on every inbox lane stream. */
@@ -37,9 +37,24 @@ export interface RedisInboxOptions {
 
 /**
  * The agent's inbox over Redis streams (DESIGN §4): one stream per lane
- * `agent:<a>:inbox:<lane>` with a consumer group, entries `{ e: JSON }`.
+ * `{a:<a>}:inbox:<lane>` with a consumer group, entries `{ e: JSON }`.
  * Acknowledged entries are deleted, so a stream holds exactly the pending
  * inputs and its length is the lane's depth.
+ *
+ * The pending-agents index (`agents:pending`, the sweeper's list) is a
+ * global key, so it is never in the same script as the agent's keys (on a
+ * cluster they are in different slots). An append adds the agent together
+ * with the entry (one round trip; on a single Redis the entry is written
+ * first, on a cluster either may land first), also for a duplicate, so a
+ * retried append repairs one that failed half-way. An ack that empties the
+ * lanes removes the agent. An append racing that ack may be left out of the
+ * index, which loses nothing: its producer wakes the agent once both writes
+ * are done (it takes the lease if the holder has let go), only the lease
+ * holder acks and its run ends only through `releaseIdle`, which looks at the
+ * lanes atomically with the lease release, and a dying holder leaves its
+ * agent in the active-agents index. What a process dying half-way through
+ * these steps can still leave out, the runtime's reconciliation over every
+ * defined agent finds (`depth`).
  */
 export class RedisInbox implements Inbox {
   private readonly keys: Keys;
@@ -47,7 +62,7 @@ export class RedisInbox implements Inbox {
   private readonly dedupeTtlSeconds: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: RedisInboxOptions = {},
   ) {
     this.keys = createKeys(options.prefix);
@@ -63,12 +78,16 @@ export class RedisInbox implements Inbox {
       preemptions: options.preemptions ?? 0,
       ...(options.traceparent ? { traceparent: options.traceparent } : {}),
     });
-    const result = await runScript(
-      this.redis,
-      "appendInbox",
-      [this.keys.dedupe(envelope.id), this.keys.inbox(envelope.agent, lane), this.keys.pendingAgents],
-      [record, INBOX_GROUP, envelope.agent, this.dedupeTtlSeconds],
-    );
+    // The index with the entry, also for a duplicate (see the class comment).
+    const [result] = await Promise.all([
+      runScript(
+        this.redis,
+        "appendInbox",
+        [this.keys.dedupe(envelope.agent, envelope.id), this.keys.inbox(envelope.agent, lane)],
+        [record, INBOX_GROUP, this.dedupeTtlSeconds],
+      ),
+      this.markPending(envelope.agent),
+    ]);
     return { duplicate: result === 0 };
   }
 
@@ -114,12 +133,15 @@ export class RedisInbox implements Inbox {
       preemptions: changes.preemptions ?? item.preemptions,
       ...(item.traceparent ? { traceparent: item.traceparent } : {}),
     };
-    const entryId = await runScript(
-      this.redis,
-      "requeueInbox",
-      [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane), this.keys.pendingAgents],
-      [INBOX_GROUP, agent, item.entryId, encodeInboxRecord(record)],
-    );
+    const [entryId] = await Promise.all([
+      runScript(
+        this.redis,
+        "requeueInbox",
+        [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane)],
+        [INBOX_GROUP, item.entryId, encodeInboxRecord(record)],
+      ),
+      this.markPending(agent),
+    ]);
     return { entryId: String(entryId), lane, ...record };
   }
 
@@ -128,8 +150,14 @@ export class RedisInbox implements Inbox {
     return { immediate: Number(counts[0] ?? 0), normal: Number(counts[1] ?? 0), background: Number(counts[2] ?? 0) };
   }
 
+  /** The pending-agents index: every agent with pending entries, and possibly some whose entries just went. */
   async agentsWithPending(): Promise<string[]> {
     return (await this.redis.smembers(this.keys.pendingAgents)).sort();
+  }
+
+  /** Adds the agent to the pending-agents index (after its entry is written). */
+  async markPending(agent: string): Promise<void> {
+    await this.redis.sadd(this.keys.pendingAgents, agent);
   }
 
   /**
@@ -154,11 +182,8 @@ export class RedisInbox implements Inbox {
 
   private async remove(agent: string, items: ReadonlyArray<Pick<InboxItem, "lane" | "entryId">>): Promise<void> {
     const pairs = items.flatMap((item) => [LANES.indexOf(item.lane) + 1, item.entryId]);
-    await runScript(
-      this.redis,
-      "ackInbox",
-      [...this.laneKeys(agent), this.keys.pendingAgents],
-      [INBOX_GROUP, agent, ...pairs],
-    );
+    const left = await runScript(this.redis, "ackInbox", this.laneKeys(agent), [INBOX_GROUP, ...pairs]);
+    // Emptied: out of the index (see the class comment for an append racing this).
+    if (Number(left) === 0) await this.redis.srem(this.keys.pendingAgents, agent);
   }
 }

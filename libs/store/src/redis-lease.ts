@@ -1,7 +1,7 @@
 import type { Fence, Lease } from "@moniro/ports";
-import type { Redis } from "ioredis";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 
 /** The lease key's value: the epoch first, so a holder id may contain anything. */
@@ -17,7 +17,7 @@ export function parseLeaseValue(value: string): { holder: string; epoch: number 
 }
 
 /**
- * `agent:<a>:lease` (string with PX) plus the fencing epoch `agent:<a>:epoch`
+ * `{a:<a>}:lease` (string with PX) plus the fencing epoch `{a:<a>}:epoch`
  * (INCR on every acquisition, never reset). Renew and release act only when
  * holder and epoch still match, in Lua, so a stale runner cannot extend or
  * delete its successor's lease. Expiry is Redis server time.
@@ -26,7 +26,7 @@ export class RedisLease implements Lease {
   private readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: { prefix?: string } = {},
   ) {
     this.keys = createKeys(options.prefix);

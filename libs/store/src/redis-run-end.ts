@@ -1,15 +1,15 @@
 import { LANES } from "@moniro/envelopes";
 import type { AgentStateRecord, Clock, Fence, RunEnd } from "@moniro/ports";
 import { LeaseLostError, systemClock } from "@moniro/ports";
-import type { Redis } from "ioredis";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
-import { statePatchArgs } from "./redis-agent-state-store.js";
+import { RedisAgentStateStore, statePatch } from "./redis-agent-state-store.js";
+import type { RedisClient } from "./redis-client.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
 
 /**
- * RunEnd over Redis: one Lua script (`releaseIdle-6.lua`) checks the lease,
+ * RunEnd over Redis: one Lua script (`releaseIdle-5.lua`) checks the lease,
  * the inbox lanes' lengths, and then patches the state and deletes the lease,
  * so the run's end is one round trip instead of a drain, a state write, a
  * release and a re-check.
@@ -17,29 +17,30 @@ import { runScript } from "./scripts/loader.js";
 export class RedisRunEnd implements RunEnd {
   private readonly keys: Keys;
   private readonly clock: Clock;
+  private readonly state: RedisAgentStateStore;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: { prefix?: string; clock?: Clock } = {},
   ) {
     this.keys = createKeys(options.prefix);
     this.clock = options.clock ?? systemClock;
+    this.state = new RedisAgentStateStore(redis, options);
   }
 
   async releaseIfIdle(fence: Fence, patch: Partial<AgentStateRecord>): Promise<"released" | "pending"> {
     const { agent } = fence;
+    const { args, active } = statePatch(patch, this.clock.now());
     const result = await runScript(
       this.redis,
       "releaseIdle",
-      [
-        this.keys.lease(agent),
-        ...LANES.map((lane) => this.keys.inbox(agent, lane)),
-        this.keys.state(agent),
-        this.keys.activeAgents,
-      ],
-      [leaseValue(fence), ...statePatchArgs(agent, patch, this.clock.now())],
+      [this.keys.lease(agent), ...LANES.map((lane) => this.keys.inbox(agent, lane)), this.keys.state(agent)],
+      [leaseValue(fence), ...args],
     );
     if (result === -1) throw new LeaseLostError(agent, fence.epoch);
-    return result === 1 ? "released" : "pending";
+    if (result !== 1) return "pending";
+    // The global index after the state it mirrors (another slot on a cluster).
+    await this.state.markActive(agent, active);
+    return "released";
   }
 }

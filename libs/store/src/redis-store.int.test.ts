@@ -41,7 +41,7 @@ describe("Redis adapters", () => {
     const groups = (await t.redis.xinfo("GROUPS", keys.inbox("ada", "immediate"))) as unknown[][];
     expect(groups[0]).toContain(INBOX_GROUP);
     expect(await t.redis.smembers(keys.pendingAgents)).toEqual(["ada"]);
-    expect(await t.redis.ttl(keys.dedupe(envelope.id))).toBeGreaterThan(23 * 3600);
+    expect(await t.redis.ttl(keys.dedupe("ada", envelope.id))).toBeGreaterThan(23 * 3600);
   });
 
   it("reports and removes an undecodable inbox entry when given a handler, and throws without one", async () => {
@@ -106,6 +106,32 @@ describe("Redis adapters", () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  it("refuses a script call whose keys carry different hash tags (they would span slots on a cluster)", async () => {
+    const keys = createKeys(t.prefix);
+    await expect(
+      runScript(t.redis, "acquireLease", [keys.lease("ada"), keys.epoch("bob")], ["h", 100]),
+    ).rejects.toThrow(/different hash tags/);
+  });
+
+  it("never loses an append racing the ack that empties the inbox: the run's end sees it, whatever the index says", async () => {
+    const stores = createRedisStores(t.redis, { prefix: t.prefix, clock: new FakeClock() });
+    const producer = new RedisInbox(t.connect(), { prefix: t.prefix });
+    const fence = await stores.lease.acquire("ada", "r1", 60_000);
+    if (!fence) throw new Error("expected the lease");
+    for (let round = 0; round < 30; round++) {
+      await producer.append(inbound({ text: `first ${round}` }, { ids }));
+      const items = await stores.inbox.pending("ada");
+      const raced = inbound({ text: `raced ${round}` }, { ids });
+      await Promise.all([stores.inbox.ack("ada", items), producer.append(raced)]);
+      expect(await stores.runEnd.releaseIfIdle(fence, { state: "idle" }), `round ${round}`).toBe("pending");
+      const left = await stores.inbox.pending("ada");
+      expect(left.map((item) => item.envelope.id)).toEqual([raced.id]);
+      await stores.inbox.ack("ada", left);
+    }
+    expect(await stores.runEnd.releaseIfIdle(fence, { state: "idle" })).toBe("released");
+    expect(await stores.inbox.agentsWithPending()).toEqual([]);
   });
 
   it("checks a script's key count against its file name", async () => {

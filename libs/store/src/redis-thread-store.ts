@@ -1,10 +1,10 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
-import type { Redis } from "ioredis";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
 
@@ -21,7 +21,7 @@ function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
 }
 
 /**
- * The thread streams `agent:<a>:thread:<ctx>` (append-only, entries
+ * The thread streams `{a:<a>}:thread:<ctx>` (append-only, entries
  * `{ e: JSON }`), with the set of envelope ids already written to each
  * thread and a meta hash holding the window start (the last compaction's
  * `upTo`). Appends are fenced by the lease in one Lua script, which also
@@ -31,7 +31,7 @@ export class RedisThreadStore implements ThreadStore {
   private readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: { prefix?: string } = {},
   ) {
     this.keys = createKeys(options.prefix);

@@ -1,6 +1,17 @@
 export { allToolSpecs, toolCatalog, toolNames, toolSpec } from "./catalog.js";
 export { compactSchema } from "./compact-schema.js";
 export { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
+export { probeSandbox } from "./exec/probe-sandbox.js";
+export {
+  commandUser,
+  detectSandbox,
+  type ExecSandbox,
+  NOBODY,
+  sandboxReport,
+  UNSAFE_CONSEQUENCES,
+} from "./exec/sandbox.js";
+export { which } from "./exec/which.js";
+export { handToCommandUser } from "./exec/workspace-owner.js";
 export { type ExecLimits, type ExecLimitsInput, execLimits, execLimitsSchema } from "./limits.js";
 export {
   type ResolvedPolicy,

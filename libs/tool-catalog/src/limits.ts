@@ -21,19 +21,23 @@ export const execLimitsSchema = z.object({
     .positive()
     .optional()
     .default(4 * 1024 ** 3),
-  maxProcesses: z.number().int().positive().optional(),
+  /**
+   * Processes a command tree may run at once (`prlimit --nproc`, applied
+   * inside the sandbox's own user namespace, so it caps this one call, not
+   * every command of the uid): a fork bomb hits it and dies alone.
+   */
+  maxProcesses: z.number().int().positive().optional().default(256),
   fileSizeBytes: z
     .number()
     .int()
     .positive()
     .optional()
     .default(1024 ** 3),
-  /** Run exec / process commands as this unprivileged user (needs the executor to run as root). */
-  runAs: z.object({ uid: z.number().int().nonnegative(), gid: z.number().int().nonnegative() }).optional(),
-  /** Wrap commands in bubblewrap when `bwrap` is installed. */
-  bwrap: z
-    .object({ enabled: z.boolean().default(false), network: z.boolean().default(true) })
-    .default({ enabled: false, network: true }),
+  /**
+   * The host uid/gid commands run as. Unset: 65534:65534 (nobody) when the
+   * executor runs as root, the executor's own user otherwise (commandUser()).
+   */
+  runAs: z.object({ uid: z.number().int().positive(), gid: z.number().int().positive() }).optional(),
   /** Background processes not touched for this long are killed and forgotten. */
   processIdleTtlMs: z
     .number()

@@ -1,6 +1,7 @@
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@moniro/store";
 import type { z } from "zod";
+import type { ExecSandbox } from "./exec/sandbox.js";
 import type { ExecLimits } from "./limits.js";
 import type { ProcessRegistry } from "./process/process-registry.js";
 
@@ -37,7 +38,7 @@ export interface ToolContext {
   deadlineMs: number;
   executorId: string;
   /** For memory / notes / todos / history (DESIGN §4 keys under redisPrefix). */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
   publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;
@@ -54,6 +55,10 @@ export interface ToolContext {
    */
   processPeers?: ProcessPeers;
   limits: ExecLimits;
+  /** How exec / process commands run here (probed at executor start). */
+  sandbox: ExecSandbox;
+  /** The agent's tool policy gives its commands the network (`tools.network: true`); default false. */
+  network?: boolean;
   logger?: ToolLogger;
 }
 

@@ -1,6 +1,7 @@
 import type { Tracing } from "@moniro/ports";
 import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
+import type { HookCatalog } from "./hooks/hook-catalog.js";
 import { bearerAuth } from "./http/auth.js";
 import { errorHandler, HttpError } from "./http/http-error.js";
 import { jsonBody } from "./http/json-body.js";
@@ -18,6 +19,7 @@ import type {
 import { controlRouter } from "./routes/control.js";
 import { eventsRouter } from "./routes/events.js";
 import { healthRouter } from "./routes/health.js";
+import { hooksRouter } from "./routes/hooks.js";
 import { inspectRouter } from "./routes/inspect.js";
 import { messagesRouter } from "./routes/messages.js";
 import { type PairingClient, pairingRouter } from "./routes/pairing.js";
@@ -31,6 +33,8 @@ export interface GatewayAppOptions {
   bodyLimitBytes: number;
   heartbeatMs: number;
   agents: AgentCatalog;
+  /** Webhooks (`POST /v1/hooks/:name`), which authenticate their callers themselves; none without. */
+  hooks?: { catalog: HookCatalog; bodyLimitBytes: number };
   publisher: InboundPublisher;
   control: ControlClient;
   streams: AgentStreamSource;
@@ -64,7 +68,8 @@ function measure(metrics: HttpMetrics): RequestHandler {
 
 /**
  * The gateway's HTTP API (docs/api.md). Health, readiness and metrics are
- * open; everything under /v1 needs a bearer key (unless open access is on,
+ * open; webhooks authenticate their callers per hook; everything else under
+ * /v1 needs a bearer key (unless open access is on,
  * which then refuses other origins). Authentication runs before the body is
  * parsed, so an unauthenticated client learns nothing about the body it sent;
  * only `application/json` bodies are parsed. Every answer, errors included, is JSON.
@@ -83,6 +88,18 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
   );
   app.use(healthRouter({ readiness: options.readiness, registry: options.registry }));
   if (options.tracer) app.use("/v1", serverSpans(options.tracer));
+  if (options.hooks) {
+    app.use(
+      hooksRouter({
+        hooks: options.hooks.catalog,
+        publisher: options.publisher,
+        tracing: options.tracing,
+        logger: options.logger,
+        bodyLimitBytes: options.hooks.bodyLimitBytes,
+        now: options.now ?? Date.now,
+      }),
+    );
+  }
   app.use("/v1", bearerAuth(options.auth));
   app.use("/v1", jsonBody({ limitBytes: options.bodyLimitBytes }));
   app.use(

@@ -3,13 +3,14 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
+import type { RedisClient } from "@moniro/store";
 import { connectRedis } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { Redis } from "ioredis";
 import { definitionCatalog } from "./agents/definition-catalog.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
+import { definitionHookCatalog } from "./hooks/hook-catalog.js";
 import { answerClientErrorsWithJson } from "./http/client-error.js";
 import { httpMetrics } from "./http/http-metrics.js";
 import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
@@ -39,13 +40,16 @@ export async function startGateway(options: {
   logger: Logger;
   registry: Registry;
   telemetry: Pick<Telemetry, "tracing" | "tracer">;
+  /** Where webhook secrets are read (the variables hooks name in `secret_env` / `token_env`); default process.env. */
+  env?: Record<string, string | undefined>;
 }): Promise<RunningGateway> {
   const { config, logger } = options;
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const link = new NatsLink();
-  const redis: Redis = connectRedis(config, { logger, name: "gateway" });
+  const redis: RedisClient = connectRedis(config, { logger, name: "gateway" });
   const agents = await definitionCatalog(config.MONIRO_AGENTS_DIR, { logger });
   logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
+  const hooks = await definitionHookCatalog(config.MONIRO_AGENTS_DIR, { env: options.env ?? process.env, logger });
 
   const app = createGatewayApp({
     auth: {
@@ -57,6 +61,7 @@ export async function startGateway(options: {
     bodyLimitBytes: config.MONIRO_GATEWAY_BODY_LIMIT,
     heartbeatMs: config.MONIRO_GATEWAY_HEARTBEAT_MS,
     agents,
+    hooks: { catalog: hooks, bodyLimitBytes: config.MONIRO_GATEWAY_HOOK_BODY_LIMIT },
     publisher: natsInboundPublisher(link, subjects),
     control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     pairing: natsPairingClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),

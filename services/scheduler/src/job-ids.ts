@@ -22,8 +22,11 @@ export function agentSchedulePrefix(agent: string): string {
  * The queue of one deployment: its name carries the subject namespace and its
  * BullMQ key prefix the Redis prefix, so two namespaces (or two tests) sharing
  * one Redis never see each other's jobs. BullMQ joins prefix and name with ':'.
+ * The prefix ends in the hash tag `{bull}`: BullMQ's scripts touch several
+ * keys of a queue at once, which a Redis Cluster allows only within one slot;
+ * every key still starts with the Redis prefix (`moniro:{bull}:schedules-…`).
  */
 export function queueNames(namespace: string, redisPrefix: string): { name: string; prefix: string } {
   const base = redisPrefix.endsWith(":") ? redisPrefix.slice(0, -1) : redisPrefix;
-  return { name: `schedules-${namespace}`, prefix: `${base}:bull` };
+  return { name: `schedules-${namespace}`, prefix: `${base}:{bull}` };
 }

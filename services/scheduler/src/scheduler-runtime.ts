@@ -1,5 +1,5 @@
+import type { RedisClient } from "@moniro/store";
 import { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { createFireProcessor, type FireDependencies, type FireOutcome } from "./fire-processor.js";
 import { queueNames } from "./job-ids.js";
 import { type Logger, silentLogger } from "./logger.js";
@@ -7,7 +7,7 @@ import { ScheduleStore } from "./schedule-store.js";
 
 export interface SchedulerRuntimeOptions extends FireDependencies {
   /** A connection made with `maxRetriesPerRequest: null` (BullMQ workers block on it). */
-  redis: Redis;
+  redis: RedisClient;
   namespace: string;
   redisPrefix: string;
   concurrency?: number;

@@ -1,8 +1,8 @@
 import { NoRespondersError } from "@moniro/bus";
 import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
-import { execLimits, ProcessRegistry } from "@moniro/tool-catalog";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@moniro/store";
+import { detectSandbox, execLimits, ProcessRegistry } from "@moniro/tool-catalog";
 import { describe, expect, it } from "vitest";
 import type { AgentPolicies, AgentPolicyLookup } from "./agent-policies.js";
 import { CallHandler } from "./call-handler.js";
@@ -53,11 +53,12 @@ function handlerWith(options: {
       bus,
       outbound: { check: async () => ({ served: true }) },
       subjects,
-      redis: {} as Redis,
+      redis: {} as RedisClient,
       redisPrefix: "unit:",
       workspaceOf: (agent) => `/tmp/unit-${agent}`,
       processes: new ProcessRegistry({ executorId: "x1", limits }),
       limits,
+      sandbox: detectSandbox(),
     },
   });
   return { handler, slots, running };

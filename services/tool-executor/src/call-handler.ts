@@ -173,7 +173,7 @@ export class CallHandler {
     try {
       const lookup = await deps.policies.lookup(call.agent);
       if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
-      const ctx = toolContextFor(call, signal, deps.context, route);
+      const ctx = toolContextFor(call, signal, deps.context, route, lookup.policy.network);
       return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
     } finally {
       finished();

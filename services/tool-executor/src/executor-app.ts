@@ -2,10 +2,10 @@ import { join, resolve } from "node:path";
 import { createBus, outboundRoutes } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { noopTracing, type Tracing } from "@moniro/ports";
+import type { RedisClient } from "@moniro/store";
 import { type LogSink, type Registry, silentLogger } from "@moniro/telemetry";
-import { type ExecLimits, ProcessRegistry } from "@moniro/tool-catalog";
+import { detectSandbox, type ExecLimits, type ExecSandbox, ProcessRegistry } from "@moniro/tool-catalog";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Redis } from "ioredis";
 import { type AgentPolicies, agentPoliciesFromDirectory } from "./agent-policies.js";
 import { CallHandler } from "./call-handler.js";
 import { CallSlots } from "./call-slots.js";
@@ -17,7 +17,7 @@ export interface ExecutorAppOptions {
   executorId: string;
   nc: NatsConnection;
   subjects: Subjects;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   agentsDir: string;
   workspacesDir: string;
@@ -25,6 +25,8 @@ export interface ExecutorAppOptions {
   /** A call that finds every slot taken waits this long for one (CallHandlerDeps.busyWaitMs); default 0. */
   busyWaitMs?: number | undefined;
   limits: ExecLimits;
+  /** How exec / process commands run (main.ts probes it with setUpSandbox); default detectSandbox(). */
+  sandbox?: ExecSandbox | undefined;
   /** Prometheus registry for the per-tool series (none: not recorded). */
   registry?: Registry | undefined;
   tracing?: Tracing | undefined;
@@ -47,8 +49,9 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
   const slots = new CallSlots(options.concurrency);
   const running = new RunningCalls(now);
   const processes = new ProcessRegistry({ executorId: options.executorId, limits: options.limits, now });
+  const sandbox = options.sandbox ?? detectSandbox();
   const metrics: ExecutorMetrics = options.registry
-    ? registerExecutorMetrics(options.registry, () => slots.inUse)
+    ? registerExecutorMetrics(options.registry, () => slots.inUse, sandbox.kind)
     : { observe() {}, refused() {}, forwarded() {}, dlq() {} };
   const bus = createBus(options.nc);
   const handler = new CallHandler({
@@ -73,6 +76,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
       workspaceOf: (agent) => join(workspacesRoot, agent),
       processes,
       limits: options.limits,
+      sandbox,
       logger,
       now,
     },

@@ -10,9 +10,20 @@ describe("executor config", () => {
     expect(() => loadExecutorConfig({ MONIRO_EXEC_RUN_AS: "nobody" })).toThrow(
       /MONIRO_EXEC_RUN_AS: must be '<uid>:<gid>'/,
     );
-    expect(() => loadExecutorConfig({ MONIRO_EXEC_BWRAP: "maybe" })).toThrow(
-      /MONIRO_EXEC_BWRAP: must be true or false/,
+    expect(() => loadExecutorConfig({ MONIRO_EXEC_UNSAFE_NO_SANDBOX: "maybe" })).toThrow(
+      /MONIRO_EXEC_UNSAFE_NO_SANDBOX: must be true or false/,
     );
+    expect(() => loadExecutorConfig({ MONIRO_EXEC_RUN_AS: "0:0" })).toThrow(/MONIRO_EXEC_RUN_AS: must not be root/);
+  });
+
+  it("refuses the removed bubblewrap switches, naming what replaces them", () => {
+    expect(() => loadExecutorConfig({ MONIRO_EXEC_BWRAP: "false" })).toThrow(
+      /MONIRO_EXEC_BWRAP: the sandbox is always on now.*MONIRO_EXEC_UNSAFE_NO_SANDBOX=true/,
+    );
+    expect(() => loadExecutorConfig({ MONIRO_EXEC_BWRAP_NETWORK: "true" })).toThrow(
+      /MONIRO_EXEC_BWRAP_NETWORK: .*`tools: \{ network: true \}`/,
+    );
+    expect(loadExecutorConfig({}).MONIRO_EXEC_UNSAFE_NO_SANDBOX).toBe(false);
   });
 
   it("maps the exec variables onto the catalog's limits, keeping its defaults for the rest", () => {
@@ -20,7 +31,6 @@ describe("executor config", () => {
       MONIRO_EXEC_TIMEOUT_MS: "5000",
       MONIRO_EXEC_MAX_PROCESSES: "64",
       MONIRO_EXEC_RUN_AS: "65534:65534",
-      MONIRO_EXEC_BWRAP: "true",
       MONIRO_PROCESS_IDLE_TTL_MS: "60000",
     });
     const limits = execLimitsOf(config);
@@ -28,7 +38,6 @@ describe("executor config", () => {
       defaultTimeoutMs: 5000,
       maxProcesses: 64,
       runAs: { uid: 65534, gid: 65534 },
-      bwrap: { enabled: true, network: true },
       processIdleTtlMs: 60_000,
       outputCapBytes: 30_000,
     });

@@ -4,6 +4,9 @@ import { type ExecLimits, execLimits } from "@moniro/tool-catalog";
 import { z } from "zod";
 
 const int = (min: number) => z.coerce.number().int().min(min);
+/** A variable that no longer exists: setting it stops the executor with `message`. */
+const removed = (message: string) => z.undefined({ message }).optional();
+
 const flag = z
   .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
   .transform((value) => ["true", "1", "yes", "on"].includes(value));
@@ -32,13 +35,26 @@ export const executorConfigSchema = serviceConfigSchema.extend({
   MONIRO_EXEC_MEMORY_BYTES: int(1).optional(),
   MONIRO_EXEC_MAX_PROCESSES: int(1).optional(),
   MONIRO_EXEC_FILE_SIZE_BYTES: int(1).optional(),
-  /** Wrap exec/process commands in bubblewrap (needs `bwrap` on PATH). */
-  MONIRO_EXEC_BWRAP: flag.default(false),
-  MONIRO_EXEC_BWRAP_NETWORK: flag.default(true),
-  /** `uid:gid` of the unprivileged user commands run as (the executor must run as root). */
+  /**
+   * The explicit opt-out of the sandbox: exec / process run without
+   * bubblewrap, logged at warn at start and reported in every result.
+   */
+  MONIRO_EXEC_UNSAFE_NO_SANDBOX: flag.default(false),
+  /** Removed: the sandbox is always on; these only explain the new names. */
+  MONIRO_EXEC_BWRAP: removed(
+    "the sandbox is always on now; remove MONIRO_EXEC_BWRAP (the only opt-out is MONIRO_EXEC_UNSAFE_NO_SANDBOX=true)",
+  ),
+  MONIRO_EXEC_BWRAP_NETWORK: removed(
+    "commands have no network unless the agent's tool policy says `network: true`; remove MONIRO_EXEC_BWRAP_NETWORK and set `tools: { network: true }` in the agent's YAML instead",
+  ),
+  /** `uid:gid` commands run as; default 65534:65534 when the executor is root, its own user otherwise. */
   MONIRO_EXEC_RUN_AS: z
     .string()
     .regex(/^\d+:\d+$/, "must be '<uid>:<gid>' (numbers), e.g. 65534:65534")
+    .refine(
+      (value) => !value.split(":").includes("0"),
+      "must not be root (uid or gid 0): commands run as an unprivileged user, e.g. 65534:65534",
+    )
     .optional(),
   /** Background processes untouched this long are killed. */
   MONIRO_PROCESS_IDLE_TTL_MS: int(1).optional(),
@@ -77,7 +93,6 @@ export function execLimitsOf(config: ExecutorConfig): ExecLimits {
     ...optional("processIdleTtlMs", config.MONIRO_PROCESS_IDLE_TTL_MS),
     ...optional("maxBackgroundProcesses", config.MONIRO_MAX_BACKGROUND_PROCESSES),
     ...(uid !== undefined && gid !== undefined && config.MONIRO_EXEC_RUN_AS ? { runAs: { uid, gid } } : {}),
-    bwrap: { enabled: config.MONIRO_EXEC_BWRAP, network: config.MONIRO_EXEC_BWRAP_NETWORK },
   });
 }
 

@@ -9,7 +9,18 @@ export interface ExecutorMetrics {
   dlq(): void;
 }
 
-export function registerExecutorMetrics(registry: Registry, inFlight: () => number): ExecutorMetrics {
+export function registerExecutorMetrics(
+  registry: Registry,
+  inFlight: () => number,
+  sandbox: "bubblewrap" | "unavailable" | "unsafe-none",
+): ExecutorMetrics {
+  const sandboxGauge = new Gauge({
+    name: "moniro_exec_sandbox",
+    help: "How exec / process commands run here: 1 for the current mode (bubblewrap; unavailable: refused; unsafe-none: WITHOUT a sandbox, opted out).",
+    labelNames: ["mode"],
+    registers: [registry],
+  });
+  for (const mode of ["bubblewrap", "unavailable", "unsafe-none"]) sandboxGauge.set({ mode }, mode === sandbox ? 1 : 0);
   const calls = new Counter({
     name: "moniro_tool_calls_total",
     help: "Tool calls run by this executor, by tool and result (ok / error).",

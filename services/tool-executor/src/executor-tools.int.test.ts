@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { decode, type SchedulerReply, schedulerRequestSchema } from "@moniro/envelopes";
 import { execLimits, toolNames } from "@moniro/tool-catalog";
+import { processesWith, sleepMarker } from "@moniro/tool-catalog/test";
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ExecutorFixture, executorFixture } from "./test/executor-fixture.js";
@@ -16,15 +17,6 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`gave up waiting for ${what}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 describe("tool-executor tools over real NATS and Redis", () => {
@@ -265,25 +257,18 @@ describe("tool-executor tools over real NATS and Redis", () => {
 
   it("reaps a background process left idle past the configured TTL, killing it, and says so on the next call", async () => {
     const executor = await world.startExecutor({ limits: execLimits({ processIdleTtlMs: 300, killGraceMs: 200 }) });
+    const marker = sleepMarker(60);
     const started = await world.call(
-      world.callEnvelope("process", { action: "start", command: "echo $$ > idle.pid; exec sleep 60" }),
+      world.callEnvelope("process", { action: "start", command: `exec sleep ${marker}` }),
     );
     expect(started.isError, String(started.content)).toBe(false);
     const processId = (started.data as { processId: string }).processId;
-    const pidFile = join(world.workspacesDir, "ada", "idle.pid");
-    await until(() => {
-      try {
-        return readFileSync(pidFile, "utf8").trim() !== "";
-      } catch {
-        return false;
-      }
-    }, "the process to write its pid");
-    const pid = Number(readFileSync(pidFile, "utf8").trim());
-    expect(alive(pid)).toBe(true);
+    // The command's own pids are those of its sandbox: find it on the host by its unique argument.
+    await until(() => processesWith(marker).length > 0, "the process to run");
 
     // Nobody touches it: the executor's own reaper (not the test) must kill and forget it.
     await until(() => executor.processes.size === 0, "the reaper to forget the idle process");
-    expect(alive(pid)).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
     const polled = await world.call(world.callEnvelope("process", { action: "poll", processId }));
     expect(polled).toMatchObject({ isError: true, errorCode: "process-not-found" });
     expect(polled.content).toContain("It may have been reaped after being idle");

@@ -10,4 +10,5 @@ export {
   executorIdOf,
   loadExecutorConfig,
 } from "./executor-config.js";
+export { PROBE_DIRECTORY, type SandboxSetupOptions, setUpSandbox } from "./sandbox-setup.js";
 export { EXECUTOR_ERRORS } from "./tool-results.js";

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { connectNats, drainNats, ensureStreams, onShutdown } from "@moniro/bus";
 import { ConfigError } from "@moniro/config/service";
 import { createSubjects } from "@moniro/envelopes";
@@ -6,6 +7,7 @@ import { createLogger, createMetricsRegistry, errorFields, startOpsServer, start
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type ExecutorApp, startExecutorApp } from "./executor-app.js";
 import { type ExecutorConfig, execLimitsOf, executorIdOf, loadExecutorConfig } from "./executor-config.js";
+import { setUpSandbox } from "./sandbox-setup.js";
 
 // Wiring only: configuration, telemetry, connections, the executor, the ops server, shutdown.
 let config: ExecutorConfig;
@@ -61,6 +63,13 @@ try {
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
   // `message` publishes to MONIRO_OUT and invalid calls go to MONIRO_DLQ: make sure both exist (idempotent).
   await ensureStreams(nats, subjects, ["out", "dlq"]);
+  const limits = execLimitsOf(config);
+  const sandbox = await setUpSandbox({
+    limits,
+    workspacesRoot: resolve(config.MONIRO_WORKSPACES_DIR),
+    unsafeNoSandbox: config.MONIRO_EXEC_UNSAFE_NO_SANDBOX,
+    logger,
+  });
   app = startExecutorApp({
     executorId,
     nc: nats,
@@ -71,14 +80,20 @@ try {
     workspacesDir: config.MONIRO_WORKSPACES_DIR,
     concurrency: config.MONIRO_TOOL_CONCURRENCY,
     busyWaitMs: config.MONIRO_TOOL_BUSY_WAIT_MS,
-    limits: execLimitsOf(config),
+    limits,
+    sandbox,
     registry,
     tracing: telemetry.tracing,
     logger,
   });
   await nats.flush();
   logger.info(
-    { port: ops.port, concurrency: config.MONIRO_TOOL_CONCURRENCY, namespace: config.MONIRO_NAMESPACE },
+    {
+      port: ops.port,
+      concurrency: config.MONIRO_TOOL_CONCURRENCY,
+      namespace: config.MONIRO_NAMESPACE,
+      sandbox: sandbox.kind,
+    },
     "tool-executor ready",
   );
 } catch (error) {

@@ -8,15 +8,15 @@ import {
   toolResultEnvelopeSchema,
   toolResultText,
 } from "@moniro/envelopes";
+import { createKeys, type RedisClient } from "@moniro/store";
 import type { PeerProcessListing, ProcessPeers } from "@moniro/tool-catalog";
-import type { Redis } from "ioredis";
 
 /** The slice of the executor's shared dependencies this needs. */
 export interface PeerProcessDeps {
   executorId: string;
   bus: Pick<Bus, "request">;
   subjects: Subjects;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   now?: () => number;
 }
@@ -25,13 +25,12 @@ export interface PeerProcessDeps {
 const PEER_TIMEOUT_MS = 5_000;
 
 /**
- * Redis set `<prefix>agent:<agent>:process-executors`: the executors that
- * started a background process for the agent (same layout as `@moniro/store`'s
- * agent keys, so a namespace's cleanup removes it too). An executor that no
- * longer exists is taken out when a \`list\` finds it gone.
+ * Redis set `<prefix>{a:<agent>}:process-executors` (`@moniro/store`'s
+ * layout): the executors that started a background process for the agent.
+ * An executor that no longer exists is taken out when a \`list\` finds it gone.
  */
 export function ownerIndexKey(prefix: string, agent: string): string {
-  return `${prefix}agent:${agent}:process-executors`;
+  return createKeys(prefix).processExecutors(agent);
 }
 
 /** `process` start/list across executors for one call (see ToolContext.processPeers). */

@@ -2,14 +2,15 @@ import type { Bus, OutboundRoutes } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
 import { channelOf, parseJson } from "@moniro/envelopes";
+import type { RedisClient } from "@moniro/store";
 import {
   type ExecLimits,
+  type ExecSandbox,
   type ProcessRegistry,
   SchedulerUnavailableError,
   type ToolContext,
   type ToolLogger,
 } from "@moniro/tool-catalog";
-import type { Redis } from "ioredis";
 import { processPeersFor } from "./peer-processes.js";
 
 /** What every call's context shares: connections, limits, the process registry. */
@@ -19,12 +20,14 @@ export interface ToolContextDeps {
   /** Which outbound channels a bridge serves (the `message` tool refuses the others). */
   outbound: OutboundRoutes;
   subjects: Subjects;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** `<workspacesDir>/<agent>` is the agent's workspace. */
   workspaceOf(agent: string): string;
   processes: ProcessRegistry;
   limits: ExecLimits;
+  /** How exec / process commands run on this executor (probed at start). */
+  sandbox: ExecSandbox;
   logger?: ToolLogger;
   /** Longest wait for a scheduler answer. */
   schedulerTimeoutMs?: number;
@@ -42,6 +45,7 @@ export function toolContextFor(
   signal: AbortSignal,
   deps: ToolContextDeps,
   route: "queue" | "owner" = "queue",
+  network = false,
 ): ToolContext {
   const now = deps.now ?? Date.now;
   const context: ToolContext = {
@@ -56,6 +60,8 @@ export function toolContextFor(
     redisPrefix: deps.redisPrefix,
     processes: deps.processes,
     limits: deps.limits,
+    sandbox: deps.sandbox,
+    network,
     publishOutbound: (envelope) => deps.bus.publishDurable(deps.subjects.out(channelOf(envelope.to)), envelope),
     checkOutbound: (channel) => deps.outbound.check(channel),
     /** The catalog's cron tool builds the whole scheduler request envelope; this only carries it. */

@@ -2,6 +2,7 @@ import { nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { strictObject, withShorthand } from "./strict-object.js";
 import { agentToolPolicySchema } from "./tool-policy.js";
+import { webhooksSchema } from "./webhook-schema.js";
 
 /** The LLM backends an agent can run on; `mock` runs in process (demo, tests without an API key). */
 export const BACKENDS = ["anthropic", "mock"] as const;
@@ -105,6 +106,8 @@ export const agentDefinitionSchema = strictObject({
   tool_deadline_ms: positiveInt("milliseconds").positive().optional(),
   schedule: scheduleSchema.optional(),
   tools: agentToolPolicySchema.optional(),
+  /** Hooks that deliver to this agent (`POST /v1/hooks/<name>`, docs/webhooks.md); the gateway reads them. */
+  webhooks: webhooksSchema.optional(),
   /** Free text for people reading the file; the runtime ignores it. */
   description: z.string().optional(),
 });
@@ -137,5 +140,6 @@ export const AGENT_DEFINITION_KEYS = [
   "tool_deadline_ms",
   "schedule",
   "tools",
+  "webhooks",
   "description",
 ] as const;

@@ -21,3 +21,20 @@ export {
   loadAgentDefinitions,
   parseAgentDefinition,
 } from "./load-agent-definitions.js";
+export {
+  DEFAULT_MAX_CHARS,
+  DEFAULT_TOLERANCE_S,
+  WEBHOOK_AUTH,
+  type WebhookAuth,
+  type WebhookDefinition,
+  type WebhookDefinitions,
+  webhooksSchema,
+} from "./webhook-schema.js";
+export {
+  type CompiledTemplate,
+  compileTemplate,
+  TEMPLATE_VARIABLES,
+  TemplateError,
+  type TemplatePart,
+  type TemplatePathStep,
+} from "./webhook-template.js";

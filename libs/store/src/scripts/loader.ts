@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis-client.js";
 
 /**
  * The Lua scripts of `libs/store/lua/`, one file per script named
@@ -8,18 +8,18 @@ import type { Redis } from "ioredis";
  * from the build (services).
  */
 export const SCRIPT_FILES = {
-  appendInbox: "appendInbox-3.lua",
+  appendInbox: "appendInbox-2.lua",
   readInbox: "readInbox-3.lua",
-  ackInbox: "ackInbox-4.lua",
+  ackInbox: "ackInbox-3.lua",
   depthInbox: "depthInbox-3.lua",
-  requeueInbox: "requeueInbox-3.lua",
+  requeueInbox: "requeueInbox-2.lua",
   acquireLease: "acquireLease-2.lua",
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",
-  releaseIdle: "releaseIdle-6.lua",
+  releaseIdle: "releaseIdle-5.lua",
   appendThread: "appendThread-4.lua",
   readThreadWindow: "readThreadWindow-3.lua",
-  updateState: "updateState-2.lua",
+  updateState: "updateState-1.lua",
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
@@ -63,7 +63,7 @@ function withIncludes(lua: string, file: string): string {
 }
 
 /** Commands defined per client: ioredis keeps them on the instance (EVALSHA, falling back to EVAL on NOSCRIPT). */
-const defined = new WeakSet<Redis>();
+const defined = new WeakSet<RedisClient>();
 
 /**
  * Defines every script on a client. Call it before the client's first
@@ -73,11 +73,11 @@ const defined = new WeakSet<Redis>();
  * uncaught "results[i] is not iterable". `runScript` still defines them on
  * first use for any other client.
  */
-export function defineScripts(redis: Redis): void {
+export function defineScripts(redis: RedisClient): void {
   ensureDefined(redis);
 }
 
-function ensureDefined(redis: Redis): void {
+function ensureDefined(redis: RedisClient): void {
   if (defined.has(redis)) return;
   for (const script of scripts().values()) {
     redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
@@ -89,10 +89,12 @@ type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
 
 /**
  * Runs one script on a client. The key count is checked against the file
- * name, so a caller that passes the wrong keys fails here, not in Lua.
+ * name, so a caller that passes the wrong keys fails here, not in Lua; and
+ * every key must carry the same hash tag, so a script never spans slots (a
+ * cluster would refuse it with CROSSSLOT, a single Redis would hide the bug).
  */
 export async function runScript(
-  redis: Redis,
+  redis: RedisClient,
   name: ScriptName,
   keys: readonly string[],
   args: ReadonlyArray<string | number>,
@@ -103,7 +105,21 @@ export async function runScript(
   if (keys.length !== script.numberOfKeys) {
     throw new Error(`script '${name}' takes ${script.numberOfKeys} keys, got ${keys.length}`);
   }
+  const tags = new Set(keys.map(hashTagOf));
+  if (tags.size > 1) {
+    throw new Error(
+      `script '${name}' was given keys of different hash tags (${[...tags].join(", ")}): ${keys.join(" ")}`,
+    );
+  }
   const command = (redis as unknown as Record<string, ScriptCommand>)[name];
   if (typeof command !== "function") throw new Error(`script '${name}' is not defined on this client`);
   return command.call(redis, ...keys, ...args);
+}
+
+/** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
+export function hashTagOf(key: string): string {
+  const open = key.indexOf("{");
+  if (open < 0) return key;
+  const close = key.indexOf("}", open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
 }

@@ -1,17 +1,27 @@
 import type { ExecLimits } from "../limits.js";
+import type { SystemLayout } from "./system-layout.js";
 
 /**
- * Builds argv for a sandboxed bash command: `prlimit` for resource limits
- * (when installed), inside `bwrap` when enabled and installed. Pure, so the
+ * Builds argv for a command: `bwrap` (the sandbox) around `prlimit` (the
+ * resource limits, set inside the sandbox's user namespace so the process
+ * cap counts this call's processes only) around `bash -c`. Pure, so the
  * layering is unit-tested without the binaries.
  */
 export interface CommandLineOptions {
   command: string;
   workspace: string;
   limits: ExecLimits;
-  /** Resolved paths of the helpers, or undefined when not installed. */
+  /** Resolved path of prlimit, or undefined when not installed. */
   prlimitPath: string | undefined;
-  bwrapPath: string | undefined;
+  /** The sandbox to run in; undefined only for the explicit unsafe opt-out. */
+  bubblewrap: BubblewrapOptions | undefined;
+}
+
+export interface BubblewrapOptions {
+  bwrapPath: string;
+  layout: SystemLayout;
+  /** Keep the host's network (the agent's tool policy says `network: true`). */
+  network: boolean;
 }
 
 export function prlimitArguments(limits: ExecLimits): string[] {
@@ -23,39 +33,64 @@ export function prlimitArguments(limits: ExecLimits): string[] {
   return args;
 }
 
-export function bwrapArguments(workspace: string, network: boolean): string[] {
-  const args = [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
-    "--bind",
-    workspace,
-    workspace,
-    "--chdir",
-    workspace,
-    "--unshare-all",
-  ];
-  if (network) args.push("--share-net");
-  args.push("--die-with-parent");
+/**
+ * A minimal read-only root (/usr, the program and library dirs, whitelisted
+ * /etc files), a fresh /proc of its own PID namespace, a minimal /dev, a
+ * private /tmp and /var/tmp, and the workspace as the only writable host
+ * path. Every
+ * namespace is new (no network but `lo` unless `network`); the tree dies
+ * with bwrap's parent; `--new-session` keeps the command off the executor's
+ * terminal.
+ */
+export function bwrapArguments(workspace: string, options: Omit<BubblewrapOptions, "bwrapPath">): string[] {
+  // --disable-userns (bubblewrap 0.8+, needs an explicit --unshare-user): no nested user namespace
+  // inside the sandbox, which would hand the command the kernel surface of a namespace "root".
+  const args = ["--unshare-all", "--unshare-user", "--disable-userns"];
+  if (options.network) args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr");
+  for (const entry of options.layout.topLevel) {
+    if (entry.symlinkTo !== undefined) args.push("--symlink", entry.symlinkTo, entry.path);
+    else args.push("--ro-bind", entry.path, entry.path);
+  }
+  for (const path of options.layout.etc) args.push("--ro-bind-try", path, path);
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
+  args.push("--bind", workspace, workspace, "--chdir", workspace);
+  // The sandbox's own root (a tmpfs holding the mount points) is read-only too: nothing but the workspace and the private /tmp is writable.
+  args.push("--remount-ro", "/");
   return args;
 }
 
+/** The descriptors of the start gate (see GATE_SCRIPT): the executor writes the gate, the command signals ready. */
+export const GATE_FD = 3;
+export const READY_FD = 4;
+
+/**
+ * bwrap arms `--die-with-parent` only once its namespaces exist (a few ms
+ * after it is spawned), and the sandbox's init later still: an executor
+ * killed before that would leave the sandbox running. So the command first
+ * says it is ready (by then every bwrap process is armed: the init arms
+ * itself right after forking the command, which still has to exec prlimit
+ * and bash) and then waits for the executor's go on the gate. An executor
+ * that died before sending it closed the gate: the read fails and the
+ * command never runs. The command text runs through `eval` of the same
+ * shell, with no positional parameters and the gate descriptors closed.
+ */
+const GATE_SCRIPT = `printf r >&${READY_FD}; exec ${READY_FD}>&-; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
+$__moniro_command"`;
+
 /** argv[0] is the program to spawn. */
 export function commandLine(options: CommandLineOptions): string[] {
-  const { limits } = options;
-  let argv = ["bash", "--noprofile", "--norc", "-c", options.command];
-  const limitArgs = prlimitArguments(limits);
+  let argv =
+    options.bubblewrap === undefined
+      ? ["bash", "--noprofile", "--norc", "-c", options.command]
+      : ["bash", "--noprofile", "--norc", "-c", GATE_SCRIPT, "bash", options.command];
+  const limitArgs = prlimitArguments(options.limits);
   if (options.prlimitPath !== undefined && limitArgs.length > 0) {
     argv = [options.prlimitPath, ...limitArgs, "--", ...argv];
   }
-  if (limits.bwrap.enabled && options.bwrapPath !== undefined) {
-    argv = [options.bwrapPath, ...bwrapArguments(options.workspace, limits.bwrap.network), "--", ...argv];
+  if (options.bubblewrap !== undefined) {
+    const { bwrapPath, ...rest } = options.bubblewrap;
+    argv = [bwrapPath, ...bwrapArguments(options.workspace, rest), "--", ...argv];
   }
   return argv;
 }

@@ -1,44 +1,19 @@
 import { spawn } from "node:child_process";
-import { chmodSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
+import { processesWith, sleepMarker } from "../test/processes.js";
 import { testToolContext } from "../test/test-context.js";
 import { bwrapArguments, commandLine } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
 import { groupAlive, isAlive } from "./process-tree.js";
-import { which } from "./which.js";
-
-/** A pid that exists and is not a zombie waiting for a reaper. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-/** Live (non-zombie) pids whose command line contains `marker`. */
-function processesWith(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker) && running(Number(entry));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-const pidsIn = (workspace: string, ...names: string[]) =>
-  names.map((name) => Number(readFileSync(join(workspace, name), "utf8").trim()));
+import { ETC_WHITELIST } from "./system-layout.js";
 
 // A child that ignores SIGTERM, with a grandchild (inheriting the ignore) in the background.
-const STUBBORN_TREE = `bash -c 'trap "" TERM; echo $$ > child.pid; sleep 1000 & echo $! > grandchild.pid; wait' & echo $! > shell-child.pid; wait`;
+const stubbornTree = (marker: string) =>
+  `bash -c 'trap "" TERM; echo $$ > child.pid; sleep ${marker} & echo $! > grandchild.pid; wait' & echo $! > shell-child.pid; wait`;
 
 describe("exec", () => {
   const saved = { ...process.env };
@@ -59,18 +34,20 @@ describe("exec", () => {
   it("on timeout kills the whole tree, including a child ignoring SIGTERM and its grandchild", async () => {
     const ctx = testToolContext({ limits: { killGraceMs: 300 } });
     // 2.5 s: time for the whole tree to exist (and write its pid files) on a loaded machine.
-    const outcome = await runTool("exec", { command: STUBBORN_TREE, timeout_ms: 2_500 }, ctx);
+    const marker = sleepMarker();
+    const outcome = await runTool("exec", { command: stubbornTree(marker), timeout_ms: 2_500 }, ctx);
     expect(outcome).toMatchObject({ isError: true, errorCode: "timeout" });
     expect(outcome.content).toContain(
       "[timed out after 2500 ms; the command and its children were killed. Use a larger timeout_ms or 'process' for long jobs]",
     );
-    const pids = pidsIn(ctx.workspace, "child.pid", "grandchild.pid", "shell-child.pid");
-    for (const pid of pids) expect(running(pid), `pid ${pid}`).toBe(false);
+    expect(readFileSync(join(ctx.workspace, "grandchild.pid"), "utf8")).not.toBe("");
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it("on cancel kills the whole tree", async () => {
     const ctx = testToolContext({ limits: { killGraceMs: 300 } });
-    const pending = runTool("exec", { command: `${STUBBORN_TREE}`, timeout_ms: 60_000 }, ctx);
+    const marker = sleepMarker();
+    const pending = runTool("exec", { command: stubbornTree(marker), timeout_ms: 60_000 }, ctx);
     // Cancel once the tree exists (the grandchild wrote its pid).
     for (let i = 0; i < 200; i += 1) {
       try {
@@ -82,20 +59,16 @@ describe("exec", () => {
     const outcome = await pending;
     expect(outcome).toMatchObject({ isError: true });
     expect(outcome.errorCode).toBe("canceled");
-    for (const pid of pidsIn(ctx.workspace, "child.pid", "grandchild.pid")) expect(running(pid)).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it("does not wait for background jobs the command leaves behind: they are killed", async () => {
     const ctx = testToolContext();
-    const outcome = await runTool(
-      "exec",
-      { command: "sleep 1000 & echo $! > bg.pid; echo done", timeout_ms: 20_000 },
-      ctx,
-    );
+    const marker = sleepMarker();
+    const outcome = await runTool("exec", { command: `sleep ${marker} & echo done`, timeout_ms: 20_000 }, ctx);
     expect(outcome.data).toMatchObject({ exitCode: 0, timedOut: false });
     expect(outcome.content).toContain("done");
-    const [pid] = pidsIn(ctx.workspace, "bg.pid");
-    expect(running(pid as number)).toBe(false);
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it("caps output with a truncation marker, keeping head and tail", async () => {
@@ -148,65 +121,78 @@ describe("exec", () => {
     expect(outcome.content).not.toContain("memory-status=0");
   });
 
-  it("runs as the configured unprivileged user (executor as root), or says it cannot start (not root)", async () => {
-    const ctx = testToolContext({ limits: { runAs: { uid: 65534, gid: 65534 } } });
-    chmodSync(ctx.workspace, 0o777); // docs/sandbox.md: give that user write access to the workspace root
-    const outcome = await runTool(
-      "exec",
-      { command: "id -u; id -g; echo hi > mine.txt; stat -c %u mine.txt; touch /etc/moniro-probe 2>&1" },
-      ctx,
-    );
-    if (process.getuid?.() === 0) {
-      expect(outcome.content.split("\n").slice(0, 3)).toEqual(["65534", "65534", "65534"]);
-      expect(outcome.content).toContain("Permission denied");
-      expect(outcome.data).toMatchObject({ sandbox: { runAs: true } });
-    } else {
-      // Without the privilege to switch users the command must not silently run as the executor.
-      expect(outcome.isError).toBe(true);
-      expect(outcome.content).toMatch(/EPERM|not permitted/);
-    }
+  it("runs as nobody when the executor is root (and as the executor's user otherwise), with the workspace writable", async () => {
+    const ctx = testToolContext();
+    const outcome = await runTool("exec", { command: "id -u; id -g; echo hi > mine.txt; stat -c %u mine.txt" }, ctx);
+    const uid = process.getuid?.() === 0 ? "65534" : String(process.getuid?.());
+    expect(outcome.content.split("\n").slice(0, 3)).toEqual([
+      uid,
+      process.getuid?.() === 0 ? "65534" : String(process.getgid?.()),
+      uid,
+    ]);
+    expect(outcome.data).toMatchObject({
+      sandbox: { kind: "bubblewrap", runAs: process.getuid?.() === 0 ? "65534:65534" : "executor user" },
+    });
+  });
+
+  it("a configured run-as user is used", async () => {
+    if (process.getuid?.() !== 0) return; // only root can switch users; the probe refuses it otherwise (sandbox.test.ts)
+    const ctx = testToolContext({ limits: { runAs: { uid: 4242, gid: 4343 } } });
+    const outcome = await runTool("exec", { command: "id -u; id -g; touch made; stat -c %u:%g made" }, ctx);
+    expect(outcome.content.split("\n").slice(0, 3)).toEqual(["4242", "4343", "4242:4343"]);
   });
 });
 
 describe("command line and environment (pure)", () => {
-  it("layers prlimit and bwrap around bash", () => {
-    const limits = execLimits({
-      cpuSeconds: 5,
-      addressSpaceBytes: 1000,
-      fileSizeBytes: 10,
-      bwrap: { enabled: true, network: false },
-    });
+  const layout = { topLevel: [{ path: "/bin", symlinkTo: "usr/bin" }, { path: "/lib" }], etc: ["/etc/passwd"] };
+
+  it("layers bwrap around prlimit around bash: minimal root, no network, only the workspace writable", () => {
+    const limits = execLimits({ cpuSeconds: 5, addressSpaceBytes: 1000, fileSizeBytes: 10, maxProcesses: 64 });
     const argv = commandLine({
       command: "ls",
       workspace: "/ws",
       limits,
       prlimitPath: "/usr/bin/prlimit",
-      bwrapPath: "/usr/bin/bwrap",
+      bubblewrap: { bwrapPath: "/usr/bin/bwrap", layout, network: false },
     });
-    expect(argv.slice(0, 1)).toEqual(["/usr/bin/bwrap"]);
-    expect(argv).toContain("--unshare-all");
-    expect(argv).not.toContain("--share-net");
-    expect(argv).toContain("--die-with-parent");
+    expect(argv[0]).toBe("/usr/bin/bwrap");
+    const sandbox = argv.slice(1, argv.indexOf("--")).join(" ");
+    expect(sandbox).toBe(
+      "--unshare-all --unshare-user --disable-userns --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib /lib " +
+        "--ro-bind-try /etc/passwd /etc/passwd --proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp " +
+        "--bind /ws /ws --chdir /ws --remount-ro /",
+    );
+    expect(sandbox).not.toMatch(/--(ro-)?bind \/ \//); // the host root is never bound
     const prlimitAt = argv.indexOf("/usr/bin/prlimit");
-    expect(argv.slice(prlimitAt)).toEqual([
+    expect(argv.slice(prlimitAt, prlimitAt + 10)).toEqual([
       "/usr/bin/prlimit",
       "--cpu=5",
       "--as=1000",
+      "--nproc=64",
       "--fsize=10",
       "--",
       "bash",
       "--noprofile",
       "--norc",
       "-c",
-      "ls",
     ]);
-    expect(bwrapArguments("/ws", true)).toContain("--share-net");
+    // The start gate runs the command as its own argument, once the executor says go.
+    expect(argv.slice(-2)).toEqual(["bash", "ls"]);
+    expect(argv.at(-3)).toMatch(/^printf r >&4; .*read -r -n 1 -u 3 .*\|\| exit 125; .*eval/s);
+    expect(bwrapArguments("/ws", { layout, network: true })).toContain("--share-net");
   });
 
-  it("without helpers (or with bwrap disabled) runs bash directly", () => {
-    const limits = execLimits({ bwrap: { enabled: false, network: true } });
+  it("the /etc whitelist has no secrets and the default process cap is 256", () => {
+    for (const secret of ["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl", "/etc/ssl/private"]) {
+      expect(ETC_WHITELIST).not.toContain(secret);
+    }
+    expect(execLimits().maxProcesses).toBe(256);
+  });
+
+  it("only the unsafe opt-out runs bash without bwrap", () => {
+    const limits = execLimits();
     expect(
-      commandLine({ command: "ls", workspace: "/ws", limits, prlimitPath: undefined, bwrapPath: "/usr/bin/bwrap" }),
+      commandLine({ command: "ls", workspace: "/ws", limits, prlimitPath: undefined, bubblewrap: undefined }),
     ).toEqual(["bash", "--noprofile", "--norc", "-c", "ls"]);
   });
 
@@ -247,33 +233,6 @@ describe("process tree bookkeeping", () => {
       expect(groupAlive(ownGroup)).toBe(true); // this test's own group, alive
     } finally {
       parent.kill("SIGKILL");
-    }
-  });
-});
-
-describe("exec under bubblewrap (when installed; otherwise the result says there is no sandbox)", () => {
-  it("makes the root read-only, keeps the workspace writable and still kills the tree on timeout", async () => {
-    const ctx = testToolContext({ limits: { bwrap: { enabled: true, network: false }, killGraceMs: 300 } });
-    const outcome = await runTool(
-      "exec",
-      { command: "touch /usr/moniro-probe 2>&1; echo ok > inside.txt; cat inside.txt; cat /proc/net/dev" },
-      ctx,
-    );
-    const sandbox = (outcome.data as { sandbox: { bwrap: boolean } }).sandbox;
-    expect(sandbox.bwrap).toBe(which("bwrap") !== undefined);
-    expect(readFileSync(join(ctx.workspace, "inside.txt"), "utf8")).toBe("ok\n");
-    if (sandbox.bwrap) {
-      expect(outcome.content).toContain("Read-only file system");
-      expect(outcome.content).toMatch(/^\s*lo:/m);
-      expect(outcome.content).not.toMatch(/^\s*eth0:/m);
-      // Pids written inside the sandbox are namespace pids: find the tree by a unique argument instead.
-      const marker = `1000.${Date.now() % 100_000}${Math.floor(Math.random() * 1000)}`;
-      const tree = `bash -c 'trap "" TERM; sleep ${marker} & wait' & wait`;
-      const timedOut = await runTool("exec", { command: tree, timeout_ms: 1_000 }, ctx);
-      expect(timedOut.errorCode).toBe("timeout");
-      expect(processesWith(marker)).toEqual([]);
-    } else {
-      expect(outcome.content).not.toContain("Read-only file system");
     }
   });
 });

@@ -1,7 +1,7 @@
 import type { ExecLimits } from "../limits.js";
 import { CappedOutput } from "./output-cap.js";
 import { groupAlive, killTree } from "./process-tree.js";
-import { spawnCommand } from "./spawn-command.js";
+import { type SpawnOptions, spawnCommand } from "./spawn-command.js";
 
 export interface CommandResult {
   exitCode: number | null;
@@ -18,18 +18,19 @@ export interface CommandResult {
 /**
  * Runs a foreground command to completion, timeout or cancel. On timeout or
  * cancel the whole tree gets SIGTERM then SIGKILL; when the shell exits
- * normally, processes it left running in its group are killed too (use the
+ * normally, processes it left running are killed too (in the sandbox the
+ * end of its PID namespace takes them all, `setsid` or not; use the
  * `process` tool for background work).
  */
 export function runCommand(
   command: string,
   workspace: string,
   limits: ExecLimits,
-  options: { timeoutMs: number; signal: AbortSignal; stdin?: string },
+  options: SpawnOptions & { timeoutMs: number; signal: AbortSignal; stdin?: string },
 ): Promise<CommandResult> {
   return new Promise((resolve) => {
     const output = new CappedOutput(limits.outputCapBytes);
-    const child = spawnCommand(command, workspace, limits);
+    const child = spawnCommand(command, workspace, limits, options);
     const pid = child.pid;
     let timedOut = false;
     let canceled = false;
@@ -74,8 +75,10 @@ export function runCommand(
     child.on("error", (error) => finish(error.message));
     child.on("exit", (code, signal) => {
       exit = { code, signal };
-      // Leftovers in the group (background jobs) would keep the pipes open: end them.
-      if (pid !== undefined && groupAlive(pid)) void kill().then(() => setTimeout(() => finish(), 50));
+      // Leftovers in the group (background jobs) would keep the pipes open: end them. In the sandbox
+      // there are none: bwrap exits after its PID namespace's init, whose exit takes every process inside.
+      const contained = options.sandbox.kind === "bubblewrap";
+      if (!contained && pid !== undefined && groupAlive(pid)) void kill().then(() => setTimeout(() => finish(), 50));
     });
     child.on("close", () => {
       if (killing !== undefined) void killing.then(() => finish());

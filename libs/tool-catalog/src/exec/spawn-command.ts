@@ -1,37 +1,71 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import type { ExecLimits } from "../limits.js";
-import { commandLine } from "./command-line.js";
+import { commandLine, GATE_FD, READY_FD } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
-import { which } from "./which.js";
+import { commandUser, type ExecSandbox } from "./sandbox.js";
 
-/** Which sandbox helpers a command gets with these limits on this machine. */
-export function sandboxHelpers(limits: ExecLimits): { prlimitPath: string | undefined; bwrapPath: string | undefined } {
-  return { prlimitPath: which("prlimit"), bwrapPath: limits.bwrap.enabled ? which("bwrap") : undefined };
-}
-
-/** What protects a command: reported in exec results so nobody assumes a sandbox that is not there. */
-export function sandboxReport(limits: ExecLimits): { bwrap: boolean; prlimit: boolean; runAs: boolean } {
-  const helpers = sandboxHelpers(limits);
-  return {
-    bwrap: helpers.bwrapPath !== undefined,
-    prlimit: helpers.prlimitPath !== undefined,
-    runAs: limits.runAs !== undefined,
-  };
+export interface SpawnOptions {
+  sandbox: ExecSandbox;
+  /** The agent's tool policy allows the network (`tools.network: true`). */
+  network: boolean;
 }
 
 /**
- * Spawns `bash -c command` in the workspace, detached (own process group so the
- * whole tree can be killed), with a scrubbed environment, resource limits,
- * optional run-as user and optional bubblewrap.
+ * Spawns `bash -c command` in the workspace, detached (own process group so
+ * the whole tree can be killed), with a scrubbed environment, resource
+ * limits, as the command user, inside bubblewrap (or, only on the explicit
+ * unsafe opt-out, without it). Throws on an unavailable sandbox: callers
+ * refuse the call before.
  */
-export function spawnCommand(command: string, workspace: string, limits: ExecLimits): ChildProcess {
-  const argv = commandLine({ command, workspace, limits, ...sandboxHelpers(limits) });
+export function spawnCommand(
+  command: string,
+  workspace: string,
+  limits: ExecLimits,
+  options: SpawnOptions,
+): ChildProcess {
+  const { sandbox } = options;
+  if (sandbox.kind === "unavailable") throw new Error(`the sandbox is unavailable: ${sandbox.reason}`);
+  const argv = commandLine({
+    command,
+    workspace,
+    limits,
+    prlimitPath: sandbox.prlimitPath,
+    bubblewrap:
+      sandbox.kind === "bubblewrap"
+        ? { bwrapPath: sandbox.bwrapPath, layout: sandbox.layout, network: options.network }
+        : undefined,
+  });
   const [program, ...args] = argv as [string, ...string[]];
-  return spawn(program, args, {
+  const user = commandUser(limits);
+  // Switching to the user one already is needs no privilege, but setgroups would: leave it out.
+  const switchUser = user !== undefined && (user.uid !== process.getuid?.() || user.gid !== process.getgid?.());
+  const gated = sandbox.kind === "bubblewrap";
+  const child = spawn(program, args, {
     cwd: workspace,
     env: scrubbedEnvironment(process.env, workspace),
     detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-    ...(limits.runAs === undefined ? {} : { uid: limits.runAs.uid, gid: limits.runAs.gid }),
+    // GATE_FD and READY_FD: the start gate of a sandboxed command (command-line.ts).
+    stdio: gated ? ["pipe", "pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+    ...(switchUser ? { uid: user.uid, gid: user.gid } : {}),
+  });
+  if (gated) openGate(child);
+  return child;
+}
+
+/** Sends the go once the sandboxed command says it is ready; then both descriptors are done. */
+function openGate(child: ChildProcess): void {
+  const gate = child.stdio[GATE_FD] as Writable | null | undefined;
+  const ready = child.stdio[READY_FD] as Readable | null | undefined;
+  if (!gate || !ready) return;
+  gate.on("error", () => {});
+  ready.on("error", () => {});
+  ready.once("data", () => {
+    gate.end("g");
+    ready.destroy();
+  });
+  child.once("exit", () => {
+    gate.destroy();
+    ready.destroy();
   });
 }

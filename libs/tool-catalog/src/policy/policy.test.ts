@@ -52,6 +52,14 @@ describe("tool policy", () => {
     expect(policy.reason("write")).toContain("sub-agents");
   });
 
+  it("commands have no network unless the policy says network: true", () => {
+    expect(resolvePolicy({}).network).toBe(false);
+    const open = resolvePolicy({ profile: "coding", network: true });
+    expect(open.network).toBe(true);
+    expect(open.label).toBe("profile 'coding', network");
+    expect(() => resolvePolicy({ network: "yes" } as never)).toThrow(/network/);
+  });
+
   it("rejects unknown tool names and profiles, naming the field", () => {
     const bad = toolPolicySchema.safeParse({ profile: "admin", deny: ["reed"] });
     expect(bad.success).toBe(false);

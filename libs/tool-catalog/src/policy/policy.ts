@@ -24,7 +24,8 @@ const toolNameList = z.array(z.string()).superRefine((names, ctx) => {
  * The `tools:` block of an agent YAML. `profile` picks a base set (default
  * `full`); `allow` adds tools to the profile, or, without a profile, is the
  * exact set; `deny` removes tools and always wins; `subagent: true` caps the
- * result at the `readonly` profile.
+ * result at the `readonly` profile; `network: true` lets the agent's
+ * commands use the network (off by default).
  */
 export const toolPolicySchema = z
   .strictObject({
@@ -32,6 +33,13 @@ export const toolPolicySchema = z
     allow: toolNameList.optional(),
     deny: toolNameList.optional(),
     subagent: z.boolean().optional(),
+    network: z
+      .boolean()
+      .optional()
+      .describe(
+        "Give this agent's exec / process commands the network (default false: they have only a private loopback). " +
+          "The sandbox then shares the executor's network, loopback included: NATS and Redis are reachable and only their own auth protects them.",
+      ),
   })
   .default({});
 export type ToolPolicy = z.input<typeof toolPolicySchema>;
@@ -44,6 +52,8 @@ export interface ResolvedPolicy {
   tools: string[];
   /** A short description of the policy, e.g. `profile 'coding', deny [exec]`. */
   label: string;
+  /** The agent's commands have the network (`network: true`). */
+  network: boolean;
 }
 
 function labelOf(policy: z.output<typeof toolPolicySchema>): string {
@@ -52,6 +62,7 @@ function labelOf(policy: z.output<typeof toolPolicySchema>): string {
   if (policy.allow !== undefined) parts.push(`allow [${policy.allow.join(", ")}]`);
   if (policy.deny !== undefined && policy.deny.length > 0) parts.push(`deny [${policy.deny.join(", ")}]`);
   if (policy.subagent) parts.push("sub-agent (readonly)");
+  if (policy.network) parts.push("network");
   return parts.join(", ");
 }
 
@@ -77,7 +88,7 @@ export function resolvePolicy(input: ToolPolicy = {}): ResolvedPolicy {
   };
   const allowed = (name: string): boolean =>
     base.has(name) && !denied.has(name) && (!policy.subagent || readonly.has(name));
-  return { allowed, reason, label, tools: toolNames.filter(allowed) };
+  return { allowed, reason, label, tools: toolNames.filter(allowed), network: policy.network ?? false };
 }
 
 /** The tool schemas the model sees for a policy (catalog tools only; the runner adds `skip`). */

@@ -100,9 +100,12 @@ describe("ProcessRegistry", () => {
     const limits = execLimits({ processIdleTtlMs: 60_000, killGraceMs: 200 });
     const registry = new ProcessRegistry({ executorId: "exec-a", limits, now: () => now });
     const ctx = testToolContext();
-    const old = registry.start("ada", "sleep 1000 & sleep 1000", ctx.workspace);
+    const old = registry.start("ada", "sleep 1000 & sleep 1000", ctx.workspace, {
+      sandbox: ctx.sandbox,
+      network: false,
+    });
     now += 30_000;
-    const fresh = registry.start("ada", "sleep 1000", ctx.workspace);
+    const fresh = registry.start("ada", "sleep 1000", ctx.workspace, { sandbox: ctx.sandbox, network: false });
     now += 30_000;
     expect(await registry.reap()).toEqual([old.processId]);
     expect(alive(old.pid as number)).toBe(false);

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { groupAlive, killTree } from "../exec/process-tree.js";
-import { spawnCommand } from "../exec/spawn-command.js";
+import { type SpawnOptions, spawnCommand } from "../exec/spawn-command.js";
 import type { ExecLimits } from "../limits.js";
 import { processIdOf } from "./process-id.js";
 import { LineRing } from "./ring-buffer.js";
@@ -68,12 +68,12 @@ export class ProcessRegistry {
     this.now = options.now ?? Date.now;
   }
 
-  start(agent: string, command: string, workspace: string): ProcessInfo {
+  start(agent: string, command: string, workspace: string, options: SpawnOptions): ProcessInfo {
     const running = [...this.entries.values()].filter((entry) => entry.info.status === "running").length;
     if (running >= this.limits.maxBackgroundProcesses) throw new ProcessLimitError(this.limits.maxBackgroundProcesses);
     this.sequence += 1;
     const processId = processIdOf(this.executorId, this.sequence);
-    const child = spawnCommand(command, workspace, this.limits);
+    const child = spawnCommand(command, workspace, this.limits, options);
     const log = new LineRing(this.limits.processLogLines);
     const at = this.now();
     const info: ProcessInfo = {

@@ -2,7 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@moniro/store";
+import { detectSandbox, type ExecSandbox } from "../exec/sandbox.js";
 import { type ExecLimitsInput, execLimits } from "../limits.js";
 import { ProcessRegistry } from "../process/process-registry.js";
 import type { SchedulerOp, ToolContext } from "../tool.js";
@@ -17,7 +18,7 @@ export interface TestToolContext extends ToolContext {
 
 export interface TestToolContextOptions {
   workspace?: string;
-  redis?: Redis;
+  redis?: RedisClient;
   redisPrefix?: string;
   agent?: string;
   context?: string;
@@ -25,6 +26,10 @@ export interface TestToolContextOptions {
   inReplyTo?: string;
   limits?: ExecLimitsInput;
   processes?: ProcessRegistry;
+  /** Default: bubblewrap when bwrap and prlimit are installed (detectSandbox). */
+  sandbox?: ExecSandbox;
+  /** The agent's policy gives its commands the network. */
+  network?: boolean;
   /** Channels no bridge serves, with the reason `checkOutbound` gives (every other channel is served). */
   unserved?: Record<string, string>;
   /** The scheduler's answer (value or function); throw to simulate no scheduler. */
@@ -36,7 +41,7 @@ export function tempWorkspace(): string {
   return mkdtempSync(join(tmpdir(), "moniro-ws-"));
 }
 
-const noRedis = new Proxy({} as Redis, {
+const noRedis = new Proxy({} as RedisClient, {
   get(_target, property) {
     if (property === "then") return undefined;
     throw new Error(`this test context has no Redis (redis.${String(property)} was used)`);
@@ -73,10 +78,12 @@ export function testToolContext(options: TestToolContextOptions = {}): TestToolC
     },
     processes: options.processes ?? new ProcessRegistry({ executorId: "exec-test", limits }),
     limits,
+    sandbox: options.sandbox ?? detectSandbox(),
     published,
     schedulerRequests,
     abort,
   };
+  if (options.network !== undefined) context.network = options.network;
   if (options.replyTo !== undefined) context.replyTo = options.replyTo;
   if (options.inReplyTo !== undefined) context.inReplyTo = options.inReplyTo;
   return context;

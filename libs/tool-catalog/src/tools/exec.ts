@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { runCommand } from "../exec/run-command.js";
-import { sandboxReport } from "../exec/spawn-command.js";
+import { sandboxReport, sandboxUnavailableText } from "../exec/sandbox.js";
+import { handToCommandUser } from "../exec/workspace-owner.js";
 import { defineTool, fail, ok } from "../tool.js";
 
 export const execTool = defineTool({
@@ -12,10 +13,22 @@ export const execTool = defineTool({
     timeout_ms: z.number().int().min(100).optional().describe("Default 60000"),
   }),
   async run(input, ctx) {
+    if (ctx.sandbox.kind === "unavailable") {
+      return fail("sandbox-unavailable", sandboxUnavailableText(ctx.sandbox.reason), {
+        data: { sandbox: sandboxReport(ctx.sandbox, ctx.limits, false) },
+      });
+    }
     const requested = input.timeout_ms ?? ctx.limits.defaultTimeoutMs;
     const untilDeadline = Math.max(100, ctx.deadlineMs - Date.now() - 200);
     const timeoutMs = Math.min(requested, ctx.limits.maxTimeoutMs, untilDeadline);
-    const result = await runCommand(input.command, ctx.workspace, ctx.limits, { timeoutMs, signal: ctx.signal });
+    const network = ctx.network ?? false;
+    await handToCommandUser(ctx.limits, ctx.workspace);
+    const result = await runCommand(input.command, ctx.workspace, ctx.limits, {
+      timeoutMs,
+      signal: ctx.signal,
+      sandbox: ctx.sandbox,
+      network,
+    });
     const data = {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -23,7 +36,7 @@ export const execTool = defineTool({
       canceled: result.canceled,
       truncated: result.truncated,
       output: result.output,
-      sandbox: sandboxReport(ctx.limits),
+      sandbox: sandboxReport(ctx.sandbox, ctx.limits, network),
     };
     if (result.spawnError !== undefined) return fail("spawn-failed", `Could not start bash: ${result.spawnError}.`);
     const body = result.output === "" ? "(no output)" : result.output;

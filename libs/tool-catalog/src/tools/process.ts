@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { sandboxReport, sandboxUnavailableText } from "../exec/sandbox.js";
+import { handToCommandUser } from "../exec/workspace-owner.js";
 import { type ProcessInfo, ProcessLimitError, ProcessNotFoundError } from "../process/process-registry.js";
 import { defineTool, fail, ok, type ToolContext, type ToolOutcome } from "../tool.js";
 
@@ -53,10 +55,18 @@ export const processTool = defineTool({
           if (input.command === undefined) {
             return fail("invalid-input", "Invalid input for 'process': 'command' is required for action 'start'.");
           }
-          const info = registry.start(ctx.agent, input.command, ctx.workspace);
+          if (ctx.sandbox.kind === "unavailable") {
+            return fail("sandbox-unavailable", sandboxUnavailableText(ctx.sandbox.reason));
+          }
+          await handToCommandUser(ctx.limits, ctx.workspace);
+          const network = ctx.network ?? false;
+          const info = registry.start(ctx.agent, input.command, ctx.workspace, { sandbox: ctx.sandbox, network });
           // Lets \`list\` on any executor find this one.
           await ctx.processPeers?.announce();
-          return ok(summary(info), `Started ${info.processId}. Use poll/log with this processId.`);
+          return ok(
+            { ...summary(info), sandbox: sandboxReport(ctx.sandbox, ctx.limits, network) },
+            `Started ${info.processId}. Use poll/log with this processId.`,
+          );
         }
         case "list":
           return await listEverywhere(ctx);

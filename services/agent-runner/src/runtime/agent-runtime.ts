@@ -6,6 +6,7 @@ import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
+import { WorkList } from "./work-list.js";
 
 export interface RuntimeTiming {
   /** Lease TTL. With the sweep period it bounds how long a dead runner's agent waits: ttl + sweep. */
@@ -15,6 +16,8 @@ export interface RuntimeTiming {
   sweepEveryMs: number;
   /** On shutdown, how long running steps may take to reach a step boundary before they are aborted. */
   shutdownGraceMs: number;
+  /** How often a sweep also looks at every defined agent directly, not only at the indexes (WorkList). */
+  reconcileEveryMs: number;
 }
 
 /** Defaults sized for "an agent of a SIGKILLed runner runs again elsewhere within 3 s". */
@@ -23,6 +26,7 @@ export const DEFAULT_TIMING: RuntimeTiming = {
   leaseRenewMs: 500,
   sweepEveryMs: 500,
   shutdownGraceMs: 5_000,
+  reconcileEveryMs: 30_000,
 };
 
 export interface AgentRuntimeOptions {
@@ -76,10 +80,18 @@ export class AgentRuntime {
   private sweeping = false;
   private stopping = false;
   private readonly warnedUnknown = new Set<string>();
+  private readonly workList: WorkList;
 
   constructor(private readonly options: AgentRuntimeOptions) {
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
     this.logger = options.logger ?? silentLogger;
+    this.workList = new WorkList({
+      inbox: options.inbox,
+      state: options.state,
+      ...(options.activeAgents ? { activeAgents: options.activeAgents } : {}),
+      names: () => options.directory.names(),
+      reconcileEveryMs: this.timing.reconcileEveryMs,
+    });
   }
 
   get holder(): string {
@@ -164,11 +176,7 @@ export class AgentRuntime {
   /** One sweep: agents with pending input or unfinished work and no lease holder are taken over. */
   async sweep(): Promise<void> {
     if (this.stopping) return;
-    const [pending, active] = await Promise.all([
-      this.options.inbox.agentsWithPending(),
-      this.options.activeAgents ? this.options.activeAgents() : Promise.resolve([]),
-    ]);
-    const listed = new Set([...pending, ...active]);
+    const { listed, pending } = await this.workList.collect();
     // Warn once per unknown agent while its work stays listed (the set stays as small as that list).
     for (const agent of this.warnedUnknown) if (!listed.has(agent)) this.warnedUnknown.delete(agent);
     for (const agent of listed) {
@@ -191,7 +199,7 @@ export class AgentRuntime {
       if (isGivenUp(record, definition)) continue;
       const result = await this.wake(agent);
       if (result === "started") {
-        this.logger.info({ agent, state: record?.state ?? null, pending: pending.includes(agent) }, "took agent over");
+        this.logger.info({ agent, state: record?.state ?? null, pending: pending.has(agent) }, "took agent over");
       }
     }
   }

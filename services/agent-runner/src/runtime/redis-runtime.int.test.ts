@@ -1,7 +1,13 @@
 import type { LlmRequest } from "@moniro/ports";
 import { LeaseLostError, systemClock } from "@moniro/ports";
 import { FakeToolBus, inbound, ScriptedLlm, sequentialIds, textReply } from "@moniro/ports/test";
-import { CachedThreadStore, createRedisStores, DEFAULT_THREAD_CACHE, RedisThreadStore } from "@moniro/store";
+import {
+  CachedThreadStore,
+  createKeys,
+  createRedisStores,
+  DEFAULT_THREAD_CACHE,
+  RedisThreadStore,
+} from "@moniro/store";
 import { type TestRedis, testRedis } from "@moniro/store/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { staticDirectory } from "./agent-directory.js";
@@ -127,7 +133,7 @@ describe("AgentRuntime over Redis", () => {
     const fence = runtime.fenceOf("ada");
     if (!fence) throw new Error("expected the agent to run here");
     // Another runner takes the lease over (as if r1 had stalled past the TTL).
-    await t.redis.del(`${t.prefix}agent:ada:lease`);
+    await t.redis.del(createKeys(t.prefix).lease("ada"));
     const taken = await stores.lease.acquire("ada", "r2", 60_000);
     expect(taken?.epoch).toBe(fence.epoch + 1);
     const stale = stores.threads.append(fence, "personal", [

@@ -45,6 +45,7 @@ export function timingOf(config: RunnerConfig): RuntimeTiming {
     leaseRenewMs: config.MONIRO_LEASE_RENEW_MS,
     sweepEveryMs: config.MONIRO_SWEEP_MS,
     shutdownGraceMs: config.MONIRO_SHUTDOWN_GRACE_MS,
+    reconcileEveryMs: DEFAULT_TIMING.reconcileEveryMs,
   };
 }
 

@@ -2,6 +2,7 @@ import { type Bus, createBus, ensureStreams } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
+import type { RedisClient } from "@moniro/store";
 import {
   CachedThreadStore,
   createRedisStores,
@@ -12,7 +13,6 @@ import {
 import { withoutTrace } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import type { Redis } from "ioredis";
 import type { LoopDeps } from "../loop/index.js";
 import type { AgentDirectory } from "./agent-directory.js";
 import { AgentRuntime, type RuntimeTiming } from "./agent-runtime.js";
@@ -30,7 +30,7 @@ export interface RunnerOptions {
   holder: string;
   subjects: Subjects;
   nc: NatsConnection;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   directory: AgentDirectory;
   timing?: Partial<RuntimeTiming>;
@@ -60,7 +60,7 @@ export interface Runner {
 }
 
 /**
- * The agent-runner's parts, wired: Redis adapters for the loop's ports, NATS
+ * The agent-runner's parts, wired: RedisClient adapters for the loop's ports, NATS
  * adapters for tools, events, outbound and control, the inbound consumer and
  * the runtime that runs the loops. main.ts only builds the connections.
  */

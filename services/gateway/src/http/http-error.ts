@@ -15,6 +15,8 @@ export type ErrorCode =
   | "forbidden_origin"
   | "forbidden_host"
   | "unknown_agent"
+  | "unknown_hook"
+  | "hook_unavailable"
   | "not_found"
   | "method_not_allowed"
   | "nats_unavailable"

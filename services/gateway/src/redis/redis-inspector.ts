@@ -1,4 +1,5 @@
 import type { ThreadEntry } from "@moniro/envelopes";
+import type { RedisClient } from "@moniro/store";
 import {
   createKeys,
   decodeThreadEntry,
@@ -8,7 +9,6 @@ import {
   RedisInbox,
   RedisLease,
 } from "@moniro/store";
-import type { Redis } from "ioredis";
 import type { AgentInspector, AgentStatus, ThreadPage, ThreadQuery } from "../ports.js";
 
 /**
@@ -23,7 +23,7 @@ export class RedisInspector implements AgentInspector {
   private readonly keys: ReturnType<typeof createKeys>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: { prefix?: string } = {},
   ) {
     const prefix = options.prefix !== undefined ? { prefix: options.prefix } : {};

@@ -16,13 +16,19 @@ export const AUTH = { authorization: `Bearer ${API_KEYS[1]}` };
 /**
  * One test's gateway on port 0 over the shared NATS and Redis: a random
  * namespace (its streams created with libs/bus and deleted afterwards), a
- * random Redis prefix, agents `alice` and `bob` in a temporary directory.
+ * random Redis prefix, agents `alice` and `bob` in a temporary directory
+ * (plus `options.agents`: YAML by name); `options.secrets` is the environment
+ * webhook secrets are read from.
  */
-export async function startTestGateway(env: Record<string, string> = {}) {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: { agents?: Record<string, string>; secrets?: Record<string, string> } = {},
+) {
   const subjects = createSubjects(randomToken("gw"));
   const redis = testRedis();
   const agentsDir = mkdtempSync(join(tmpdir(), "moniro-gateway-agents-"));
   for (const name of ["alice", "bob"]) writeFileSync(join(agentsDir, `${name}.yaml`), `name: ${name}\nmodel: m\n`);
+  for (const [name, yaml] of Object.entries(options.agents ?? {})) writeFileSync(join(agentsDir, `${name}.yaml`), yaml);
   const nc = await connectNats({ url: TEST_NATS_URL }, { name: "gateway-test" });
   const jsm = await jetstreamManager(nc);
   await ensureStreams(jsm, subjects);
@@ -46,6 +52,7 @@ export async function startTestGateway(env: Record<string, string> = {}) {
     logger: createLogger({ service: "gateway-test", level: "silent" }),
     registry: createMetricsRegistry("gateway-test"),
     telemetry,
+    env: options.secrets ?? {},
   });
   const base = `http://127.0.0.1:${gateway.port}`;
   return {

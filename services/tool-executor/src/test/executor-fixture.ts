@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBus, deleteStreams, ensureStreams } from "@moniro/bus";
@@ -20,6 +20,8 @@ export async function executorFixture(agents: Record<string, string> = { ada: "n
   const subjects = createSubjects(namespace);
   const redis = testRedis();
   const dir = mkdtempSync(join(tmpdir(), "moniro-executor-"));
+  // Sandboxed commands run as nobody when the tests run as root: bwrap, as nobody, must reach the workspaces.
+  chmodSync(dir, 0o755);
   const agentsDir = join(dir, "agents");
   const workspacesDir = join(dir, "workspaces");
   mkdirSync(agentsDir);

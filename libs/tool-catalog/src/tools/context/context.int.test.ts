@@ -123,8 +123,9 @@ describe("history", () => {
       input("thanks!"),
     ]);
     await seedThread("proj:dev", [input("deploy the wifi dashboard", "proj:dev")]);
-    // Thread metadata keys next to the streams are not threads.
-    await t.redis.hset(`${createKeys(t.prefix).thread("ada", "personal")}:meta`, "pointer", "0-1");
+    // Thread metadata keys beside the streams are not threads.
+    await t.redis.hset(createKeys(t.prefix).threadMeta("ada", "personal"), "windowAfter", "0-1");
+    await t.redis.sadd(createKeys(t.prefix).threadEnvelopes("ada", "personal"), "01J00000000000000000000000");
   });
 
   it("history_search finds keywords across every thread, including compacted and skipped parts", async () => {

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@moniro/store";
 import { agentKeys } from "./keys.js";
 import { decodeTodo } from "./todos.js";
 
@@ -8,7 +8,7 @@ import { decodeTodo } from "./todos.js";
  * tools write. Empty strings when there is nothing.
  */
 export async function readPersonalContext(
-  redis: Redis,
+  redis: RedisClient,
   redisPrefix: string,
   agent: string,
   options: { maxMemoryChars?: number } = {},

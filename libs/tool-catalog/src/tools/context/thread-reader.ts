@@ -1,5 +1,5 @@
 import type { ThreadEntryData } from "@moniro/envelopes";
-import { decodeThreadEntry, ENTRY_FIELD, fieldValue } from "@moniro/store";
+import { decodeThreadEntry, ENTRY_FIELD, fieldValue, scanKeys } from "@moniro/store";
 import type { ToolContext } from "../../tool.js";
 import { agentKeys } from "./keys.js";
 
@@ -9,18 +9,19 @@ export interface RecalledEntry {
   entry: ThreadEntryData;
 }
 
-/** The contexts that have a thread stream for this agent (SCAN, then TYPE = stream). */
+/**
+ * The contexts that have a thread stream for this agent (SCAN, on every
+ * master of a cluster; the layout's fixed word `thread:` is used by thread
+ * streams alone, TYPE = stream guards against keys written by hand).
+ */
 export async function threadContexts(ctx: ToolContext): Promise<string[]> {
   const keys = agentKeys(ctx);
   const found: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await ctx.redis.scan(cursor, "MATCH", keys.threadPattern, "COUNT", 200);
-    cursor = next;
+  for await (const batch of scanKeys(ctx.redis, keys.threadPattern, 200)) {
     for (const key of batch) {
       if ((await ctx.redis.type(key)) === "stream") found.push(key.slice(keys.threadPrefix.length));
     }
-  } while (cursor !== "0");
+  }
   return found.sort();
 }
 

@@ -1,12 +1,14 @@
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
+import { handToCommandUser } from "../../exec/workspace-owner.js";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { applyFilePatch, type PatchedFile, planPatch } from "./patch-plan.js";
 
 interface Change {
   absolute: string;
+  root: string;
   display: string;
   action: PatchedFile["action"];
   before: string | undefined;
@@ -60,7 +62,14 @@ export const applyPatchTool = defineTool({
         continue;
       }
       const after = file.action === "delete" ? undefined : applied.text;
-      changes.push({ absolute: target.absolute, display: target.display, action: file.action, before, after });
+      changes.push({
+        absolute: target.absolute,
+        root: target.root,
+        display: target.display,
+        action: file.action,
+        before,
+        after,
+      });
     }
     if (problems.length > 0) {
       return fail(
@@ -77,6 +86,8 @@ export const applyPatchTool = defineTool({
         else {
           await mkdir(dirname(change.absolute), { recursive: true });
           await writeFile(change.absolute, change.after, "utf8");
+          // Sandboxed commands run as another user when the executor is root: they must be able to change it.
+          if (change.before === undefined) await handToCommandUser(ctx.limits, change.root, change.absolute);
         }
         done.push(change);
       }

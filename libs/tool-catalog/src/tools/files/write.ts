@@ -1,6 +1,7 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { dirname, relative } from "node:path";
 import { z } from "zod";
+import { handToCommandUser } from "../../exec/workspace-owner.js";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 
@@ -32,6 +33,8 @@ export const writeTool = defineTool({
       );
     }
     await writeFile(target.absolute, input.content, "utf8");
+    // Sandboxed commands run as another user when the executor is root: they must be able to change it.
+    await handToCommandUser(ctx.limits, target.root, target.absolute);
     const bytes = Buffer.byteLength(input.content);
     return ok(
       { path: target.display, bytes, created },

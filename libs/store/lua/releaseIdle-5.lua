@@ -3,16 +3,16 @@
   state (as updateState does) and releases its lease, all at once. Input
   appended before this runs is seen here (the run goes on); input appended
   after finds the lease free, so its producer takes it: no wakeup is lost.
+  The active-agents index is a global key: the caller updates it afterwards.
 
   Input:
-    KEYS[1] lease key           `agent:<a>:lease`
-    KEYS[2..4] inbox lanes      `agent:<a>:inbox:<lane>` (immediate, normal, background)
-    KEYS[5] state hash          `agent:<a>:state`
-    KEYS[6] active-agents set   `agents:active`
+    KEYS[1] lease key           `{a:<a>}:lease`
+    KEYS[2..4] inbox lanes      `{a:<a>}:inbox:<lane>` (immediate, normal, background)
+    KEYS[5] state hash          `{a:<a>}:state`
 
     ARGV[1] expected lease value `<epoch>:<holder>`
-    ARGV[2 ..] the state patch, as updateState's ARGV: agent, active flag,
-               n, n field/value pairs to set, fields to remove
+    ARGV[2 ..] the state patch, as updateState's ARGV: n, n field/value pairs
+               to set, fields to remove
 
   Output:
     1   released (state patched, lease deleted)
@@ -27,6 +27,6 @@ end
 if redis.call("XLEN", KEYS[2]) + redis.call("XLEN", KEYS[3]) + redis.call("XLEN", KEYS[4]) > 0 then
   return 0
 end
-patchState(KEYS[5], KEYS[6], ARGV, 2)
+patchState(KEYS[5], ARGV, 2)
 redis.call("DEL", KEYS[1])
 return 1

@@ -6,21 +6,17 @@
   Input:
     KEYS[1] old lane stream
     KEYS[2] new lane stream
-    KEYS[3] pending-agents set
 
     ARGV[1] consumer group name
-    ARGV[2] agent name
-    ARGV[3] old entry id
-    ARGV[4] new record JSON (stream field `e`)
+    ARGV[2] old entry id
+    ARGV[3] new record JSON (stream field `e`)
 
   Output:
     the new stream entry id
 ]]
 if redis.call("EXISTS", KEYS[1]) == 1 then
-  redis.call("XACK", KEYS[1], ARGV[1], ARGV[3])
-  redis.call("XDEL", KEYS[1], ARGV[3])
+  redis.call("XACK", KEYS[1], ARGV[1], ARGV[2])
+  redis.call("XDEL", KEYS[1], ARGV[2])
 end
 redis.pcall("XGROUP", "CREATE", KEYS[2], ARGV[1], "0", "MKSTREAM")
-local id = redis.call("XADD", KEYS[2], "*", "e", ARGV[4])
-redis.call("SADD", KEYS[3], ARGV[2])
-return id
+return redis.call("XADD", KEYS[2], "*", "e", ARGV[3])

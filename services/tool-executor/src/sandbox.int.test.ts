@@ -1,0 +1,90 @@
+import { createMetricsRegistry, type LogSink } from "@moniro/telemetry";
+import { execLimits } from "@moniro/tool-catalog";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PROBE_DIRECTORY, setUpSandbox } from "./sandbox-setup.js";
+import { type ExecutorFixture, executorFixture } from "./test/executor-fixture.js";
+
+/** A logger that keeps what it was told, by level. */
+function recordingLogger() {
+  const lines: { level: string; fields: object; message: string | undefined }[] = [];
+  const at =
+    (level: string) =>
+    (fields: object, message?: string): void => {
+      lines.push({ level, fields, message });
+    };
+  const logger: LogSink = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  return { logger, lines };
+}
+
+describe("the executor's sandbox", () => {
+  let world: ExecutorFixture;
+
+  beforeEach(async () => {
+    world = await executorFixture({
+      ada: "name: ada\nmodel: mock\n",
+      netty: "name: netty\nmodel: mock\ntools:\n  network: true\n",
+    });
+  });
+  afterEach(() => world.cleanup());
+
+  it("probes at start: bubblewrap works here with the real arguments and user", async () => {
+    const { logger, lines } = recordingLogger();
+    const sandbox = await setUpSandbox({
+      limits: execLimits(),
+      workspacesRoot: world.workspacesDir,
+      unsafeNoSandbox: false,
+      logger,
+    });
+    expect(sandbox.kind).toBe("bubblewrap");
+    expect(lines.find((line) => line.message === "exec sandbox ready")?.level).toBe("info");
+    // The probe ran in a directory no agent can be named after.
+    expect(PROBE_DIRECTORY.startsWith(".")).toBe(true);
+  });
+
+  it("the unsafe opt-out is logged at warn level at start and reported in every exec result", async () => {
+    const { logger, lines } = recordingLogger();
+    const sandbox = await setUpSandbox({
+      limits: execLimits(),
+      workspacesRoot: world.workspacesDir,
+      unsafeNoSandbox: true,
+      logger,
+    });
+    expect(sandbox.kind).toBe("unsafe-none");
+    const warned = lines.find((line) => line.level === "warn");
+    expect(warned?.message).toMatch(/^exec runs WITHOUT a sandbox \(MONIRO_EXEC_UNSAFE_NO_SANDBOX=true\)/);
+    // ... and every exec result of that executor says so.
+    await world.startExecutor({ sandbox });
+    const result = await world.call(world.callEnvelope("exec", { command: "echo unguarded" }));
+    expect(result.content).toContain("unguarded");
+    expect(result.data).toMatchObject({
+      sandbox: { kind: "none", warning: expect.stringMatching(/^exec runs WITHOUT a sandbox \(MONIRO_EXEC_UNSAFE/) },
+    });
+  });
+
+  it("commands have no network unless the agent's tool policy says network: true", async () => {
+    await world.startExecutor();
+    const probe = "exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'PING\\r\\n' >&3 && head -c 7 <&3 || echo NO-NETWORK";
+    const closed = await world.call(world.callEnvelope("exec", { command: probe }));
+    expect(closed.content).toContain("NO-NETWORK");
+    expect(closed.content).not.toContain("PONG");
+    const open = await world.call(world.callEnvelope("exec", { command: probe }, { agent: "netty" }));
+    expect(open.content).toContain("+PONG");
+    expect(open.data).toMatchObject({ sandbox: { kind: "bubblewrap", network: true } });
+  });
+
+  it("an executor without a sandbox refuses exec and process with the cause, answers the other tools, and says so in its metrics", async () => {
+    const registry = createMetricsRegistry("tool-executor-test");
+    const reason = "bubblewrap is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap)";
+    await world.startExecutor({ sandbox: { kind: "unavailable", reason }, registry });
+    const exec = await world.call(world.callEnvelope("exec", { command: "echo hi" }));
+    expect(exec).toMatchObject({ isError: true, errorCode: "sandbox-unavailable" });
+    expect(exec.content).toContain(reason);
+    const started = await world.call(world.callEnvelope("process", { action: "start", command: "sleep 1" }));
+    expect(started).toMatchObject({ isError: true, errorCode: "sandbox-unavailable" });
+    const written = await world.call(world.callEnvelope("write", { path: "a.txt", content: "still works" }));
+    expect(written.isError).toBe(false);
+    const metrics = await registry.metrics();
+    expect(metrics).toMatch(/moniro_exec_sandbox\{mode="unavailable"[^}]*\} 1/);
+    expect(metrics).toMatch(/moniro_exec_sandbox\{mode="bubblewrap"[^}]*\} 0/);
+  });
+});
