@@ -74,6 +74,6 @@ describe("gateway /v1/pairing", () => {
     expect(down.status).toBe(503);
     const body = (await down.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe("signal_bridge_unavailable");
-    expect(body.error.message).toMatch(/start it with MONIRO_SIGNAL_URL set/);
+    expect(body.error.message).toMatch(/start one with Signal configured/);
   });
 });

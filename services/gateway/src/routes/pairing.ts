@@ -21,7 +21,7 @@ async function ask(client: PairingClient, request: PairingRequestInput): Promise
     throw new HttpError(
       503,
       "signal_bridge_unavailable",
-      `no signal-bridge answered (${why}); pairing state belongs to the signal-bridge: start it with MONIRO_SIGNAL_URL set`,
+      `no signal-bridge answered (${why}); pairing state belongs to the signal-bridge: start one with Signal configured (docs/signal.md)`,
       { "Retry-After": "2" },
     );
   }
