@@ -33,6 +33,8 @@ export async function run(): Promise<void> {
   let fake: FakeSignalCli | undefined;
   let stack: Awaited<ReturnType<typeof startServiceStack>> | undefined;
   const samples: number[] = [];
+  const relayed: number[] = [];
+  let publishedAt: number | undefined;
   try {
     fake = await startFakeSignalCli();
     stack = await startServiceStack({
@@ -46,19 +48,30 @@ export async function run(): Promise<void> {
       namespace: { namespace: bench.namespace, prefix: bench.prefix },
     });
     await stack.start("signal-bridge");
+    // The bridge's own part: the push → its envelope on <ns>.in.<agent> (seen by a core subscriber).
+    const watch = bench.nc.subscribe(bench.subjects.in(AGENT), {
+      callback: () => {
+        publishedAt ??= performance.now();
+      },
+    });
     await fake.waitForConnections(1);
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
       await bench.idle();
       await sleep(REST_MS);
       calledAt = undefined;
+      publishedAt = undefined;
       const woken = new Promise<void>((resolve) => {
         wakeUp = resolve;
       });
       const t0 = performance.now();
       fake.push({ from: SENDER, text: `message ${i}` });
       await woken;
-      if (i >= WARMUP) samples.push((calledAt ?? Number.NaN) - t0);
+      if (i >= WARMUP) {
+        samples.push((calledAt ?? Number.NaN) - t0);
+        relayed.push((publishedAt ?? Number.NaN) - t0);
+      }
     }
+    watch.unsubscribe();
     await bench.idle();
   } finally {
     await stack?.stop();
@@ -68,6 +81,7 @@ export async function run(): Promise<void> {
     await fake?.close();
   }
   const total = summarize(samples);
+  const bridge = summarize(relayed);
   report({
     benchmark: "signal",
     title: "Signal event → the agent's first LLM request (fake signal-cli)",
@@ -79,6 +93,8 @@ export async function run(): Promise<void> {
         met: total.p50 <= 10,
       },
       { metric: "signal-cli SSE event → LLM request p99", value: ms(total.p99) },
+      { metric: "  SSE event → inbound envelope on NATS (the bridge) p50", value: ms(bridge.p50) },
+      { metric: "  SSE event → inbound envelope on NATS p99", value: ms(bridge.p99) },
     ],
     notes: [
       "The fake signal-cli daemon and the runner (zero-latency model) run in this process; the signal-bridge is its own process (dist/main.js).",
