@@ -84,22 +84,25 @@ export function createRelay(deps: {
     return "sender awaits pairing approval";
   }
 
-  async function publish(envelope: InboundEnvelope): Promise<void> {
+  /**
+   * Runs a NATS step (pairing state, publishing) until it succeeds or the bridge stops: signal-cli
+   * does not send an event twice, so giving up would lose the message.
+   */
+  async function persist<T>(what: string, step: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await publishEnvelope(deps.js, deps.subjects.in(envelope.agent), envelope);
-        return;
+        return await step();
       } catch (error) {
         if (deps.signal.aborted) throw error;
         const delay = Math.min(5_000, 100 * 2 ** attempt);
-        deps.logger.warn(
-          { err: (error as Error).message, retryInMs: delay },
-          "publishing a Signal message failed; retrying",
-        );
+        deps.logger.warn({ err: (error as Error).message, retryInMs: delay }, `${what} failed; retrying`);
         await sleep(delay, undefined, { signal: deps.signal });
       }
     }
   }
+
+  const publish = (envelope: InboundEnvelope) =>
+    persist("publishing a Signal message", () => publishEnvelope(deps.js, deps.subjects.in(envelope.agent), envelope));
 
   return {
     counters,
@@ -122,7 +125,7 @@ export function createRelay(deps: {
         counters.duplicates++;
         return;
       }
-      const verdict = await admitted(input);
+      const verdict = await persist("checking a Signal sender's access", () => admitted(input));
       if (verdict !== true) {
         counters.held++;
         remember(key);

@@ -1,0 +1,148 @@
+import { createSubjects, type PairingEntry } from "@moniro/envelopes";
+import type { JetStreamClient } from "@nats-io/jetstream";
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "./logger.js";
+import type { PairingStore } from "./pairing-store.js";
+import { createRelay } from "./relay.js";
+import type { Routing } from "./routing.js";
+import type { SignalRpc } from "./signal-rpc.js";
+import { receivedMessage } from "./test/fake-signal-cli.js";
+import { TypingIndicators } from "./typing.js";
+
+const GROUP = "Z3JvdXAtb25l";
+const routing: Routing = {
+  defaultAgent: "alice",
+  allow: new Set(["+15550002"]),
+  numbers: new Map(),
+  groups: new Map([[GROUP, { agent: "team", requireMention: true }]]),
+  readReceipts: false,
+  pairing: true,
+};
+
+/** An in-memory PairingStore with the KV store's behaviour. */
+function memoryPairing(): PairingStore & { entries: Map<string, PairingEntry> } {
+  const entries = new Map<string, PairingEntry>();
+  let next = 0;
+  return {
+    entries,
+    get: async (sender) => entries.get(sender),
+    async request(sender) {
+      const existing = entries.get(sender);
+      if (existing) return { entry: existing, created: false };
+      const entry: PairingEntry = {
+        code: `CODE000${next++}`,
+        sender,
+        status: "pending",
+        requestedAt: new Date(0).toISOString(),
+      };
+      entries.set(sender, entry);
+      return { entry, created: true };
+    },
+    pending: async () => [...entries.values()].filter((e) => e.status === "pending"),
+    async decide(code, status) {
+      const entry = [...entries.values()].find((e) => e.code === code && e.status === "pending");
+      if (!entry) return undefined;
+      const decided = { ...entry, status };
+      entries.set(entry.sender, decided);
+      return decided;
+    },
+  };
+}
+
+function harness(options: { failPublishes?: number } = {}) {
+  const published: Array<{ subject: string; envelope: { id: string; agent: string; source: string; text: string } }> =
+    [];
+  let failures = options.failPublishes ?? 0;
+  const js = {
+    async publish(subject: string, data: Uint8Array) {
+      if (failures-- > 0) throw new Error("503 no responders (JetStream down)");
+      published.push({ subject, envelope: JSON.parse(new TextDecoder().decode(data)) });
+      return { seq: published.length };
+    },
+  } as unknown as JetStreamClient;
+  const sent: Array<{ method: string; params: Record<string, unknown> }> = [];
+  const rpc: SignalRpc = {
+    async call(method, params) {
+      sent.push({ method, params });
+      return {};
+    },
+  };
+  const pairing = memoryPairing();
+  const typing = new TypingIndicators({ rpc, logger: silentLogger, readReceipts: false });
+  const relay = createRelay({
+    js,
+    subjects: createSubjects("t1"),
+    routing,
+    pairing,
+    rpc,
+    typing,
+    logger: silentLogger,
+    signal: new AbortController().signal,
+  });
+  let clock = 1_700_000_000_000;
+  const push = (message: { from: string; text: string; groupId?: string; mentions?: string[]; timestamp?: number }) => {
+    const timestamp = message.timestamp ?? clock++;
+    return relay.onEvent(JSON.stringify(receivedMessage("+15550001", { ...message, timestamp }))).then(() => timestamp);
+  };
+  return { relay, push, published, sent, pairing, typing };
+}
+
+describe("the relay from Signal events to inbound envelopes", () => {
+  it("publishes an allowed DM once, even when the event comes again", async () => {
+    const h = harness();
+    const timestamp = await h.push({ from: "+15550002", text: "hi" });
+    await h.push({ from: "+15550002", text: "hi", timestamp });
+    expect(h.published.map((p) => [p.subject, p.envelope.source, p.envelope.text])).toEqual([
+      ["t1.in.alice", "signal:+15550002", "hi"],
+    ]);
+    expect(h.relay.counters).toMatchObject({ relayed: 1, duplicates: 1 });
+    h.typing.stop();
+  });
+
+  it("keeps retrying a publish JetStream refuses, so the message is not lost", async () => {
+    const h = harness({ failPublishes: 2 });
+    await h.push({ from: "+15550002", text: "during an outage" });
+    expect(h.published.map((p) => p.envelope.text)).toEqual(["during an outage"]);
+    h.typing.stop();
+  });
+
+  it("holds an unknown sender: one code, nothing published until approved; a denied sender stays out", async () => {
+    const h = harness();
+    await h.push({ from: "+15550003", text: "let me in" });
+    await h.push({ from: "+15550003", text: "again" });
+    expect(h.published).toEqual([]);
+    expect(h.sent.filter((s) => s.method === "send")).toEqual([
+      { method: "send", params: { recipient: ["+15550003"], message: expect.stringContaining("CODE0000") } },
+    ]);
+    await h.pairing.decide("CODE0000", "approved");
+    await h.push({ from: "+15550003", text: "approved now" });
+    expect(h.published.map((p) => p.envelope.text)).toEqual(["approved now"]);
+
+    await h.push({ from: "+15550004", text: "hello" });
+    await h.pairing.decide("CODE0001", "denied");
+    await h.push({ from: "+15550004", text: "still me" });
+    expect(h.published).toHaveLength(1);
+    expect(h.relay.counters.held).toBe(4);
+    h.typing.stop();
+  });
+
+  it("relays a configured group only when mentioned, to its agent; other groups never", async () => {
+    const h = harness();
+    await h.push({ from: "+15550002", text: "no mention", groupId: GROUP });
+    await h.push({ from: "+15550009", text: "hey @bot", groupId: "b3RoZXI=", mentions: ["+15550001"] });
+    await h.push({ from: "+15550009", text: "hey @bot", groupId: GROUP, mentions: ["+15550001"] });
+    expect(h.published.map((p) => [p.subject, p.envelope.source])).toEqual([["t1.in.team", `signal:group:${GROUP}`]]);
+    expect(h.sent.filter((s) => s.method === "send")).toEqual([]);
+    h.typing.stop();
+  });
+
+  it("skips what it cannot read without stopping", async () => {
+    const h = harness();
+    await h.relay.onEvent("{not json");
+    await h.relay.onEvent(JSON.stringify({ envelope: { timestamp: "yesterday" } }));
+    await h.push({ from: "+15550002", text: "still relaying" });
+    expect(h.published.map((p) => p.envelope.text)).toEqual(["still relaying"]);
+    expect(h.relay.counters.ignored).toBe(2);
+    h.typing.stop();
+  });
+});
