@@ -25,7 +25,7 @@ export function sendTargetOf(to: string): { recipient: string[] } | { groupId: s
 }
 
 /** Inline attachments travel as data URIs (signal-cli accepts them); linked ones as links in the text. */
-function sendParams(envelope: OutboundEnvelope): { message: string; attachments?: string[] } {
+export function sendParams(envelope: OutboundEnvelope): { message: string; attachments?: string[] } {
   const links = envelope.attachments.filter((a) => a.url).map((a) => a.url as string);
   const inline = envelope.attachments
     .filter((a) => a.data)

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { sendTargetOf } from "./outbound.js";
+import { sendParams, sendTargetOf } from "./outbound.js";
 import { SignalRpcError, signalRpc } from "./signal-rpc.js";
 import { type FakeSignalCli, startFakeSignalCli } from "./test/fake-signal-cli.js";
 
@@ -74,5 +74,24 @@ describe("outbound addresses", () => {
       recipient: ["00000000-0000-4000-8000-000000000002"],
     });
     expect(sendTargetOf("signal:alice")).toMatch(/E.164/);
+  });
+
+  it("sends inline attachments as data URIs and linked ones as links under the text", () => {
+    const params = sendParams({
+      v: 1,
+      id: "01J00000000000000000000000",
+      ts: new Date(0).toISOString(),
+      agent: "alice",
+      to: "signal:+15550002",
+      text: "the report",
+      attachments: [
+        { name: "a b.png", contentType: "image/png; charset=binary", data: "AAAA" },
+        { name: "big.pdf", contentType: "application/pdf", url: "https://example.com/big.pdf" },
+      ],
+    });
+    expect(params).toEqual({
+      message: "the report\nhttps://example.com/big.pdf",
+      attachments: ["data:image/png;filename=a%20b.png;base64,AAAA"],
+    });
   });
 });
