@@ -11,7 +11,7 @@ import { markdown, reportedTables } from "./support/report.js";
  * benchmark ran.
  */
 const here = dirname(fileURLToPath(import.meta.url));
-const ORDER = ["loop-overhead", "injection", "wake", "throughput", "idle-memory", "services"];
+const ORDER = ["loop-overhead", "injection", "wake", "wakeup", "throughput", "idle-memory", "services"];
 
 function moduleName(file: string): string {
   return file.replace(/\.js$/, "").replace(/\.bench$/, "");
