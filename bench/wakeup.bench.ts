@@ -1,6 +1,7 @@
 import { createSubjects, decodeOrThrow, inboundEnvelopeSchema, stamp } from "@moniro/envelopes";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { NATS_URL } from "./support/bench-runner.js";
+import { cpuMs } from "./support/proc.js";
 import { ms, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
 import { summarize } from "./support/stats.js";
@@ -27,7 +28,7 @@ export async function run(): Promise<void> {
   const stack = await startServiceStack({ agents: {}, env: {} });
   let nc: NatsConnection | undefined;
   try {
-    await stack.start("scheduler");
+    const scheduler = await stack.start("scheduler");
     nc = await connect({ servers: NATS_URL });
     const subjects = createSubjects(stack.namespace);
     const arrivals = new Map<string, number>();
@@ -93,7 +94,10 @@ export async function run(): Promise<void> {
     await scheduleAll(burst);
     const scheduledIn = performance.now() - scheduling;
     const keys = burst.map((w) => `${w.agent}/cron:${w.job}`);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now() - 200)));
+    const cpuBefore = cpuMs(scheduler.pid);
     await arrived(keys, due - Date.now() + 15_000);
+    const burstCpu = cpuMs(scheduler.pid) - cpuBefore;
     const burstLateness = keys.map((key) => (arrivals.get(key) ?? Number.NaN) - due);
     const burstMissing = burstLateness.filter((value) => Number.isNaN(value)).length;
     const fired = burstLateness.filter((value) => !Number.isNaN(value));
@@ -123,6 +127,7 @@ export async function run(): Promise<void> {
         },
         { metric: "burst: not fired within 15 s", value: String(burstMissing), goal: "0", met: burstMissing === 0 },
         { metric: `burst: ${BURST} upserts over NATS took`, value: ms(scheduledIn) },
+        { metric: "burst: scheduler CPU while firing them", value: ms(burstCpu) },
       ],
       notes: [
         "scheduled with <ns>.sched.upsert {schedule: {at}} (what the cron tool sends); one scheduler process, MONIRO_SCHEDULER_CONCURRENCY default",
