@@ -95,7 +95,11 @@ const scheduleSchema = withShorthand(
     const wakeup = schedule.cron !== undefined || schedule.every_ms !== undefined;
     for (const key of ["reason", "workspace"] as const) {
       if (schedule[key] !== undefined && !wakeup) {
-        ctx.addIssue({ code: "custom", path: [key], message: `'${key}' belongs to a wakeup: add 'cron' or 'every_ms'` });
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `'${key}' belongs to a wakeup: add 'cron' or 'every_ms'`,
+        });
       }
     }
     if (schedule.tz !== undefined && schedule.cron === undefined) {

@@ -83,13 +83,7 @@ describe("loadAgentDefinitions", () => {
   });
 
   it("refuses schedule fields that cannot apply, naming each with the fix", async () => {
-    write("alice.yaml", [
-      "name: alice",
-      "model: m",
-      "schedule:",
-      "  every_ms: 60000",
-      "  workspace: review",
-    ]);
+    write("alice.yaml", ["name: alice", "model: m", "schedule:", "  every_ms: 60000", "  workspace: review"]);
     expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
       {
         path: "schedule.workspace",
