@@ -6,7 +6,7 @@ import { connect } from "@nats-io/transport-node";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitForEvent, waitForMessage } from "../support/agent-events.js";
+import { agentEventOf, waitForEvent, waitForMessage } from "../support/agent-events.js";
 import { testAgentYaml } from "../support/agents.js";
 import { blocksOf, lastMessage, userTexts } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
@@ -57,7 +57,7 @@ describe("schedules from the agent file and heartbeats, end to end", () => {
       services: ["gateway", "agent-runner", "tool-executor", "scheduler"],
       agents: {
         waker: yamlOf("waker", { every_ms: 1000, reason: "first words" }),
-        beater: yamlOf("beater", { heartbeat_ms: 1000 }),
+        beater: yamlOf("beater", { heartbeat_ms: 2000 }),
         still: yamlOf("still", { cron: "0 4 1 1 *", tz: "UTC", heartbeat_ms: 3_600_000 }),
       },
     }));
@@ -134,7 +134,7 @@ describe("schedules from the agent file and heartbeats, end to end", () => {
     expect(Object.keys(await jobs())).toContain("def.still.wakeup");
 
     await stack.start("scheduler");
-    expect(await jobs()).toEqual({ "def.beater.heartbeat": "every 1000", "job.still.report": "0 5 * * *" });
+    expect(await jobs()).toEqual({ "def.beater.heartbeat": "every 2000", "job.still.report": "0 5 * * *" });
   }, 60_000);
 
   it("a heartbeat while the agent is busy leaves no trace in its thread or its model requests; idle, it is answered HEARTBEAT_OK", async () => {
@@ -143,12 +143,18 @@ describe("schedules from the agent file and heartbeats, end to end", () => {
     try {
       // Idle: the heartbeat reaches the agent, which answers with `message`.
       await waitForMessage(sse, { to: "http:heartbeat", text: "HEARTBEAT_OK" }, 20_000);
+      // Right after that heartbeat's cycle ends the next one is ~2 s away: the DM starts a cycle of its own.
+      const answeredAt = sse.events.length;
+      await sse.waitFor(
+        (event) => sse.events.indexOf(event) >= answeredAt && agentEventOf(event)?.type === "cycle-ended",
+        10_000,
+      );
       const skippedBefore = await metric(
         stack.service("scheduler").port,
         /^moniro_scheduler_firings_total\{[^}]*result="skipped"/,
       );
 
-      // Busy for 3 s: the scheduler's heartbeats (every second) must not reach the thread.
+      // Busy for 3 s: the scheduler's heartbeats (every 2 s) must not reach the thread.
       const reply = await gateway.send("beater", "busy work", "bob");
       expect(reply.status).toBe(202);
       const busy = await waitForEvent(sse, "cycle-started", (event) =>
