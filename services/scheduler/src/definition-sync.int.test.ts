@@ -147,6 +147,15 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
     expect((await syncs[0]?.syncNow())?.removed).toEqual(["def.alice.wakeup"]);
   });
 
+  it("a cron pattern BullMQ cannot parse is reported as failed; the other agents' schedules are made", async () => {
+    write("alice", ["schedule: { cron: 'every tuesday' }"]);
+    write("bob", ["schedule: { cron: '0 9 * * *', tz: Not/AZone }"]);
+    write("carol", ["schedule: { every_ms: 60000 }"]);
+    const result = await sync().syncNow();
+    expect(result.failed.map((failure) => failure.id).sort()).toEqual(["def.alice.wakeup", "def.bob.wakeup"]);
+    expect(await schedulers()).toEqual({ "def.carol.wakeup": "every 60000" });
+  });
+
   it("a restarted scheduler and a second replica leave exactly the jobs the definitions ask for, each pending once", async () => {
     write("alice", ["schedule: { cron: '*/5 * * * *', heartbeat_ms: 600000 }"]);
     write("bob", ["schedule: { every_ms: 600000 }"]);

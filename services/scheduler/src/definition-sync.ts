@@ -40,7 +40,7 @@ export function startDefinitionSync(options: {
     for (const failure of result.failed) {
       logger.error(
         { agent: failure.agent, schedule: failure.id, err: failure.error },
-        `agent '${failure.agent}': schedule.cron: BullMQ cannot schedule it (${failure.error}); fix the pattern in its definition`,
+        `agent '${failure.agent}': schedule.cron: cannot schedule it (${failure.error}); fix 'cron' (5 fields, or 6 with seconds first) or 'tz' (an IANA zone) in its definition`,
       );
     }
     if (result.created.length + result.updated.length + result.removed.length > 0) {
