@@ -64,8 +64,20 @@ describe("schedules from the agent file and heartbeats, end to end", () => {
     gateway = gatewayClient(stack.gatewayUrl);
     for (let i = 0; i < 200; i++) model.script("beater", agentLike);
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    // The scheduler's BullMQ queue (services/scheduler/src/job-ids.ts: queueNames), read to check the jobs themselves.
-    queue = new Queue(`schedules-${stack.namespace}`, { connection: redis, prefix: `${stack.namespace}:bull` });
+    // The scheduler's BullMQ queue (services/scheduler/src/job-ids.ts: queueNames), read to check the
+    // jobs themselves. Its key prefix is found rather than rebuilt, so a change of the key layout
+    // cannot make this test look at an empty queue.
+    const name = `schedules-${stack.namespace}`;
+    const meta = await eventually(async () => {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", `*${name}:meta`, "COUNT", 10_000);
+        if (keys[0]) return keys[0];
+        cursor = next;
+      } while (cursor !== "0");
+      return undefined;
+    }, "the scheduler's queue in Redis");
+    queue = new Queue(name, { connection: redis, prefix: meta.slice(0, -`:${name}:meta`.length) });
   }, 60_000);
 
   afterAll(async () => {
