@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type DefinitionSync, startDefinitionSync } from "./definition-sync.js";
 import { directoryDefinitions } from "./definitions-source.js";
 import { silentLogger } from "./logger.js";
+import type { ReconcileResult } from "./reconcile.js";
 import { FIRE, FIRE_JOB_OPTIONS } from "./schedule-store.js";
 import { type SchedulerRuntime, startSchedulerRuntime } from "./scheduler-runtime.js";
 import { bullConnection, deletePrefix, eventually, randomToken } from "./test/redis-fixture.js";
@@ -22,15 +23,21 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
 
   const write = (agent: string, lines: string[]) =>
     writeFileSync(join(dir, `${agent}.yaml`), [`name: ${agent}`, "model: m", ...lines].join("\n"));
+  /** Starts a sync (it reconciles at once); `first` is that first run's result. */
   const sync = () => {
+    let first: (result: ReconcileResult) => void = () => {};
+    const firstRun = new Promise<ReconcileResult>((resolve) => {
+      first = resolve;
+    });
     const started = startDefinitionSync({
       source: directoryDefinitions(dir, { debounceMs: 20 }),
       queue: runtime.queue,
       logger: silentLogger,
       resyncMs: 60_000,
+      onReconciled: (result) => first(result),
     });
     syncs.push(started);
-    return started;
+    return { ...started, first: firstRun };
   };
   /** The queue's schedulers: id → what they repeat on. */
   async function schedulers(): Promise<Record<string, string>> {
@@ -80,7 +87,7 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
       },
     );
 
-    const result = await sync().syncNow();
+    const result = await sync().first;
     expect(result.created.sort()).toEqual(["def.alice.heartbeat", "def.alice.wakeup", "def.bob.wakeup"]);
     expect(result.removed).toEqual(["def.ghost.wakeup"]);
     expect(await schedulers()).toEqual({
@@ -151,9 +158,35 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
     write("alice", ["schedule: { cron: 'every tuesday' }"]);
     write("bob", ["schedule: { cron: '0 9 * * *', tz: Not/AZone }"]);
     write("carol", ["schedule: { every_ms: 60000 }"]);
-    const result = await sync().syncNow();
+    const result = await sync().first;
     expect(result.failed.map((failure) => failure.id).sort()).toEqual(["def.alice.wakeup", "def.bob.wakeup"]);
     expect(await schedulers()).toEqual({ "def.carol.wakeup": "every 60000" });
+  });
+
+  it("a failed first read is retried within a second, not at the next periodic re-read", async () => {
+    write("alice", ["schedule: { every_ms: 60000 }"]);
+    const real = directoryDefinitions(dir);
+    let reads = 0;
+    const failures: string[] = [];
+    const started = startDefinitionSync({
+      source: {
+        where: real.where,
+        watch: () => () => {},
+        load: async () => {
+          reads++;
+          if (reads === 1) throw new Error("EACCES: permission denied");
+          return real.load();
+        },
+      },
+      queue: runtime.queue,
+      logger: silentLogger,
+      resyncMs: 60_000,
+      retryMs: 200,
+      onFailed: (error) => failures.push(error.message),
+    });
+    syncs.push(started);
+    await eventually(async () => "def.alice.wakeup" in (await schedulers()), "the retried reconciliation", 3_000);
+    expect(failures).toEqual(["EACCES: permission denied"]);
   });
 
   it("a restarted scheduler and a second replica leave exactly the jobs the definitions ask for, each pending once", async () => {
@@ -164,7 +197,7 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
     syncs.shift()?.stop();
 
     // Two replicas start at once over the same queue and definitions.
-    const [a, b] = await Promise.all([sync().syncNow(), sync().syncNow()]);
+    const [a, b] = await Promise.all([sync().first, sync().first]);
     expect([...a.created, ...a.updated, ...a.removed, ...b.created, ...b.updated, ...b.removed]).toEqual([]);
     expect(await schedulers()).toEqual(first);
     // One pending job per scheduler: nothing fires twice.

@@ -11,11 +11,11 @@ export interface DefinitionSync {
 }
 
 /**
- * Keeps the definition schedules in step with the definitions: once at start,
- * on every change the source reports, and every `resyncMs` as a safety net.
- * Runs never overlap; changes that arrive during a run cause one more run.
- * A failed run (Redis away, directory unreadable) is logged and the next one
- * tries again; nothing is removed on a failed read.
+ * Keeps the definition schedules in step with the definitions: at once (when
+ * started), on every change the source reports, and every `resyncMs` as a
+ * safety net. Runs never overlap; changes that arrive during a run cause one
+ * more run. A failed run (Redis away, directory unreadable) is logged and
+ * tried again after `retryMs`; nothing is removed on a failed read.
  */
 export function startDefinitionSync(options: {
   source: DefinitionsSource;
@@ -23,6 +23,9 @@ export function startDefinitionSync(options: {
   logger: Logger;
   resyncMs: number;
   onReconciled?(result: ReconcileResult): void;
+  /** A run failed; another follows within `retryMs`. */
+  onFailed?(error: Error): void;
+  retryMs?: number;
 }): DefinitionSync {
   const { source, queue, logger } = options;
   let running: Promise<ReconcileResult> | undefined;
@@ -68,21 +71,30 @@ export function startDefinitionSync(options: {
     return again;
   }
 
+  let retry: NodeJS.Timeout | undefined;
   const background = (why: string) => {
     if (stopped) return;
-    syncNow().catch((error: Error) =>
-      logger.warn({ err: error.message, why }, "could not reconcile definition schedules; trying again later"),
-    );
+    clearTimeout(retry);
+    syncNow().catch((error: Error) => {
+      logger.warn({ err: error.message, why }, "could not reconcile definition schedules; trying again shortly");
+      options.onFailed?.(error);
+      if (stopped) return;
+      // Sooner than the periodic re-read: a failed first run keeps the scheduler unready.
+      retry = setTimeout(() => background("retry"), options.retryMs ?? 1_000);
+      retry.unref();
+    });
   };
   const unwatch = source.watch(() => background("definitions changed"));
   const timer = setInterval(() => background("periodic re-read"), options.resyncMs);
   timer.unref();
+  background("start");
   return {
     syncNow,
     stop() {
       stopped = true;
       unwatch();
       clearInterval(timer);
+      clearTimeout(retry);
     },
   };
 }

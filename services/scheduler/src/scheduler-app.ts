@@ -102,11 +102,10 @@ export async function startScheduler(
       metrics.definitionChanges.inc("removed", result.removed.length);
       metrics.definitionChanges.inc("failed", result.failed.length);
     },
-  });
-  // Not waited for: Redis may be away at start (BullMQ waits it out); /readyz says so meanwhile.
-  definitions.syncNow().catch((error: Error) => {
-    definitionsReady = `definitions not reconciled yet: ${error.message}`;
-    logger.warn({ err: error.message }, "could not reconcile definition schedules at start; trying again later");
+    // Not waited for here: Redis may be away at start (BullMQ waits it out); /readyz says so meanwhile.
+    onFailed: (error) => {
+      if (definitionsReady !== true) definitionsReady = `definitions not reconciled yet: ${error.message}`;
+    },
   });
 
   const respond = createRequestResponder({
