@@ -97,6 +97,33 @@ describe("heartbeats (seed 000 §8: only an idle agent answers one)", () => {
     expect(heartbeatSkips(h).map((event) => event.data.reason)).toEqual(["heartbeat already pending"]);
   });
 
+  it("a dropped heartbeat whose ack is slow is announced and acked once, though later drains still see it", async () => {
+    const h = await harness({
+      llm: [toolReply(toolUse("ls", {}, "t1")), toolReply(toolUse("ls", {}, "t2")), textReply("done")],
+      tools: {
+        ls: async () => {
+          if (h.tools.callsOf("ls").length === 1) await heartbeat(h);
+          return "a.txt";
+        },
+      },
+    });
+    const ack = h.inbox.ack.bind(h.inbox);
+    let acks = 0;
+    h.inbox.ack = async (agent, items) => {
+      if (items.some((item) => item.envelope.meta.heartbeat)) {
+        acks++;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      return ack(agent, items);
+    };
+    await h.send("list twice");
+    await h.run();
+
+    expect(heartbeatSkips(h)).toHaveLength(1);
+    expect(acks).toBe(1);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
   it("in queue mode interrupt a heartbeat does not abort the running step", async () => {
     const h = await harness({
       settings: { queue: "interrupt" },

@@ -5,6 +5,9 @@ import { defer, emit } from "./run-context.js";
 /** The `meta` key the scheduler sets on a heartbeat input. */
 export const HEARTBEAT_META = "heartbeat";
 
+/** The heartbeats each run has dropped (by envelope id). */
+const dropping = new WeakMap<AgentRun, Set<string>>();
+
 export function isHeartbeat(item: InboxItem): boolean {
   return item.envelope.meta[HEARTBEAT_META] === true;
 }
@@ -25,8 +28,13 @@ export function dropHeartbeats(run: AgentRun, items: readonly InboxItem[], busy:
   const heartbeats = items.filter(isHeartbeat);
   const active = busy || others.length > 0;
   const kept = active ? [] : heartbeats.slice(0, 1);
-  const dropped = heartbeats.slice(kept.length);
-  // Not waited for: an ack that is lost leaves the heartbeat pending, and the next drain drops it again.
+  // A drop whose ack is still on its way shows up in the next drain again: acked and counted once.
+  const seen = dropping.get(run) ?? new Set<string>();
+  dropping.set(run, seen);
+  const dropped = heartbeats.slice(kept.length).filter((item) => !seen.has(item.envelope.id));
+  if (dropped.length === 0) return [...others, ...kept];
+  for (const item of dropped) seen.add(item.envelope.id);
+  // Not waited for: an ack that is lost leaves the heartbeat pending, and a later run drops it again.
   defer(run, run.deps.inbox.ack(run.agent, dropped));
   for (const item of dropped) {
     emit(run, "cycle-skipped", {
