@@ -16,6 +16,7 @@ const ORDER = [
   "injection",
   "wake",
   "signal",
+  "wakeup",
   "throughput",
   "cluster-throughput",
   "idle-memory",

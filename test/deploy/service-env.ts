@@ -13,7 +13,7 @@ export const CONFIG_LOADERS: Record<Service, { module: string; load: string }> =
   gateway: { module: "services/gateway/src/config.ts", load: "loadGatewayConfig" },
   "agent-runner": { module: "services/agent-runner/src/runtime/runner-config.ts", load: "loadRunnerConfig" },
   "tool-executor": { module: "services/tool-executor/src/executor-config.ts", load: "loadExecutorConfig" },
-  scheduler: { module: "libs/config/src/service-config.ts", load: "loadServiceConfig" },
+  scheduler: { module: "services/scheduler/src/scheduler-config.ts", load: "loadSchedulerConfig" },
   "signal-bridge": { module: "services/signal-bridge/src/signal-config.ts", load: "loadSignalBridgeConfig" },
 };
 

@@ -88,6 +88,7 @@ try {
     logger,
     tracing: metrics.metered(telemetry.tracing),
     onDlq: (origin) => metrics.dlq.inc({ origin }),
+    onHeartbeatSkipped: (agent) => metrics.heartbeatsSkipped.inc({ agent }),
   });
   ready = true;
   logger.info({ holder, agents: directory.names(), port: ops?.port }, "agent-runner ready");

@@ -46,7 +46,7 @@ describe("createFireProcessor", () => {
 
   it("sends the heartbeat as [cron:heartbeat] health check only while the agent is idle", async () => {
     const busy = setup(false);
-    const data = { kind: "heartbeat", agent: "bob", everyMs: 60_000 };
+    const data = { kind: "heartbeat", agent: "bob", everyMs: 60_000, replyTo: "http:heartbeat" };
     expect(await busy.fire({ id: "h", timestamp: 1, data })).toEqual({
       status: "skipped",
       reason: "agent 'bob' is busy",
@@ -57,9 +57,26 @@ describe("createFireProcessor", () => {
     await idle.fire({ id: "h", timestamp: 1, data });
     expect(idle.published[0]?.envelope).toMatchObject({
       source: "cron:heartbeat",
+      replyTo: "http:heartbeat",
       text: "health check",
       priority: "background",
+      meta: { heartbeat: true, scheduler: { job: "heartbeat", kind: "heartbeat" } },
     });
+  });
+
+  it("sends a definition's wakeup as [cron:wakeup] <reason> into its workspace's thread", async () => {
+    const { fire, published } = setup();
+    const data = { kind: "wakeup", agent: "alice", reason: "check the reviews", context: "review:pr-7" };
+    await fire({ id: "repeat:def.alice.wakeup:1", timestamp: 1, data });
+    expect(published[0]?.envelope).toMatchObject({
+      source: "cron:wakeup",
+      replyTo: "cron:wakeup",
+      context: "review:pr-7",
+      text: "check the reviews",
+      priority: "background",
+      meta: { scheduler: { job: "wakeup", kind: "wakeup" } },
+    });
+    expect(published[0]?.envelope.meta).not.toHaveProperty("heartbeat");
   });
 
   it("does not retry job data that no longer decodes, and lets publish failures propagate for BullMQ to retry", async () => {

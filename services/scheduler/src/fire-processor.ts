@@ -1,11 +1,14 @@
 import { type InboundEnvelope, inboundEnvelopeSchema, stamp, validate } from "@moniro/envelopes";
 import { UnrecoverableError } from "bullmq";
-import { type FireJobData, fireJobDataSchema, HEARTBEAT_JOB, HEARTBEAT_TEXT } from "./job-data.js";
+import { type FireJobData, fireJobDataSchema, HEARTBEAT_JOB, HEARTBEAT_TEXT, WAKEUP_JOB } from "./job-data.js";
 
 export interface FireDependencies {
   /** Durable publish on `<ns>.in.<agent>`; `dedupeId` makes a retried fire land once. */
   publishInbound(envelope: InboundEnvelope, dedupeId: string): Promise<void>;
-  /** Whether the agent has nothing running (heartbeats are skipped otherwise). */
+  /**
+   * Whether the agent looks idle now: a cheap pre-filter for heartbeats. The
+   * agent-runner decides for good, under the agent's lease, when it drains one.
+   */
   isIdle(agent: string): Promise<boolean>;
   now(): number;
 }
@@ -19,18 +22,43 @@ export interface FiringJob {
   data: unknown;
 }
 
-/** The inbound envelope a fired schedule becomes: `[cron:<job>] <reason>` in the agent's background lane. */
+/** Marks a heartbeat input: the agent-runner drops it, unanswered, if the agent is busy when it drains it. */
+export const HEARTBEAT_META = "heartbeat";
+
+/**
+ * The inbound envelope a fired schedule becomes: `[cron:<job>] <reason>` in
+ * the agent's background lane. A definition's wakeup is `cron:wakeup` (in its
+ * workspace's thread when it names one); a heartbeat is `[cron:heartbeat]
+ * health check`, answered to the definition's `heartbeat_to`.
+ */
 export function fireEnvelope(data: FireJobData, now: number): InboundEnvelope {
-  const job = data.kind === "job" ? data.job : HEARTBEAT_JOB;
-  const text = data.kind === "job" ? data.reason : HEARTBEAT_TEXT;
-  return inboundEnvelopeSchema.parse({
-    ...stamp(now),
-    agent: data.agent,
-    source: `cron:${job}`,
-    priority: "background",
-    text,
-    meta: { scheduler: { job, kind: data.kind, firedAt: new Date(now).toISOString() } },
-  });
+  const firedAt = new Date(now).toISOString();
+  const common = { ...stamp(now), agent: data.agent, priority: "background" as const };
+  switch (data.kind) {
+    case "job":
+      return inboundEnvelopeSchema.parse({
+        ...common,
+        source: `cron:${data.job}`,
+        text: data.reason,
+        meta: { scheduler: { job: data.job, kind: data.kind, firedAt } },
+      });
+    case "wakeup":
+      return inboundEnvelopeSchema.parse({
+        ...common,
+        source: `cron:${WAKEUP_JOB}`,
+        context: data.context,
+        text: data.reason,
+        meta: { scheduler: { job: WAKEUP_JOB, kind: data.kind, firedAt } },
+      });
+    case "heartbeat":
+      return inboundEnvelopeSchema.parse({
+        ...common,
+        source: `cron:${HEARTBEAT_JOB}`,
+        replyTo: data.replyTo,
+        text: HEARTBEAT_TEXT,
+        meta: { [HEARTBEAT_META]: true, scheduler: { job: HEARTBEAT_JOB, kind: data.kind, firedAt } },
+      });
+  }
 }
 
 /**

@@ -1,21 +1,29 @@
 /**
  * BullMQ ids for Moniro schedules. Custom ids must not contain ':' and must not
  * be all digits; agent and job names are `[a-z0-9_-]` tokens, so a dot is an
- * unambiguous separator and the `job.` / `heartbeat.` prefixes keep ids
- * non-numeric. The same id serves as the Job Scheduler id (cron / every) and
- * as the delayed job id (at / delayMs), so one (agent, job) is one schedule.
+ * unambiguous separator and the prefixes keep ids non-numeric.
+ *
+ * - `job.<agent>.<job>`: made by the agent's `cron` tool. The same id serves
+ *   as the Job Scheduler id (cron / every) and as the delayed job id (at /
+ *   delayMs), so one (agent, job) is one schedule.
+ * - `def.<agent>.wakeup`, `def.<agent>.heartbeat`: made from the agent's
+ *   definition (`schedule` in its YAML) and owned by reconciliation, which
+ *   never touches an id outside this prefix.
  */
 export function scheduleId(agent: string, job: string): string {
   return `job.${agent}.${job}`;
 }
 
-export function heartbeatId(agent: string): string {
-  return `heartbeat.${agent}`;
-}
-
-/** Every schedule id of one agent starts with this. */
+/** Every `cron`-tool schedule id of one agent starts with this. */
 export function agentSchedulePrefix(agent: string): string {
   return `job.${agent}.`;
+}
+
+export const DEFINITION_PREFIX = "def.";
+export type DefinitionScheduleKind = "wakeup" | "heartbeat";
+
+export function definitionScheduleId(agent: string, kind: DefinitionScheduleKind): string {
+  return `${DEFINITION_PREFIX}${agent}.${kind}`;
 }
 
 /**

@@ -1,12 +1,13 @@
 import { onShutdown } from "@moniro/bus";
-import { ConfigError, loadServiceConfig } from "@moniro/config/service";
+import { ConfigError } from "@moniro/config/service";
 import { createLogger, createMetricsRegistry, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import { type SchedulerApp, startScheduler } from "./scheduler-app.js";
+import { loadSchedulerConfig, type SchedulerConfig } from "./scheduler-config.js";
 
 // Wiring only: config, telemetry, logger, ops endpoints, the scheduler, graceful shutdown.
-let config: ReturnType<typeof loadServiceConfig>;
+let config: SchedulerConfig;
 try {
-  config = loadServiceConfig();
+  config = loadSchedulerConfig();
 } catch (error) {
   process.stderr.write(`scheduler: ${error instanceof ConfigError ? error.message : String(error)}\n`);
   process.exit(2);
@@ -24,6 +25,7 @@ const ops = await startOpsServer({
     started: () => (app ? true : "connecting to NATS"),
     nats: () => app?.checks.nats?.() ?? "connecting",
     redis: () => app?.checks.redis?.() ?? "connecting",
+    definitions: () => app?.checks.definitions?.() ?? "starting",
   },
   metrics: async () => (await registry.metrics()) + ((await app?.metrics.registry.metrics()) ?? ""),
 });

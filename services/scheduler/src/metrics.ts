@@ -26,8 +26,14 @@ export function createSchedulerMetrics(registry: Registry = new Registry()) {
     firings: labeledCounter(
       registry,
       "moniro_scheduler_firings_total",
-      "Schedules fired, by result (published, skipped)",
+      "Schedules fired, by result (published; skipped: a heartbeat for an agent that looked busy)",
       "result",
+    ),
+    definitionChanges: labeledCounter(
+      registry,
+      "moniro_scheduler_definition_schedules_total",
+      "Definition schedules changed by reconciliation, by change (created, updated, removed, failed)",
+      "change",
     ),
     dlq: labeledCounter(
       registry,

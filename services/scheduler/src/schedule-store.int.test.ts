@@ -83,20 +83,6 @@ describe("ScheduleStore and the firing worker over real Redis", () => {
     expect(new Set(published.map((e) => e.id)).size).toBe(published.length);
   });
 
-  it("injects the heartbeat only while the agent is idle", async () => {
-    idle = false;
-    const skipped: string[] = [];
-    runtime.worker.on("completed", (_job, result) => skipped.push(String(result)));
-    await runtime.store.setHeartbeat("dave", 1000);
-    await eventually(() => skipped.includes("skipped"), "a skipped heartbeat", 8_000);
-    expect(published).toEqual([]);
-    idle = true;
-    const [beat] = await eventually(() => (published.length > 0 ? published : undefined), "a heartbeat", 8_000);
-    expect(beat).toMatchObject({ agent: "dave", source: "cron:heartbeat", text: "health check" });
-    expect(await runtime.store.heartbeatAgents()).toEqual(["dave"]);
-    expect(await runtime.store.list("dave")).toEqual([]);
-  });
-
   it("refuses a cron pattern BullMQ cannot parse, naming the field, and fires an `at` in the past at once", async () => {
     await expect(
       runtime.store.upsert({ agent: "erin", job: "bad", schedule: { cron: "every tuesday" }, reason: "x" }),

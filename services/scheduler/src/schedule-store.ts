@@ -1,7 +1,7 @@
 import { type ScheduledJob, type ScheduleSpec, validate } from "@moniro/envelopes";
 import type { JobsOptions, Queue } from "bullmq";
 import { type FireJobData, fireJobDataSchema } from "./job-data.js";
-import { agentSchedulePrefix, heartbeatId, scheduleId } from "./job-ids.js";
+import { agentSchedulePrefix, scheduleId } from "./job-ids.js";
 import { ScheduleError } from "./schedule-error.js";
 
 /** Options every fired job carries: retried while NATS is away, never kept once delivered. */
@@ -12,7 +12,8 @@ export const FIRE_JOB_OPTIONS = {
   removeOnFail: { age: 86_400 },
 } satisfies JobsOptions;
 
-const FIRE = "fire";
+/** The BullMQ job name of every firing. */
+export const FIRE = "fire";
 
 export interface UpsertInput {
   agent: string;
@@ -114,27 +115,6 @@ export class ScheduleStore {
       if (job) jobs.push(job);
     }
     return jobs.sort((a, b) => a.job.localeCompare(b.job));
-  }
-
-  /** Ensures the agent's heartbeat runs every `everyMs`, or removes it when `everyMs` is undefined. */
-  async setHeartbeat(agent: string, everyMs: number | undefined): Promise<void> {
-    const id = heartbeatId(agent);
-    if (everyMs === undefined) {
-      await this.queue.removeJobScheduler(id);
-      return;
-    }
-    const data: FireJobData = { kind: "heartbeat", agent, everyMs };
-    await this.queue.upsertJobScheduler(id, { every: everyMs }, { name: FIRE, data, opts: FIRE_JOB_OPTIONS });
-  }
-
-  /** Agents that currently have a heartbeat. */
-  async heartbeatAgents(): Promise<string[]> {
-    const agents: string[] = [];
-    for (const scheduler of await this.queue.getJobSchedulers(0, -1, true)) {
-      const data = validate(fireJobDataSchema, scheduler.template?.data, "heartbeat data");
-      if (data.ok && data.value.kind === "heartbeat") agents.push(data.value.agent);
-    }
-    return agents;
   }
 
   private fromData(raw: unknown, next: number | undefined): ScheduledJob | undefined {

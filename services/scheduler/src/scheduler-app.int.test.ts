@@ -1,9 +1,9 @@
-import { loadServiceConfig } from "@moniro/config";
 import { decode, dlqRecordSchema, type SchedulerReply, schedulerReplySchema, stamp } from "@moniro/envelopes";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "./logger.js";
 import { type SchedulerApp, startScheduler } from "./scheduler-app.js";
+import { loadSchedulerConfig } from "./scheduler-config.js";
 import { natsFixture } from "./test/nats-fixture.js";
 import { bullConnection, deletePrefix, eventually, NATS_URL, REDIS_URL, randomToken } from "./test/redis-fixture.js";
 
@@ -19,7 +19,7 @@ describe("scheduler over real NATS and Redis", () => {
     prefix = `${namespace}:`;
     nats = await natsFixture(namespace);
     redis = bullConnection();
-    const config = loadServiceConfig({
+    const config = loadSchedulerConfig({
       MONIRO_NATS_URL: NATS_URL,
       MONIRO_REDIS_URL: REDIS_URL,
       MONIRO_NAMESPACE: namespace,

@@ -1,14 +1,16 @@
 import { connectNats, ensureStreams, inMessageSpan, publishEnvelope } from "@moniro/bus";
-import type { ServiceConfig } from "@moniro/config/service";
 import { createSubjects, type DlqRecord, type InboundEnvelope } from "@moniro/envelopes";
 import { connectRedis } from "@moniro/store";
 import { type ReadinessCheck as Check, otelTracing } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { createIdleCheck } from "./agent-idle.js";
+import { type DefinitionSync, startDefinitionSync } from "./definition-sync.js";
+import { type DefinitionsSource, directoryDefinitions } from "./definitions-source.js";
 import type { Logger } from "./logger.js";
 import { createSchedulerMetrics, type SchedulerMetrics } from "./metrics.js";
 import { createRequestResponder } from "./request-responder.js";
+import type { SchedulerConfig } from "./scheduler-config.js";
 import { startSchedulerRuntime } from "./scheduler-runtime.js";
 
 /** Replicas share requests through this NATS queue group. */
@@ -17,18 +19,21 @@ export const SCHEDULER_QUEUE = "scheduler";
 export interface SchedulerApp {
   checks: Record<string, Check>;
   metrics: SchedulerMetrics;
+  /** Keeps the definitions' schedules in step with MONIRO_AGENTS_DIR (or the given source). */
+  definitions: DefinitionSync;
   stop(): Promise<void>;
 }
 
 /**
  * The scheduler: answers `<ns>.sched.*` from BullMQ and turns fired schedules
- * into inbound envelopes on `<ns>.in.<agent>`. Waits (retrying, logging) until
- * NATS answers; Redis reconnects by itself.
+ * into inbound envelopes on `<ns>.in.<agent>`; keeps the schedules the agent
+ * definitions ask for (reconciled at start and on every change). Waits
+ * (retrying, logging) until NATS answers; Redis reconnects by itself.
  */
 export async function startScheduler(
-  config: ServiceConfig,
+  config: SchedulerConfig,
   logger: Logger,
-  options: { now?: () => number; signal?: AbortSignal } = {},
+  options: { now?: () => number; signal?: AbortSignal; definitions?: DefinitionsSource } = {},
 ): Promise<SchedulerApp> {
   const now = options.now ?? Date.now;
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
@@ -71,6 +76,7 @@ export async function startScheduler(
     redisPrefix: config.MONIRO_REDIS_PREFIX,
     now,
     logger,
+    concurrency: config.MONIRO_SCHEDULER_CONCURRENCY,
     isIdle: createIdleCheck(redis, config.MONIRO_REDIS_PREFIX),
     publishInbound: async (envelope: InboundEnvelope, dedupeId: string) => {
       // A firing starts its own trace: this span, then the runner's receive and cycle spans.
@@ -81,6 +87,25 @@ export async function startScheduler(
       );
     },
     onFired: (outcome) => metrics.firings.inc(outcome.status),
+  });
+
+  let definitionsReady: true | string = "reconciling the definitions' schedules";
+  const definitions = startDefinitionSync({
+    source: options.definitions ?? directoryDefinitions(config.MONIRO_AGENTS_DIR),
+    queue: runtime.queue,
+    logger,
+    resyncMs: config.MONIRO_SCHEDULER_RESYNC_MS,
+    onReconciled: (result) => {
+      definitionsReady = true;
+      metrics.definitionChanges.inc("created", result.created.length);
+      metrics.definitionChanges.inc("updated", result.updated.length);
+      metrics.definitionChanges.inc("removed", result.removed.length);
+      metrics.definitionChanges.inc("failed", result.failed.length);
+    },
+    // Not waited for here: Redis may be away at start (BullMQ waits it out); /readyz says so meanwhile.
+    onFailed: (error) => {
+      if (definitionsReady !== true) definitionsReady = `definitions not reconciled yet: ${error.message}`;
+    },
   });
 
   const respond = createRequestResponder({
@@ -115,11 +140,14 @@ export async function startScheduler(
 
   return {
     metrics,
+    definitions,
     checks: {
+      definitions: () => definitionsReady,
       nats: () => (natsUp && !nc.isClosed() ? true : "NATS disconnected"),
       redis: () => (redis.status === "ready" ? true : `Redis ${redis.status}`),
     },
     async stop() {
+      definitions.stop();
       subscription.unsubscribe();
       await runtime.close();
       await nc.drain().catch(() => {});

@@ -1,8 +1,9 @@
 import type { RedisClient } from "@moniro/store";
-import { Queue, Worker } from "bullmq";
+import { Queue } from "bullmq";
 import { createFireProcessor, type FireDependencies, type FireOutcome } from "./fire-processor.js";
 import { queueNames } from "./job-ids.js";
 import { type Logger, silentLogger } from "./logger.js";
+import { PunctualWorker } from "./punctual-worker.js";
 import { ScheduleStore } from "./schedule-store.js";
 
 export interface SchedulerRuntimeOptions extends FireDependencies {
@@ -23,20 +24,22 @@ export function startSchedulerRuntime(options: SchedulerRuntimeOptions) {
   const queue = new Queue(name, { connection: options.redis, prefix });
   const store = new ScheduleStore(queue, options.now);
   const fire = createFireProcessor(options);
-  const worker = new Worker(
+  const worker = new PunctualWorker(
     name,
     async (job) => {
       const outcome = await fire(job);
       const agent = (job.data as { agent?: string }).agent ?? "?";
+      // Debug: a busy deployment fires thousands of wakeups a minute; the metrics count them.
       if (outcome.status === "published") {
-        logger.info({ agent, job: job.id, envelope: outcome.envelope.id }, "schedule fired");
+        logger.debug({ agent, job: job.id, envelope: outcome.envelope.id }, "schedule fired");
       } else {
-        logger.info({ agent, job: job.id, reason: outcome.reason }, "schedule skipped");
+        logger.debug({ agent, job: job.id, reason: outcome.reason }, "schedule skipped");
       }
       options.onFired?.(outcome, agent);
       return outcome.status;
     },
-    { connection: options.redis, prefix, concurrency: options.concurrency ?? 8 },
+    { connection: options.redis, prefix, concurrency: options.concurrency ?? 64 },
+    options.redis,
   );
   worker.on("failed", (job, error) => {
     logger.warn({ job: job?.id, attempts: job?.attemptsMade, err: error.message }, "firing failed; BullMQ retries it");

@@ -1,4 +1,4 @@
-import { nameSchema } from "@moniro/envelopes";
+import { nameSchema, tagSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { strictObject, withShorthand } from "./strict-object.js";
 import { agentToolPolicySchema } from "./tool-policy.js";
@@ -67,6 +67,8 @@ const agingSchema = strictObject({
 /**
  * `schedule: '0 9 * * *'` is short for `schedule: { cron: '0 9 * * *' }`: a
  * wakeup the scheduler fires; `heartbeat_ms` asks for the idle heartbeat.
+ * The scheduler turns this block into BullMQ jobs and keeps them in step
+ * with the file.
  */
 const scheduleSchema = withShorthand(
   "cron",
@@ -76,10 +78,36 @@ const scheduleSchema = withShorthand(
     tz: z.string().max(64).optional(),
     /** What the agent sees when the wakeup fires: `[cron:wakeup] <reason>`. */
     reason: z.string().min(1).max(2000).optional(),
+    /** The workspace thread the wakeup lands in (`<workflow>:<tag>`); the personal one when absent. */
+    workspace: z
+      .string()
+      .regex(
+        /^[a-z0-9][a-z0-9_-]{0,62}:[a-z0-9][a-z0-9_-]{0,62}$/,
+        "must be '<workflow>:<tag>' (e.g. 'review:pr-123'); leave it out for the personal thread",
+      )
+      .optional(),
     heartbeat_ms: positiveInt("milliseconds").min(1000, "must be at least 1000 (one second)").optional(),
+    /** Where the agent answers `HEARTBEAT_OK` (the heartbeat's reply target); `http:heartbeat` when absent. */
+    heartbeat_to: tagSchema.optional(),
   }).superRefine((schedule, ctx) => {
     if (schedule.cron !== undefined && schedule.every_ms !== undefined) {
       ctx.addIssue({ code: "custom", message: "set either 'cron' or 'every_ms', not both" });
+    }
+    const wakeup = schedule.cron !== undefined || schedule.every_ms !== undefined;
+    for (const key of ["reason", "workspace"] as const) {
+      if (schedule[key] !== undefined && !wakeup) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `'${key}' belongs to a wakeup: add 'cron' or 'every_ms'`,
+        });
+      }
+    }
+    if (schedule.tz !== undefined && schedule.cron === undefined) {
+      ctx.addIssue({ code: "custom", path: ["tz"], message: "'tz' applies to 'cron' only" });
+    }
+    if (schedule.heartbeat_to !== undefined && schedule.heartbeat_ms === undefined) {
+      ctx.addIssue({ code: "custom", path: ["heartbeat_to"], message: "'heartbeat_to' needs 'heartbeat_ms'" });
     }
   }),
 );

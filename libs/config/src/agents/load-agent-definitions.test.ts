@@ -62,6 +62,49 @@ describe("loadAgentDefinitions", () => {
     });
   });
 
+  it("reads a full schedule block: every_ms wakeup in a workspace, heartbeat with its reply target", async () => {
+    write("alice.yaml", [
+      "name: alice",
+      "model: m",
+      "schedule:",
+      "  every_ms: 60000",
+      "  reason: check the board",
+      "  workspace: review:pr-1",
+      "  heartbeat_ms: 30000",
+      "  heartbeat_to: signal:+15551234567",
+    ]);
+    expect((await loadAgentDefinitions(dir)).get("alice")?.schedule).toEqual({
+      every_ms: 60000,
+      reason: "check the board",
+      workspace: "review:pr-1",
+      heartbeat_ms: 30000,
+      heartbeat_to: "signal:+15551234567",
+    });
+  });
+
+  it("refuses schedule fields that cannot apply, naming each with the fix", async () => {
+    write("alice.yaml", ["name: alice", "model: m", "schedule:", "  every_ms: 60000", "  workspace: review"]);
+    expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
+      {
+        path: "schedule.workspace",
+        message: "must be '<workflow>:<tag>' (e.g. 'review:pr-123'); leave it out for the personal thread",
+      },
+    ]);
+    write("alice.yaml", [
+      "name: alice",
+      "model: m",
+      "schedule: { every_ms: 60000, tz: Europe/Berlin, heartbeat_to: 'http:ops' }",
+    ]);
+    expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
+      { path: "schedule.tz", message: "'tz' applies to 'cron' only" },
+      { path: "schedule.heartbeat_to", message: "'heartbeat_to' needs 'heartbeat_ms'" },
+    ]);
+    write("alice.yaml", ["name: alice", "model: m", "schedule: { heartbeat_ms: 5000, reason: hi }"]);
+    expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
+      { path: "schedule.reason", message: "'reason' belongs to a wakeup: add 'cron' or 'every_ms'" },
+    ]);
+  });
+
   it("refuses prompt.system together with prompt.system_file, naming file, field and fix", async () => {
     write("alice.yaml", ["name: alice", "model: m", "prompt:", "  system: hi", "  system_file: a.md"]);
     const error = await errorOf(loadAgentDefinitions(dir));

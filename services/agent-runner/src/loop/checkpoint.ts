@@ -1,4 +1,5 @@
 import type { InboxItem } from "@moniro/ports";
+import { dropHeartbeats } from "./heartbeat.js";
 import { injectInputs } from "./inject.js";
 import { laneRank, orderPending, requeueLane, topLane } from "./lanes.js";
 import { handledInputs, noteInstruction } from "./report.js";
@@ -16,7 +17,9 @@ export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempt
   const { run } = cycle;
   const { settings } = run;
   // The inbox read goes out alongside the step's last tool result (appendBehind); both must succeed.
-  const [items] = await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]);
+  const [drained] = await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]);
+  // Mid-cycle the agent is active: a heartbeat is dropped, never injected.
+  const items = dropHeartbeats(run, drained, true);
   const pending = orderPending(items, now(run), settings);
   const mine = pending.filter((input) => input.thread === cycle.thread.context);
   if (mine.length > 0 && (settings.queue === "inject" || settings.queue === "interrupt")) {

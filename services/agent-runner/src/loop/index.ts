@@ -6,6 +6,7 @@
 export { LoopAbort, LoopControl } from "./control.js";
 export type { CycleEnd } from "./cycle.js";
 export type { LoopDeps, LoopOutcome, PromptContext } from "./deps.js";
+export { HEARTBEAT_META, isHeartbeat } from "./heartbeat.js";
 export { effectiveLane, laneRank, orderPending, type PendingInput, threadOf, UNIFIED_THREAD } from "./lanes.js";
 export { buildSystemPrompt, MESSAGING_CONTRACT, type SystemPromptParts } from "./prompt.js";
 export { INTERRUPTED_CALL_CONTENT, recoverInterruptedCalls } from "./recover.js";

@@ -1,4 +1,5 @@
 import { LoopAbort } from "./control.js";
+import { isHeartbeat } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
 import type { CycleRun } from "./run-context.js";
 import { now } from "./run-context.js";
@@ -12,7 +13,7 @@ export interface StepWatch {
 
 /**
  * The signal of one step: the LLM stream and the tool calls run under it. In
- * queue mode `interrupt`, an input for this thread landing in the inbox aborts
+ * queue mode `interrupt`, an input for this thread (other than a heartbeat) landing in the inbox aborts
  * it (`LoopAbort("interrupt")`); other modes add nothing, since this runs on
  * every step.
  */
@@ -23,7 +24,8 @@ export function watchStep(cycle: CycleRun): StepWatch {
   const check = async () => {
     if (interrupter.signal.aborted) return;
     const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
-    if (pending.some((input) => input.thread === cycle.thread.context)) {
+    // A heartbeat never interrupts: the checkpoint drops it, since the agent is active.
+    if (pending.some((input) => input.thread === cycle.thread.context && !isHeartbeat(input.item))) {
       interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
     }
   };

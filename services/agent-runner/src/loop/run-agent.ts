@@ -5,6 +5,7 @@ import { LoopAbort } from "./control.js";
 import type { Work } from "./cycle.js";
 import { runCycle } from "./cycle.js";
 import type { LoopDeps, LoopOutcome } from "./deps.js";
+import { dropHeartbeats } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
 import type { AgentRun } from "./run-context.js";
 import { emit, noteStateWritten, now, setState, settleDeferred } from "./run-context.js";
@@ -50,6 +51,8 @@ export async function runAgent(
     let takeover = record && record.state !== "idle" ? record.context : undefined;
     let drained: InboxItem[] | undefined = first;
     let afterCycle = false;
+    // Once this run has worked (or resumes unfinished work), the agent is active: heartbeats are dropped.
+    let worked = takeover !== undefined;
     for (;;) {
       if (run.signal.aborted) throw run.signal.reason;
       // A pause makes the first drain stale: read again after it.
@@ -61,7 +64,7 @@ export async function runAgent(
       if (run.signal.aborted) throw run.signal.reason;
       // After a cycle nothing is known to wait: try letting go first (one round trip when nothing came in).
       if (afterCycle && (await letGo(run))) return { reason: "idle", cycles };
-      const items = drained ?? (await deps.inbox.pending(run.agent));
+      const items = dropHeartbeats(run, drained ?? (await deps.inbox.pending(run.agent)), worked);
       drained = undefined;
       const work = nextWork(run, items, takeover);
       takeover = undefined;
@@ -70,6 +73,7 @@ export async function runAgent(
         if (await letGo(run)) return { reason: "idle", cycles };
         continue;
       }
+      worked = true;
       if ((await runCycle(run, work)) !== undefined) cycles++;
     }
   } catch (error) {

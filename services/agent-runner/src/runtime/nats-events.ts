@@ -30,6 +30,17 @@ export class NatsEventSink implements EventSink {
   }
 }
 
+/** The sink, also telling `onSkip` of each heartbeat the loop dropped (`cycle-skipped` with `heartbeat: true`). */
+export function countHeartbeatSkips(sink: EventSink, onSkip: ((agent: string) => void) | undefined): EventSink {
+  if (!onSkip) return sink;
+  return {
+    emit(agent, type, data = {}) {
+      if (type === "cycle-skipped" && data.heartbeat === true) onSkip(agent);
+      sink.emit(agent, type, data);
+    },
+  };
+}
+
 /** Outbox over JetStream (`moniro.out.<channel>`, the channel being the first token of `to`), with trace headers. */
 export class NatsOutbox implements Outbox {
   constructor(

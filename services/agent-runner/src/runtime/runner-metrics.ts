@@ -14,6 +14,8 @@ export interface RunnerMetricsSource {
 export interface RunnerMetrics {
   /** `moniro_dlq_records_total{origin}`. */
   dlq: Counter<"origin">;
+  /** `moniro_heartbeats_skipped_total{agent}`: heartbeats dropped because the agent was active. */
+  heartbeatsSkipped: Counter<"agent">;
   /** The loop's Tracing port, observing cycle, LLM and tool spans into the histograms and counters below. */
   metered(tracing: Tracing): Tracing;
 }
@@ -112,6 +114,12 @@ export function registerRunnerMetrics(
   }
 
   return {
+    heartbeatsSkipped: new Counter({
+      name: "moniro_heartbeats_skipped_total",
+      help: "Heartbeats dropped unanswered because the agent was active when it drained them, by agent",
+      labelNames: ["agent"],
+      registers: [registry],
+    }),
     dlq: new Counter({
       name: "moniro_dlq_records_total",
       help: "Records sent to the dead-letter queue, by origin",

@@ -22,7 +22,7 @@ import { type InboundConsumer, startInboundConsumer } from "./inbound-consumer.j
 import { createIngest } from "./ingest.js";
 import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
-import { NatsEventSink, NatsOutbox } from "./nats-events.js";
+import { countHeartbeatSkips, NatsEventSink, NatsOutbox } from "./nats-events.js";
 import { NatsToolBus } from "./nats-tool-bus.js";
 
 export interface RunnerOptions {
@@ -42,6 +42,8 @@ export interface RunnerOptions {
   messaging?: Bus;
   /** Called for every envelope this runner sends to the DLQ, with its origin (metrics). */
   onDlq?: (origin: string) => void;
+  /** Called for every heartbeat the loop drops because the agent was active (metrics). */
+  onHeartbeatSkipped?: (agent: string) => void;
   /** Memory and todos for the system prompt. */
   promptContext?: LoopDeps["promptContext"];
   /** Bounds of the in-memory thread cache (default DEFAULT_THREAD_CACHE; maxThreads 0 turns it off). */
@@ -80,10 +82,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   });
   const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
   const tools = new NatsToolBus(messaging, subjects, { clock });
-  const events = new NatsEventSink(messaging, subjects, {
-    clock,
-    onError: (error) => logger.debug(errorFields(error), "event publish failed"),
-  });
+  const events = countHeartbeatSkips(
+    new NatsEventSink(messaging, subjects, {
+      clock,
+      onError: (error) => logger.debug(errorFields(error), "event publish failed"),
+    }),
+    options.onHeartbeatSkipped,
+  );
   const outbox = new NatsOutbox(messaging, subjects);
   const runtime = new AgentRuntime({
     holder: options.holder,

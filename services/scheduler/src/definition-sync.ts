@@ -1,0 +1,100 @@
+import type { Queue } from "bullmq";
+import { wantedSchedules } from "./definition-schedules.js";
+import type { DefinitionsSource } from "./definitions-source.js";
+import type { Logger } from "./logger.js";
+import { type ReconcileResult, reconcileDefinitionSchedules } from "./reconcile.js";
+
+export interface DefinitionSync {
+  /** Reads the definitions and reconciles now (after a run already going on); resolves with what changed. */
+  syncNow(): Promise<ReconcileResult>;
+  stop(): void;
+}
+
+/**
+ * Keeps the definition schedules in step with the definitions: at once (when
+ * started), on every change the source reports, and every `resyncMs` as a
+ * safety net. Runs never overlap; changes that arrive during a run cause one
+ * more run. A failed run (Redis away, directory unreadable) is logged and
+ * tried again after `retryMs`; nothing is removed on a failed read.
+ */
+export function startDefinitionSync(options: {
+  source: DefinitionsSource;
+  queue: Queue;
+  logger: Logger;
+  resyncMs: number;
+  onReconciled?(result: ReconcileResult): void;
+  /** A run failed; another follows within `retryMs`. */
+  onFailed?(error: Error): void;
+  retryMs?: number;
+}): DefinitionSync {
+  const { source, queue, logger } = options;
+  let running: Promise<ReconcileResult> | undefined;
+  let again: Promise<ReconcileResult> | undefined;
+  let stopped = false;
+
+  async function once(): Promise<ReconcileResult> {
+    const snapshot = await source.load();
+    for (const problem of snapshot.problems) {
+      logger.error({ where: source.where, problem }, "agent definition unreadable: its schedules are left as they are");
+    }
+    const result = await reconcileDefinitionSchedules(queue, wantedSchedules(snapshot.definitions), {
+      keepAgents: new Set(snapshot.unreadable),
+    });
+    for (const failure of result.failed) {
+      logger.error(
+        { agent: failure.agent, schedule: failure.id, err: failure.error },
+        `agent '${failure.agent}': schedule.cron: cannot schedule it (${failure.error}); fix 'cron' (5 fields, or 6 with seconds first) or 'tz' (an IANA zone) in its definition`,
+      );
+    }
+    if (result.created.length + result.updated.length + result.removed.length > 0) {
+      const { created, updated, removed } = result;
+      logger.info({ created, updated, removed }, "definition schedules reconciled");
+    }
+    options.onReconciled?.(result);
+    return result;
+  }
+
+  function syncNow(): Promise<ReconcileResult> {
+    if (!running) {
+      running = once().finally(() => {
+        running = undefined;
+      });
+      return running;
+    }
+    // One follow-up run covers every change that arrives while a run is going on.
+    again ??= running
+      .catch(() => undefined)
+      .then(() => {
+        again = undefined;
+        return syncNow();
+      });
+    return again;
+  }
+
+  let retry: NodeJS.Timeout | undefined;
+  const background = (why: string) => {
+    if (stopped) return;
+    clearTimeout(retry);
+    syncNow().catch((error: Error) => {
+      logger.warn({ err: error.message, why }, "could not reconcile definition schedules; trying again shortly");
+      options.onFailed?.(error);
+      if (stopped) return;
+      // Sooner than the periodic re-read: a failed first run keeps the scheduler unready.
+      retry = setTimeout(() => background("retry"), options.retryMs ?? 1_000);
+      retry.unref();
+    });
+  };
+  const unwatch = source.watch(() => background("definitions changed"));
+  const timer = setInterval(() => background("periodic re-read"), options.resyncMs);
+  timer.unref();
+  background("start");
+  return {
+    syncNow,
+    stop() {
+      stopped = true;
+      unwatch();
+      clearInterval(timer);
+      clearTimeout(retry);
+    },
+  };
+}
