@@ -1,6 +1,6 @@
 import type { AssistantEntry, InputEntry, ThreadEntry } from "@moniro/envelopes";
 import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
-import { checkpoint, requeue } from "./checkpoint.js";
+import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
 import { announceInputs, injectInputs } from "./inject.js";
@@ -44,7 +44,10 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   };
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
-    const { fresh, known } = await injectInputs(cycle, work.inputs, { midTurn: false });
+    // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
+    const newInputs = work.inputs.filter((input) => !isSetAside(cycle, input));
+    const taken = newInputs.length > 0 ? newInputs : work.inputs;
+    const { fresh, known } = await injectInputs(cycle, taken, { midTurn: false });
     if (fresh.length === 0 && !isUnfinished(thread.entries)) {
       const resumed = known.filter((input) => input.item.preemptions > 0);
       if (resumed.length === 0) return undefined;

@@ -1,3 +1,4 @@
+import { isSetAside } from "./checkpoint.js";
 import { LoopAbort } from "./control.js";
 import { orderPending } from "./lanes.js";
 import type { CycleRun } from "./run-context.js";
@@ -23,7 +24,7 @@ export function watchStep(cycle: CycleRun): StepWatch {
   const check = async () => {
     if (interrupter.signal.aborted) return;
     const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
-    if (pending.some((input) => input.thread === cycle.thread.context)) {
+    if (pending.some((input) => input.thread === cycle.thread.context && !isSetAside(cycle, input))) {
       interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
     }
   };
