@@ -93,6 +93,8 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     cycleId: cycle.cycleId,
     holder: run.fence.holder,
     context: cycle.thread.context,
+    // A recovered agent shows no error from its last crash.
+    error: undefined,
   };
   noteStateWritten(run, opening);
   emit(run, "cycle-started", {
