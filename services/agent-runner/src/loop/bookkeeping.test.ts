@@ -99,4 +99,30 @@ describe("the failure model's own writes", () => {
     expect(h.llm.requests).toHaveLength(2);
     expect(await h.state.get("ada")).toMatchObject({ state: "idle", restarts: 0 });
   });
+
+  it("when no state record and no re-queue could be written at all, the restarted run still resumes the crashed thread", async () => {
+    let refusing = true;
+    const h = await crashingOnce();
+    const state = h.deps.state;
+    h.deps.state = {
+      get: (agent) => state.get(agent),
+      update: (agent, patch) =>
+        refusing ? Promise.reject(new Error("ERR write refused")) : state.update(agent, patch),
+    };
+    h.deps.inbox = Object.assign(Object.create(h.inbox), {
+      requeue: () => Promise.reject(new Error("ERR write refused")),
+    });
+    const sleep = h.clock.sleep.bind(h.clock);
+    h.clock.sleep = async (ms, signal) => {
+      // The backoff: the store takes writes again.
+      if (ms === 1000) refusing = false;
+      return sleep(ms, signal);
+    };
+
+    expect(await h.runSupervised()).toMatchObject({ reason: "idle", restarts: 0 });
+
+    expect(await h.state.get("ada")).toMatchObject({ state: "idle" });
+    expect(h.llm.requests).toHaveLength(2);
+    expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(1);
+  });
 });

@@ -32,6 +32,8 @@ export interface Work {
  * Returns undefined when there was nothing to do (only duplicates).
  */
 export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | undefined> {
+  run.working = work.context;
+  let crashed = false;
   const thread = await openThread(run, work.context);
   const cycle: CycleRun = {
     run,
@@ -67,9 +69,13 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     );
   } catch (error) {
     if (error instanceof LoopAbort && error.kind === "cancel") return endCycle(cycle, await cancel(cycle, error));
-    if (!(error instanceof LoopAbort) && !(error instanceof LeaseLostError)) await recordCrash(cycle, error);
+    if (!(error instanceof LoopAbort) && !(error instanceof LeaseLostError)) {
+      crashed = true;
+      await recordCrash(cycle, error);
+    }
     throw error;
   } finally {
+    if (!crashed) run.working = undefined;
     run.control.endCycle();
   }
 }

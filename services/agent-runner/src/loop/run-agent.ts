@@ -38,6 +38,8 @@ export async function runAgent(
   control: LoopControl,
   /** Read ahead by the caller (runSupervised); read here when absent. */
   start?: RunStart,
+  /** The thread a crashed run worked on (runSupervised's restart): resumed even when the state record never said so. */
+  resume?: string,
 ): Promise<LoopOutcome> {
   const run: AgentRun = {
     deps,
@@ -56,7 +58,7 @@ export async function runAgent(
     if (thread) run.threads.set(thread.context, ThreadView.of(deps.threads, fence, thread.context, thread.entries));
     run.state = record?.state;
     // A runner that died or shut down (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
-    let takeover = record && record.state !== "idle" ? record.context : undefined;
+    let takeover = (record && record.state !== "idle" ? record.context : undefined) ?? resume;
     let drained: InboxItem[] | undefined = first;
     let afterCycle = false;
     for (;;) {
@@ -94,7 +96,7 @@ export async function runAgent(
     if (await writeBookkeeping(deps.clock, () => deps.state.update(run.agent, patch), control.stopSignal())) {
       noteStateWritten(run, patch);
     }
-    return { reason: "crashed", cycles, error };
+    return { reason: "crashed", cycles, error, ...(run.working === undefined ? {} : { context: run.working }) };
   } finally {
     await settleDeferred(run);
     control.endRun();

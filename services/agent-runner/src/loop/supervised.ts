@@ -40,9 +40,12 @@ export async function runSupervised(
     return { reason: "error", cycles: 0, restarts };
   }
   let cycles = 0;
+  let resume: string | undefined;
   for (;;) {
-    const outcome = await runAgent(deps, fence, settings, control, start);
+    const outcome = await runAgent(deps, fence, settings, control, start, resume);
     start = undefined;
+    // The crashed thread is resumed even when neither its re-queue nor its state record could be written.
+    resume = outcome.context;
     cycles += outcome.cycles;
     if (outcome.reason !== "crashed") {
       // Idle: runAgent's last write (with the lease release) reset the count.
