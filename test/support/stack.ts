@@ -76,16 +76,17 @@ export async function startStack(options: StackOptions = {}) {
   async function start(
     name: ServiceName,
     env: Record<string, string> = {},
-    startOptions: { waitReady?: boolean } = {},
+    /** `ownDefaultPort`: start without MONIRO_HTTP_PORT; the service listens on its own default, this port. */
+    startOptions: { waitReady?: boolean; ownDefaultPort?: number } = {},
   ): Promise<RunningService> {
-    const port = await freePort();
+    const port = startOptions.ownDefaultPort ?? (await freePort());
     const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, "services", name, "dist", "main.js")], {
       cwd: dir,
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? dir,
         ...baseEnv,
-        MONIRO_HTTP_PORT: String(port),
+        ...(startOptions.ownDefaultPort === undefined ? { MONIRO_HTTP_PORT: String(port) } : {}),
         ...env,
       },
       stdio: ["ignore", "pipe", "pipe"],

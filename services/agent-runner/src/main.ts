@@ -39,26 +39,23 @@ const metrics = registerRunnerMetrics(registry, () =>
   runner ? { runtime: runner.runtime, inbox: runner.stores.inbox, threads: runner.threads, directory } : undefined,
 );
 
-const ops =
-  config.MONIRO_HTTP_PORT === undefined
-    ? undefined
-    : await startOpsServer({
-        port: config.MONIRO_HTTP_PORT,
-        host: config.MONIRO_HTTP_HOST,
-        metrics: registry,
-        checks: {
-          started: async () => {
-            if (!ready) throw new Error("starting");
-          },
-          redis: async () => {
-            await redis.ping();
-          },
-          nats: async () => {
-            if (!nats || nats.isClosed()) throw new Error("not connected");
-            await nats.flush();
-          },
-        },
-      });
+const ops = await startOpsServer({
+  port: config.MONIRO_HTTP_PORT,
+  host: config.MONIRO_HTTP_HOST,
+  metrics: registry,
+  checks: {
+    started: async () => {
+      if (!ready) throw new Error("starting");
+    },
+    redis: async () => {
+      await redis.ping();
+    },
+    nats: async () => {
+      if (!nats || nats.isClosed()) throw new Error("not connected");
+      await nats.flush();
+    },
+  },
+});
 
 onShutdown(
   async (signal) => {
@@ -67,7 +64,7 @@ onShutdown(
     await runner?.stop();
     await drainNats(nats, logger);
     await redis.quit();
-    await ops?.close();
+    await ops.close();
     await telemetry.shutdown();
   },
   { logger, timeoutMs: timingOf(config).shutdownGraceMs + 15_000 },
@@ -91,7 +88,7 @@ try {
     onHeartbeatSkipped: (agent) => metrics.heartbeatsSkipped.inc({ agent }),
   });
   ready = true;
-  logger.info({ holder, agents: directory.names(), port: ops?.port }, "agent-runner ready");
+  logger.info({ holder, agents: directory.names(), port: ops.port }, "agent-runner ready");
 } catch (error) {
   if (!starting.signal.aborted) {
     logger.fatal(errorFields(error), "agent-runner failed to start");

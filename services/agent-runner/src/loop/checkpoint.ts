@@ -1,7 +1,7 @@
 import type { InboxItem } from "@moniro/ports";
 import { dropHeartbeats } from "./heartbeat.js";
 import { injectInputs } from "./inject.js";
-import { laneRank, orderPending, requeueLane, topLane } from "./lanes.js";
+import { laneRank, orderPending, type PendingInput, requeueLane, topLane } from "./lanes.js";
 import { handledInputs, noteInstruction } from "./report.js";
 import type { CycleRun, Instruction } from "./run-context.js";
 import { now } from "./run-context.js";
@@ -21,7 +21,8 @@ export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempt
   // Mid-cycle the agent is active: a heartbeat is dropped, never injected.
   const items = dropHeartbeats(run, drained, true);
   const pending = orderPending(items, now(run), settings);
-  const mine = pending.filter((input) => input.thread === cycle.thread.context);
+  // A set-aside instruction waiting behind the steering inputs stays pending: the next cycle takes it up again.
+  const mine = pending.filter((input) => input.thread === cycle.thread.context && !isSetAside(cycle, input));
   if (mine.length > 0 && (settings.queue === "inject" || settings.queue === "interrupt")) {
     await injectInputs(cycle, mine, { midTurn: true });
   } else if (mine.length > 0 && settings.queue === "steer") {
@@ -44,10 +45,20 @@ export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempt
 }
 
 /**
+ * A re-queued instruction (steered away from or preempted) whose input is
+ * already in this thread. Injecting it mid-turn would only ack it, and the
+ * work it stands for would be lost; left pending, it keeps the run from going
+ * idle, and the next cycle resumes it with a "back to the instruction" note.
+ */
+export function isSetAside(cycle: CycleRun, input: PendingInput): boolean {
+  return input.item.preemptions > 0 && cycle.thread.hasEnvelope(input.item.envelope.id);
+}
+
+/**
  * Steer: the new inputs become one message the agent turns to now; the
  * instruction it was working on is re-queued behind them and resumed later.
  */
-async function steer(cycle: CycleRun, mine: Parameters<typeof injectInputs>[1]): Promise<void> {
+async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<void> {
   const interrupted: Instruction = {
     items: [...cycle.instruction.items],
     inputs: [...cycle.instruction.inputs],

@@ -1,6 +1,6 @@
 import type { AssistantEntry, InputEntry, ThreadEntry } from "@moniro/envelopes";
 import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
-import { checkpoint, requeue } from "./checkpoint.js";
+import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
 import { announceInputs, injectInputs } from "./inject.js";
@@ -32,6 +32,8 @@ export interface Work {
  * Returns undefined when there was nothing to do (only duplicates).
  */
 export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | undefined> {
+  run.working = work.context;
+  let crashed = false;
   const thread = await openThread(run, work.context);
   const cycle: CycleRun = {
     run,
@@ -44,7 +46,10 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   };
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
-    const { fresh, known } = await injectInputs(cycle, work.inputs, { midTurn: false });
+    // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
+    const newInputs = work.inputs.filter((input) => !isSetAside(cycle, input));
+    const taken = newInputs.length > 0 ? newInputs : work.inputs;
+    const { fresh, known } = await injectInputs(cycle, taken, { midTurn: false });
     if (fresh.length === 0 && !isUnfinished(thread.entries)) {
       const resumed = known.filter((input) => input.item.preemptions > 0);
       if (resumed.length === 0) return undefined;
@@ -64,9 +69,13 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     );
   } catch (error) {
     if (error instanceof LoopAbort && error.kind === "cancel") return endCycle(cycle, await cancel(cycle, error));
-    if (!(error instanceof LoopAbort) && !(error instanceof LeaseLostError)) await recordCrash(cycle, error);
+    if (!(error instanceof LoopAbort) && !(error instanceof LeaseLostError)) {
+      crashed = true;
+      await recordCrash(cycle, error);
+    }
     throw error;
   } finally {
+    if (!crashed) run.working = undefined;
     run.control.endCycle();
   }
 }
@@ -90,6 +99,8 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     cycleId: cycle.cycleId,
     holder: run.fence.holder,
     context: cycle.thread.context,
+    // A recovered agent shows no error from its last crash.
+    error: undefined,
   };
   noteStateWritten(run, opening);
   emit(run, "cycle-started", {

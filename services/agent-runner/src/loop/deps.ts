@@ -49,4 +49,6 @@ export interface LoopOutcome {
   reason: "idle" | "stopped" | "lease-lost" | "crashed";
   cycles: number;
   error?: unknown;
+  /** crashed: the thread of the cycle that crashed, for the restart to resume. */
+  context?: string;
 }

@@ -1,3 +1,4 @@
+import { isSetAside } from "./checkpoint.js";
 import { LoopAbort } from "./control.js";
 import { isHeartbeat } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
@@ -24,8 +25,13 @@ export function watchStep(cycle: CycleRun): StepWatch {
   const check = async () => {
     if (interrupter.signal.aborted) return;
     const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
-    // A heartbeat never interrupts: the checkpoint drops it, since the agent is active.
-    if (pending.some((input) => input.thread === cycle.thread.context && !isHeartbeat(input.item))) {
+    // A heartbeat never interrupts (the checkpoint drops it, since the agent is active), nor does
+    // the instruction this cycle set aside (the next cycle takes it up again).
+    if (
+      pending.some(
+        (input) => input.thread === cycle.thread.context && !isHeartbeat(input.item) && !isSetAside(cycle, input),
+      )
+    ) {
       interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
     }
   };

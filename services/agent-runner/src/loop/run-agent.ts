@@ -1,5 +1,6 @@
 import type { Fence, InboxItem } from "@moniro/ports";
 import { classify, LeaseLostError } from "@moniro/ports";
+import { writeBookkeeping } from "./bookkeeping.js";
 import type { LoopControl } from "./control.js";
 import { LoopAbort } from "./control.js";
 import type { Work } from "./cycle.js";
@@ -14,7 +15,15 @@ import type { LoopSettings } from "./settings.js";
 import { ThreadView } from "./thread-view.js";
 
 /** The state an agent rests in between runs: a run that ended normally also clears the crash count. */
-const IDLE = { state: "idle", cycleId: undefined, step: undefined, context: undefined, restarts: 0 } as const;
+/** The error of a crash before it is cleared too: an agent at rest after a recovery shows none. */
+const IDLE = {
+  state: "idle",
+  cycleId: undefined,
+  step: undefined,
+  context: undefined,
+  restarts: 0,
+  error: undefined,
+} as const;
 
 /**
  * Runs the agent while it holds the lease (`fence`): cycle after cycle until
@@ -30,6 +39,8 @@ export async function runAgent(
   control: LoopControl,
   /** Read ahead by the caller (runSupervised); read here when absent. */
   start?: RunStart,
+  /** The thread a crashed run worked on (runSupervised's restart): resumed even when the state record never said so. */
+  resume?: string,
 ): Promise<LoopOutcome> {
   const run: AgentRun = {
     deps,
@@ -48,7 +59,7 @@ export async function runAgent(
     if (thread) run.threads.set(thread.context, ThreadView.of(deps.threads, fence, thread.context, thread.entries));
     run.state = record?.state;
     // A runner that died or shut down (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
-    let takeover = record && record.state !== "idle" ? record.context : undefined;
+    let takeover = (record && record.state !== "idle" ? record.context : undefined) ?? resume;
     let drained: InboxItem[] | undefined = first;
     let afterCycle = false;
     // Once this run has worked (or resumes unfinished work), the agent is active: heartbeats are dropped.
@@ -59,7 +70,7 @@ export async function runAgent(
       if (control.paused) drained = undefined;
       await control.whilePaused(
         () => setState(run, { state: "paused" }),
-        () => setState(run, { state: "running" }),
+        () => setState(run, { state: "running", error: undefined }),
       );
       if (run.signal.aborted) throw run.signal.reason;
       // After a cycle nothing is known to wait: try letting go first (one round trip when nothing came in).
@@ -84,12 +95,12 @@ export async function runAgent(
     }
     const message = (error as Error)?.message ?? String(error);
     emit(run, "error", { errorClass: classify(error), message, fatal: true });
-    try {
-      await setState(run, { state: "error", error: message });
-    } catch {
-      // The state store is unreachable; the outcome still says crashed.
+    // Tried again when the store refuses it too (the crash may be that very refusal); the outcome says crashed either way.
+    const patch = { state: "error", error: message } as const;
+    if (await writeBookkeeping(deps.clock, () => deps.state.update(run.agent, patch), control.stopSignal())) {
+      noteStateWritten(run, patch);
     }
-    return { reason: "crashed", cycles, error };
+    return { reason: "crashed", cycles, error, ...(run.working === undefined ? {} : { context: run.working }) };
   } finally {
     await settleDeferred(run);
     control.endRun();

@@ -23,6 +23,8 @@ export interface AgentRun {
   threads: Map<string, ThreadView>;
   /** Writes the loop does not wait for (see `defer`); settled before the run returns. */
   deferred: Set<Promise<void>>;
+  /** The thread of the cycle under way; still set after a crash, so the restart resumes it even if no record says so. */
+  working?: string;
 }
 
 /** What the cycle is working on: the inputs it handles and their inbox items (to re-queue on preemption or crash). */

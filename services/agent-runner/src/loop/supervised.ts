@@ -1,4 +1,5 @@
 import type { Fence } from "@moniro/ports";
+import { writeBookkeeping } from "./bookkeeping.js";
 import type { LoopControl } from "./control.js";
 import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { runAgent } from "./run-agent.js";
@@ -32,15 +33,19 @@ export async function runSupervised(
   // A failed read ahead is left to runAgent, which reads again and treats a failure as a crash.
   let start: RunStart | undefined =
     prefetched ?? (await readRunStart(deps, fence.agent, settings).catch(() => undefined));
-  const record = start ? start.record : await deps.state.get(fence.agent);
+  // An unreadable record counts no earlier crashes: runAgent reads again, and a failure there is a crash like any other.
+  const record = start ? start.record : await deps.state.get(fence.agent).catch(() => null);
   let restarts = record?.restarts ?? 0;
   if (record?.state === "error" && restarts >= settings.restart.maxRestarts) {
     return { reason: "error", cycles: 0, restarts };
   }
   let cycles = 0;
+  let resume: string | undefined;
   for (;;) {
-    const outcome = await runAgent(deps, fence, settings, control, start);
+    const outcome = await runAgent(deps, fence, settings, control, start, resume);
     start = undefined;
+    // The crashed thread is resumed even when neither its re-queue nor its state record could be written.
+    resume = outcome.context;
     cycles += outcome.cycles;
     if (outcome.reason !== "crashed") {
       // Idle: runAgent's last write (with the lease release) reset the count.
@@ -48,7 +53,8 @@ export async function runSupervised(
     }
     const decision = restartDecision(restarts, settings.restart);
     restarts = decision.restarts;
-    await deps.state.update(fence.agent, { restarts });
+    // The count is kept here too: a store that refuses the write does not stop the restart.
+    await writeBookkeeping(deps.clock, () => deps.state.update(fence.agent, { restarts }), control.stopSignal());
     if (!decision.restart) return { reason: "error", cycles, restarts, error: outcome.error };
     try {
       await deps.clock.sleep(decision.delayMs, control.stopSignal());

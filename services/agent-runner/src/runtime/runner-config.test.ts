@@ -10,6 +10,12 @@ describe("runner configuration", () => {
     expect(threadCacheOf(config)).toEqual(DEFAULT_THREAD_CACHE);
   });
 
+  it("serves its ops port on 9101 when MONIRO_HTTP_PORT is unset (moniro up's agent-runner port), else where it says", () => {
+    expect(loadRunnerConfig({}).MONIRO_HTTP_PORT).toBe(9101);
+    expect(loadRunnerConfig({ MONIRO_HTTP_PORT: "0" }).MONIRO_HTTP_PORT).toBe(0);
+    expect(() => loadRunnerConfig({ MONIRO_HTTP_PORT: "70000" })).toThrow(/MONIRO_HTTP_PORT/);
+  });
+
   it("reads the thread cache's bounds, megabytes as bytes, and 0 threads to turn it off", () => {
     const config = loadRunnerConfig({
       MONIRO_THREAD_CACHE_THREADS: "0",

@@ -3,6 +3,9 @@ import { DEFAULT_THREAD_CACHE, type ThreadCacheOptions } from "@moniro/store";
 import { z } from "zod";
 import { DEFAULT_TIMING, type RuntimeTiming } from "./agent-runtime.js";
 
+/** The ops port (/healthz, /readyz, /metrics) when MONIRO_HTTP_PORT is unset: the first of `moniro up`'s base ports. */
+export const DEFAULT_RUNNER_HTTP_PORT = 9101;
+
 const ms = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);
 
 /**
@@ -13,6 +16,7 @@ const ms = (fallback: number, min: number) => z.coerce.number().int().min(min).d
  */
 export const runnerConfigSchema = serviceConfigSchema
   .extend({
+    MONIRO_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_RUNNER_HTTP_PORT),
     /** Lease holder id; defaults to `<hostname>-<pid>-<random>`. */
     MONIRO_RUNNER_ID: z
       .string()

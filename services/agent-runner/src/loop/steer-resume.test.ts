@@ -1,0 +1,104 @@
+import { type LlmScript, textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { describe, expect, it } from "vitest";
+import { harness, shapes } from "./test-harness.js";
+
+const BACK = "[moniro] Back to the instruction that was set aside: [http:alice] build the report.";
+
+/**
+ * Alice's instruction leads to a tool call; bob and carol write while it runs; the model
+ * answers both with `message` (a step with tool calls, so a checkpoint follows) and ends its turn.
+ */
+async function answeredWithMessages(queue: "steer" | "interrupt" | "collect" | "inject", script?: LlmScript) {
+  const h = await harness({
+    settings: { queue },
+    llm: script ?? [
+      toolReply(toolUse("exec", { cmd: "sleep 2" }, "t1")),
+      toolReply([
+        toolUse("message", { to: "http:bob", text: "noon" }, "m1"),
+        toolUse("message", { to: "http:carol", text: "sunny" }, "m2"),
+      ]),
+      textReply("answered both"),
+      textReply("back on the report"),
+      textReply("nothing more"),
+    ],
+    tools: {
+      exec: (_input, _call, { signal }) =>
+        new Promise<string>((resolve, reject) => {
+          signal?.addEventListener("abort", () => reject(signal.reason));
+          void (async () => {
+            await h.send("what time is it?", { source: "http:bob" });
+            await h.send("and the weather?", { source: "http:carol" });
+            h.control.notifyInput();
+            if (queue !== "interrupt") resolve("slept");
+          })();
+        }),
+    },
+  });
+  await h.send("build the report");
+  return h;
+}
+
+describe("the instruction set aside by steering", () => {
+  it("steer: is taken up again with its history once the steering inputs are answered with message calls", async () => {
+    const h = await answeredWithMessages("steer");
+
+    expect(await h.run()).toMatchObject({ reason: "idle" });
+
+    expect(h.llm.requests).toHaveLength(4);
+    const resumed = shapes(h.llm.requests[3]);
+    expect(resumed[0]).toBe("user: text:[http:alice] build the report");
+    expect(resumed.at(-1)).toContain(BACK);
+    expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(3);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
+  it("steer: input that arrives as the answering turn ends goes first; the set-aside instruction follows it", async () => {
+    const replies = [
+      toolReply(toolUse("exec", { cmd: "sleep 2" }, "t1")),
+      toolReply(toolUse("message", { to: "http:bob", text: "noon" }, "m1")),
+    ];
+    const h = await answeredWithMessages("steer", async (_request, { index }) => {
+      if (index === 2) await h.send("are you there?", { source: "http:dave" });
+      return replies[index] ?? textReply(`reply ${index}`);
+    });
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 3 });
+
+    expect(shapes(h.llm.requests[3]).at(-1)).toBe("user: text:[http:dave] are you there?");
+    expect(shapes(h.llm.requests[4]).at(-1)).toContain(BACK);
+    expect(h.llm.requests).toHaveLength(5);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
+  it("interrupt: the instruction stays in the thread the model answers; nothing is set aside or left pending", async () => {
+    const h = await answeredWithMessages("interrupt");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(h.inbox.requeued).toEqual([]);
+    expect(shapes(h.llm.requests[1])).toEqual([
+      "user: text:[http:alice] build the report",
+      "assistant: tool_use:exec",
+      "user: tool_result:t1! | text:[http:bob] what time is it? | text:[http:carol] and the weather?",
+    ]);
+    expect(h.llm.requests).toHaveLength(3);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
+  it("collect: the instruction goes on with the tool's result; the inputs come after it in one INBOX turn", async () => {
+    const h = await answeredWithMessages("collect");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 2 });
+
+    expect(h.inbox.requeued).toEqual([]);
+    expect(shapes(h.llm.requests[1])).toEqual([
+      "user: text:[http:alice] build the report",
+      "assistant: tool_use:exec",
+      "user: tool_result:t1",
+    ]);
+    expect(shapes(h.llm.requests[3]).at(-1)).toBe(
+      "user: text:INBOX (2 messages):\n[http:bob] what time is it?\n[http:carol] and the weather?",
+    );
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+});
