@@ -1,0 +1,84 @@
+import type { ThreadEntry, Usage } from "@moniro/envelopes";
+import type { Clock, EventSink, Ids, RunEnd, ThreadStore } from "@moniro/ports";
+import type { ChildRecords } from "@moniro/store";
+import { UNIFIED_THREAD } from "../loop/index.js";
+import type { RuntimeAgent } from "../runtime/agent-directory.js";
+import type { InternalChannel } from "./internal-channel.js";
+
+/** What a child whose last turn has no text reports. */
+export const EMPTY_REPORT = "(the sub-agent ended without a final answer)";
+
+/** The report: the child's last assistant text (its final answer), and its token use. */
+export function reportOf(entries: readonly ThreadEntry[]): { text: string; usage: Usage } {
+  let text: string | undefined;
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  for (const entry of entries) {
+    if (entry.kind !== "assistant") continue;
+    if (entry.usage) {
+      usage.inputTokens +=
+        entry.usage.inputTokens + (entry.usage.cacheReadInputTokens ?? 0) + (entry.usage.cacheCreationInputTokens ?? 0);
+      usage.outputTokens += entry.usage.outputTokens;
+    }
+    if (entry.text.trim().length > 0) text = entry.text.trim();
+  }
+  return { text: text ?? EMPTY_REPORT, usage };
+}
+
+/**
+ * A child's run end: when its cycle ends with nothing pending, its report goes
+ * to its parent over the internal channel (durably, before the child lets its
+ * lease go), under an envelope id recorded once, so a runner that takes a
+ * crashed child over sends the same envelope again and the parent gets it
+ * once. A canceled child reports nothing. Other agents pass straight through.
+ */
+export function reportingRunEnd(
+  agent: RuntimeAgent,
+  inner: RunEnd,
+  deps: {
+    records: ChildRecords;
+    channel: InternalChannel;
+    threads: Pick<ThreadStore, "read">;
+    events: EventSink;
+    clock: Clock;
+    ids: Ids;
+  },
+): RunEnd {
+  const link = agent.parent;
+  if (!link) return inner;
+  return {
+    async releaseIfIdle(fence, patch) {
+      const record = await deps.records.get(agent.name);
+      if (record?.status === "running" || record?.status === "reported") {
+        const { text, usage } = reportOf(await deps.threads.read(agent.name, UNIFIED_THREAD));
+        const reportId = await deps.records.recordReport(agent.name, record.reportId ?? deps.ids.newId(), usage);
+        await deps.channel.send({
+          id: reportId,
+          from: agent.name,
+          to: link.name,
+          text,
+          meta: {
+            kind: "report",
+            parent: link.name,
+            child: agent.name,
+            callId: link.callId,
+            wait: record.definition.wait,
+          },
+          now: deps.clock.now(),
+        });
+        const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage };
+        deps.events.emit(agent.name, "subagent-ended", data);
+        deps.events.emit(link.name, "subagent-ended", data);
+      }
+      return inner.releaseIfIdle(fence, patch);
+    },
+  };
+}
+
+/** A child's events carry its parent and the parent's spawning call, so they can be tied to it. */
+export function linkedEvents(agent: RuntimeAgent, events: EventSink): EventSink {
+  const link = agent.parent;
+  if (!link) return events;
+  return {
+    emit: (name, type, data = {}) => events.emit(name, type, { ...data, parent: link.name, parentCallId: link.callId }),
+  };
+}
