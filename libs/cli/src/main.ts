@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
+import { agentCommand } from "./commands/agent-info.js";
 import { demoCommand } from "./commands/demo.js";
 import { eventsCommand, sendCommand } from "./commands/send-events.js";
 import { upCommand } from "./commands/up.js";
@@ -60,5 +61,7 @@ program
   .action(async (agent: string, flags) => {
     process.exitCode = await eventsCommand(agent, flags);
   });
+
+program.addCommand(agentCommand());
 
 await program.parseAsync(process.argv);
