@@ -38,12 +38,11 @@ export async function startModel() {
       const body = request.body as unknown as AnthropicRequestBody;
       const system = systemText(body);
       // A sub-agent's minimal prompt names its parent: its requests go to the script `child-of:<parent>`.
-      const parent = /^You are [a-z0-9_-]+--[a-z0-9]+, a sub-agent of ([a-z0-9_-]+)\./.exec(system)?.[1];
-      const agent =
-        /\[e2e-agent:([a-z0-9_-]+)\]/.exec(system)?.[1] ?? (parent ? `child-of:${parent}` : "(unknown)");
+      const parent = /You are [a-z0-9_-]+--[a-z0-9]+, a sub-agent of ([a-z0-9_-]+)\./.exec(system)?.[1];
+      const agent = /\[e2e-agent:([a-z0-9_-]+)\]/.exec(system)?.[1] ?? (parent ? `child-of:${parent}` : "(unknown)");
       const list = requests.get(agent) ?? [];
       requests.set(agent, list);
-      const child = /^You are ([a-z0-9_-]+--[a-z0-9]+), a sub-agent/.exec(system)?.[1];
+      const child = /You are ([a-z0-9_-]+--[a-z0-9]+), a sub-agent/.exec(system)?.[1];
       const modelRequest: ModelRequest = {
         agent,
         index: list.length,
