@@ -21,6 +21,7 @@ const ORDER = [
   "services",
   "sandbox-exec",
   "webhook",
+  "subagent",
 ];
 
 function moduleName(file: string): string {

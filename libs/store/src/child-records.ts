@@ -44,11 +44,14 @@ export class ChildRecords {
   }
 
   async create(definition: ChildDefinition): Promise<void> {
-    await this.redis.hset(this.keys.subagent(definition.name), {
-      definition: JSON.stringify(definition),
-      status: "running",
-    });
-    await this.redis.sadd(this.keys.children(definition.parent), definition.name);
+    // Two agents' keys (two slots): two commands, sent together.
+    await Promise.all([
+      this.redis.hset(this.keys.subagent(definition.name), {
+        definition: JSON.stringify(definition),
+        status: "running",
+      }),
+      this.redis.sadd(this.keys.children(definition.parent), definition.name),
+    ]);
   }
 
   async get(child: string): Promise<ChildRecord | undefined> {
@@ -82,13 +85,14 @@ export class ChildRecords {
    */
   async recordReport(child: string, reportId: string, usage: Usage): Promise<string> {
     const key = this.keys.subagent(child);
-    await this.redis.hsetnx(key, "reportId", reportId);
-    await this.redis.hset(key, {
-      status: "reported",
-      inputTokens: usage.inputTokens,
-      outputTokens: usage.outputTokens,
-    });
-    return (await this.redis.hget(key, "reportId")) ?? reportId;
+    const replies = await this.redis
+      .multi()
+      .hsetnx(key, "reportId", reportId)
+      .hset(key, { status: "reported", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens })
+      .hget(key, "reportId")
+      .exec();
+    const stored = replies?.[2]?.[1];
+    return typeof stored === "string" ? stored : reportId;
   }
 
   /** Marks a child canceled; false when it has no record (unknown, or removed already). */

@@ -47,9 +47,12 @@ export function reportingRunEnd(
   if (!link) return inner;
   return {
     async releaseIfIdle(fence, patch) {
-      const record = await deps.records.get(agent.name);
+      const [record, entries] = await Promise.all([
+        deps.records.get(agent.name),
+        deps.threads.read(agent.name, UNIFIED_THREAD),
+      ]);
       if (record?.status === "running" || record?.status === "reported") {
-        const { text, usage } = reportOf(await deps.threads.read(agent.name, UNIFIED_THREAD));
+        const { text, usage } = reportOf(entries);
         const reportId = await deps.records.recordReport(agent.name, record.reportId ?? deps.ids.newId(), usage);
         await deps.channel.send({
           id: reportId,

@@ -10,7 +10,7 @@ import {
   type ToolResultEnvelope,
 } from "@moniro/envelopes";
 import type { Clock, EventSink, Inbox, ToolBus } from "@moniro/ports";
-import type { ChildRecords } from "@moniro/store";
+import type { ChildDefinition, ChildRecords } from "@moniro/store";
 import { SUBAGENT_TOOL, subagentInputSchema } from "@moniro/tool-catalog";
 import type { AgentDirectory } from "../runtime/agent-directory.js";
 import type { InternalChannel } from "./internal-channel.js";
@@ -42,7 +42,7 @@ export class SubagentToolBus implements ToolBus {
   constructor(
     private readonly inner: ToolBus,
     private readonly deps: {
-      directory: AgentDirectory;
+      directory: AgentDirectory & { adopt(definition: ChildDefinition): void };
       records: ChildRecords;
       channel: InternalChannel;
       inbox: Inbox;
@@ -124,7 +124,7 @@ export class SubagentToolBus implements ToolBus {
     }
     const wait = input.data.wait ?? false;
     const now = this.deps.clock.now();
-    await this.deps.records.create({
+    const childDefinition: ChildDefinition = {
       name: child,
       parent,
       callId: call.callId,
@@ -132,7 +132,9 @@ export class SubagentToolBus implements ToolBus {
       maxSteps: input.data.max_steps ?? limits.defaultMaxSteps,
       wait,
       createdAt: now,
-    });
+    };
+    await this.deps.records.create(childDefinition);
+    this.deps.directory.adopt(childDefinition);
     await this.deps.channel.send({
       from: parent,
       to: child,
