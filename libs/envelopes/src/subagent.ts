@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { encodeTime } from "ulid";
 import { z } from "zod";
 import { NAME_PATTERN, nameSchema } from "./names.js";
 
@@ -60,4 +62,19 @@ export type SubagentMeta = z.infer<typeof subagentMetaSchema>;
 export function subagentMetaOf(meta: Record<string, unknown> | undefined): SubagentMeta | undefined {
   const parsed = subagentMetaSchema.safeParse(meta?.subagent);
   return parsed.success ? parsed.data : undefined;
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * The id of a child's report envelope, the same every time it is computed
+ * (a ULID: the child's creation time, then 80 bits of a hash of its name):
+ * a runner that takes a crashed child over re-sends the very same envelope,
+ * and the parent's dedupe keeps one. No write is needed before the send.
+ */
+export function reportIdOf(child: string, createdAt: number): string {
+  const digest = createHash("sha256").update(`${child}:report`).digest();
+  let random = "";
+  for (let i = 0; i < 16; i++) random += CROCKFORD[(digest[i] ?? 0) & 31];
+  return `${encodeTime(createdAt, 10)}${random}`;
 }

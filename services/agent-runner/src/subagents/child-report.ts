@@ -1,5 +1,5 @@
-import type { ThreadEntry, Usage } from "@moniro/envelopes";
-import type { Clock, EventSink, Ids, RunEnd, ThreadStore } from "@moniro/ports";
+import { reportIdOf, type ThreadEntry, type Usage } from "@moniro/envelopes";
+import type { Clock, EventSink, RunEnd, ThreadStore } from "@moniro/ports";
 import type { ChildRecords } from "@moniro/store";
 import { UNIFIED_THREAD } from "../loop/index.js";
 import type { RuntimeAgent } from "../runtime/agent-directory.js";
@@ -40,7 +40,6 @@ export function reportingRunEnd(
     threads: Pick<ThreadStore, "read">;
     events: EventSink;
     clock: Clock;
-    ids: Ids;
   },
 ): RunEnd {
   const link = agent.parent;
@@ -53,8 +52,8 @@ export function reportingRunEnd(
       ]);
       if (record?.status === "running" || record?.status === "reported") {
         const { text, usage } = reportOf(entries);
-        const reportId = await deps.records.recordReport(agent.name, record.reportId ?? deps.ids.newId(), usage);
-        await deps.channel.send({
+        const reportId = reportIdOf(agent.name, record.definition.createdAt);
+        const sent = deps.channel.send({
           id: reportId,
           from: agent.name,
           to: link.name,
@@ -68,6 +67,7 @@ export function reportingRunEnd(
           },
           now: deps.clock.now(),
         });
+        await Promise.all([sent, deps.records.recordReport(agent.name, reportId, usage)]);
         const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage };
         deps.events.emit(agent.name, "subagent-ended", data);
         deps.events.emit(link.name, "subagent-ended", data);

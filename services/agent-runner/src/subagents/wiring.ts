@@ -63,7 +63,6 @@ export function subagentWiring(options: {
         threads: options.threads,
         events: deps.events,
         clock: options.clock,
-        ids: options.ids,
       });
       return { ...deps, events, runEnd };
     },
