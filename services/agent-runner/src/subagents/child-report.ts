@@ -1,5 +1,5 @@
 import { reportIdOf, type ThreadEntry, type Usage } from "@moniro/envelopes";
-import type { Clock, EventSink, RunEnd, ThreadStore } from "@moniro/ports";
+import type { Clock, EventSink, RunEnd, ThreadStore, Tracing } from "@moniro/ports";
 import type { ChildRecords } from "@moniro/store";
 import { UNIFIED_THREAD } from "../loop/index.js";
 import type { RuntimeAgent } from "../runtime/agent-directory.js";
@@ -84,4 +84,16 @@ export function linkedEvents(agent: RuntimeAgent, events: EventSink): EventSink 
   return {
     emit: (name, type, data = {}) => events.emit(name, type, { ...data, parent: link.name, parentCallId: link.callId }),
   };
+}
+
+/**
+ * A child's spans carry its parent and the spawning call as attributes; its
+ * cycles also sit under the parent's `execute_tool subagent` span, as the
+ * task envelope carries that span's traceparent.
+ */
+export function linkedTracing(agent: RuntimeAgent, tracing: Tracing): Tracing {
+  const link = agent.parent;
+  if (!link) return tracing;
+  const attributes = { "moniro.parent": link.name, "moniro.parent.call_id": link.callId };
+  return { span: (name, own, fn, options) => tracing.span(name, { ...own, ...attributes }, fn, options) };
 }

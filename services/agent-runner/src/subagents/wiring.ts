@@ -8,7 +8,7 @@ import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import type { createIngest } from "../runtime/ingest.js";
 import type { RuntimeLogger } from "../runtime/logger.js";
 import { withChildren } from "./child-directory.js";
-import { linkedEvents, reportingRunEnd } from "./child-report.js";
+import { linkedEvents, linkedTracing, reportingRunEnd } from "./child-report.js";
 import { InternalChannel } from "./internal-channel.js";
 import { internalIngest } from "./internal-ingest.js";
 import { withChildCancel } from "./parent-control.js";
@@ -64,7 +64,7 @@ export function subagentWiring(options: {
         events: deps.events,
         clock: options.clock,
       });
-      return { ...deps, events, runEnd };
+      return { ...deps, events, runEnd, tracing: linkedTracing(agent, deps.tracing) };
     },
     ingest: (inner: Ingest): Ingest =>
       internalIngest(inner, {
