@@ -1,4 +1,7 @@
+import { execFile } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForEvent } from "../support/agent-events.js";
 import { testAgentYaml } from "../support/agents.js";
@@ -26,9 +29,12 @@ const AGENTS = {
   boss: testAgentYaml("boss", TOOLS),
   strict: testAgentYaml("strict", TOOLS),
   chief: testAgentYaml("chief", TOOLS),
+  pauser: testAgentYaml("pauser", TOOLS),
   patient: testAgentYaml("patient", { ...TOOLS, extra: { tool_deadline_ms: 1_000 } }),
   phoenix: testAgentYaml("phoenix", TOOLS),
 };
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
 const CHILD_INPUT = (parent: string) => new RegExp(`^\\[agent:${parent}--[a-z0-9]{8}\\] `);
 
 interface ChildrenView {
@@ -196,6 +202,11 @@ describe("sub-agents end to end", () => {
       await model.waitForRequests("child-of:chief", 1);
       await waitForEvent(sse, "tool-call-started", (event) => event.data.tool === "exec");
       expect((await children("chief")).children).toHaveLength(1);
+      // `moniro agent info` shows the parent and its live child.
+      const { stdout } = await run(process.execPath, [CLI, "agent", "info", "chief", "--gateway", stack.gatewayUrl]);
+      expect(stdout).toMatch(/^chief: running/);
+      expect(stdout).toMatch(/sub-agents: 1 live/);
+      expect(stdout).toMatch(/\n {4}chief--[a-z0-9]{8} {2}running, running/);
       const reply = await gateway.control("chief", "cancel");
       expect(reply.status).toBe(200);
       await eventually(async () => (await children("chief")).children.length === 0, "the child to be canceled");
@@ -208,6 +219,34 @@ describe("sub-agents end to end", () => {
     } finally {
       release();
       await sse.close();
+    }
+  });
+
+  it("pausing the parent cancels its children too", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.script("pauser", toolUseReply({ name: "subagent", input: { task: "work slowly" } }), textReply("waiting"));
+    model.script("child-of:pauser", async () => {
+      await held;
+      return textReply("too late");
+    });
+    try {
+      await gateway.send("pauser", "Start a slow sub-agent.");
+      await model.waitForRequests("child-of:pauser", 1);
+      await idle("pauser");
+      expect((await children("pauser")).children).toHaveLength(1);
+      expect((await gateway.control("pauser", "pause")).status).toBe(200);
+      await eventually(async () => (await children("pauser")).children.length === 0, "the child to be canceled");
+      release();
+      expect((await gateway.control("pauser", "resume")).status).toBe(200);
+      await sleep(1_000);
+      expect(model.requests("child-of:pauser")).toHaveLength(1);
+      const seen = model.requests("pauser").flatMap((request) => userTexts(request.body));
+      expect(seen.some((text) => CHILD_INPUT("pauser").test(text))).toBe(false);
+    } finally {
+      release();
     }
   });
 
