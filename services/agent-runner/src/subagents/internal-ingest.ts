@@ -1,4 +1,5 @@
 import { type InboundEnvelope, subagentMetaOf } from "@moniro/envelopes";
+import type { Inbox } from "@moniro/ports";
 import type { ChildRecords } from "@moniro/store";
 import type { IngestOutcome } from "../runtime/ingest.js";
 import type { RuntimeLogger } from "../runtime/logger.js";
@@ -21,6 +22,8 @@ export function internalIngest(
     records: ChildRecords;
     /** Cancels the child's running instruction wherever it runs (`<ns>.ctl.<child>`). */
     cancelRun: (child: string, reason: string) => Promise<void>;
+    /** A canceled child is never run again: what waits in its inbox is dropped (acked). */
+    inbox: Pick<Inbox, "pending" | "ack">;
     /** Drops a removed child from this runner's directory. */
     forget: (child: string) => void;
     logger: RuntimeLogger;
@@ -43,6 +46,9 @@ export function internalIngest(
       }
       await deps.records.remove(meta.child, meta.parent);
       deps.forget(meta.child);
+      // A child canceled before it ran still has its task waiting: no runner will take it now.
+      const waiting = await deps.inbox.pending(meta.child);
+      if (waiting.length > 0) await deps.inbox.ack(meta.child, waiting);
       return { kind: "appended" };
     }
     const outcome = await inner(envelope, subject, trace);

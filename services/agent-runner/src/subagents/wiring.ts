@@ -69,6 +69,7 @@ export function subagentWiring(options: {
     ingest: (inner: Ingest): Ingest =>
       internalIngest(inner, {
         records,
+        inbox: options.inbox,
         forget: (child) => directory.forget(child),
         logger,
         cancelRun: async (child, reason) => {
