@@ -24,6 +24,20 @@ describe("a child's report", () => {
     expect(report).toEqual({ text: "the answer is 42", usage: { inputTokens: 60, outputTokens: 8 } });
   });
 
+  it("adds how the task ended when it hit its step limit or failed", () => {
+    const incomplete = {
+      ...base,
+      kind: "instruction",
+      status: "incomplete",
+      envelopeIds: [],
+      detail: "max_steps (5) reached",
+    } as ThreadEntry;
+    expect(reportOf([assistant("halfway there"), incomplete]).text).toBe(
+      "halfway there\n\n(the sub-agent's task ended incomplete: max_steps (5) reached)",
+    );
+    expect(reportOf([incomplete]).text).toBe("(the sub-agent's task ended incomplete: max_steps (5) reached)");
+  });
+
   it("says so when the child never wrote a text", () => {
     expect(reportOf([]).text).toBe(EMPTY_REPORT);
   });

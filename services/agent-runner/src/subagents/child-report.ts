@@ -8,20 +8,32 @@ import type { InternalChannel } from "./internal-channel.js";
 /** What a child whose last turn has no text reports. */
 export const EMPTY_REPORT = "(the sub-agent ended without a final answer)";
 
-/** The report: the child's last assistant text (its final answer), and its token use. */
+/**
+ * The report: the child's last assistant text (its final answer), followed by
+ * how its task ended when it did not simply finish (step limit, failure); and
+ * its token use.
+ */
 export function reportOf(entries: readonly ThreadEntry[]): { text: string; usage: Usage } {
   let text: string | undefined;
+  let ending: string | undefined;
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   for (const entry of entries) {
+    if (entry.kind === "instruction" && (entry.status === "incomplete" || entry.status === "failed")) {
+      ending = `(the sub-agent's task ended ${entry.status}: ${entry.detail})`;
+    }
     if (entry.kind !== "assistant") continue;
     if (entry.usage) {
       usage.inputTokens +=
         entry.usage.inputTokens + (entry.usage.cacheReadInputTokens ?? 0) + (entry.usage.cacheCreationInputTokens ?? 0);
       usage.outputTokens += entry.usage.outputTokens;
     }
-    if (entry.text.trim().length > 0) text = entry.text.trim();
+    if (entry.text.trim().length > 0) {
+      text = entry.text.trim();
+      ending = undefined;
+    }
   }
-  return { text: text ?? EMPTY_REPORT, usage };
+  const parts = [text ?? (ending ? undefined : EMPTY_REPORT), ending].filter((part) => part !== undefined);
+  return { text: parts.join("\n\n"), usage };
 }
 
 /**
