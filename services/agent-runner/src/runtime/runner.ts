@@ -98,7 +98,6 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     threads: stores.threads,
     events,
     clock,
-    ids,
     logger,
     limits: options.subagents,
   });

@@ -1,6 +1,6 @@
 import type { Bus } from "@moniro/bus";
 import { type Subjects, stamp } from "@moniro/envelopes";
-import type { Clock, EventSink, Ids, Inbox, ThreadStore, ToolBus } from "@moniro/ports";
+import type { Clock, EventSink, Inbox, ThreadStore, ToolBus } from "@moniro/ports";
 import { ChildRecords, type RedisClient } from "@moniro/store";
 import type { LoopDeps } from "../loop/index.js";
 import type { AgentDirectory, RuntimeAgent } from "../runtime/agent-directory.js";
@@ -32,7 +32,6 @@ export function subagentWiring(options: {
   threads: Pick<ThreadStore, "read">;
   events: EventSink;
   clock: Clock;
-  ids: Ids;
   logger: RuntimeLogger;
   limits?: Partial<SubagentLimits> | undefined;
 }) {
