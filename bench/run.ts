@@ -23,6 +23,7 @@ const ORDER = [
   "services",
   "sandbox-exec",
   "webhook",
+  "subagent",
 ];
 
 function moduleName(file: string): string {

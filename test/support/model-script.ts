@@ -11,6 +11,8 @@ export interface ModelRequest {
   index: number;
   body: AnthropicRequestBody;
   receivedAt: number;
+  /** A sub-agent's own name (its requests are scripted under `child-of:<parent>`). */
+  child?: string;
 }
 
 /** A scripted answer: a reply, or a function of the request (may wait, e.g. for the test to act). */
@@ -34,10 +36,20 @@ export async function startModel() {
   const fake = await startFakeAnthropic({
     handler: async (request) => {
       const body = request.body as unknown as AnthropicRequestBody;
-      const agent = /\[e2e-agent:([a-z0-9_-]+)\]/.exec(systemText(body))?.[1] ?? "(unknown)";
+      const system = systemText(body);
+      // A sub-agent's minimal prompt names its parent: its requests go to the script `child-of:<parent>`.
+      const parent = /You are [a-z0-9_-]+--[a-z0-9]+, a sub-agent of ([a-z0-9_-]+)\./.exec(system)?.[1];
+      const agent = /\[e2e-agent:([a-z0-9_-]+)\]/.exec(system)?.[1] ?? (parent ? `child-of:${parent}` : "(unknown)");
       const list = requests.get(agent) ?? [];
       requests.set(agent, list);
-      const modelRequest: ModelRequest = { agent, index: list.length, body, receivedAt: request.receivedAt };
+      const child = /You are ([a-z0-9_-]+--[a-z0-9]+), a sub-agent/.exec(system)?.[1];
+      const modelRequest: ModelRequest = {
+        agent,
+        index: list.length,
+        body,
+        receivedAt: request.receivedAt,
+        ...(child ? { child } : {}),
+      };
       list.push(modelRequest);
       for (const wake of waiters) wake();
       const step = scripts.get(agent)?.shift() ?? textReply(DONE);

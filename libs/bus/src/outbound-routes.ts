@@ -23,7 +23,7 @@ export const STREAM_READ_CHANNELS: readonly string[] = ["http"];
 const REASONS: Record<string, string> = {
   cron: "'cron:' is where scheduled inputs come from, not a place to send to; to be reminded, use the cron tool",
   agent:
-    "'agent:' is not a delivery channel: a sub-agent's report reaches its parent when its task ends, and agents of a team talk with channel_send",
+    "'agent:' is not a delivery channel: only a sub-agent and its parent message each other (the agent-runner carries that over the internal channel), a sub-agent's report reaches its parent when its task ends, and agents of a team talk with channel_send",
   ws: "'ws:' is a workspace channel: post there with channel_send",
 };
 

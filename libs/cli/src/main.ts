@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
+import { agentCommand } from "./commands/agent-info.js";
 import { demoCommand } from "./commands/demo.js";
 import { registerPairing } from "./commands/pairing.js";
 import { eventsCommand, sendCommand } from "./commands/send-events.js";
@@ -63,5 +64,6 @@ program
   });
 
 registerPairing(program);
+program.addCommand(agentCommand());
 
 await program.parseAsync(process.argv);

@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   "state-changed",
   "cycle-skipped",
   "input-injected",
+  "subagent-spawned",
+  "subagent-ended",
   "error",
 ] as const;
 export const eventTypeSchema = z.enum(EVENT_TYPES);

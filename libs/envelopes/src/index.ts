@@ -9,6 +9,7 @@ export * from "./names.js";
 export * from "./outbound.js";
 export * from "./pairing.js";
 export * from "./scheduler.js";
+export * from "./subagent.js";
 export * from "./subjects.js";
 export * from "./thread-entry.js";
 export * from "./tool.js";

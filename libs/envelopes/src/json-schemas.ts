@@ -5,6 +5,7 @@ import { eventEnvelopeSchema } from "./event.js";
 import { inboundEnvelopeSchema } from "./inbound.js";
 import { outboundEnvelopeSchema } from "./outbound.js";
 import { schedulerReplySchema, schedulerRequestSchema } from "./scheduler.js";
+import { subagentMetaSchema } from "./subagent.js";
 import { toolCallEnvelopeSchema, toolCancelEnvelopeSchema, toolResultEnvelopeSchema } from "./tool.js";
 
 /** The public envelopes, by file name under docs/schemas/. Input shapes: what a producer must send. */
@@ -20,6 +21,8 @@ export const PUBLIC_SCHEMAS: Record<string, z.ZodType> = {
   "scheduler-request.schema.json": schedulerRequestSchema,
   "scheduler-reply.schema.json": schedulerReplySchema,
   "dlq-record.schema.json": dlqRecordSchema,
+  /** `meta.subagent` of an inbound envelope on the internal channel (docs/subagents.md). */
+  "subagent-meta.schema.json": subagentMetaSchema,
 };
 
 export function renderJsonSchemas(): Record<string, string> {

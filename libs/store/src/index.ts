@@ -1,4 +1,5 @@
 export * from "./cached-thread-store.js";
+export * from "./child-records.js";
 export * from "./codec.js";
 export * from "./connect.js";
 export * from "./errors.js";

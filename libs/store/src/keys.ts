@@ -54,6 +54,12 @@ export function createKeys(prefix = "moniro:") {
     todo: (a: string) => `${agent(a)}:todo`,
     /** Set of tool-executor ids that run background processes of the agent. */
     processExecutors: (a: string) => `${agent(a)}:process-executors`,
+    /** Hash: a sub-agent's record (parent, call, status, its definition as JSON, report, usage). */
+    subagent: (a: string) => `${agent(a)}:subagent`,
+    /** Set: the live sub-agents of a parent. */
+    children: (a: string) => `${agent(a)}:children`,
+    /** Hash: token use of a parent's ended sub-agents, rolled up (inputTokens, outputTokens, children). */
+    childUsage: (a: string) => `${agent(a)}:child-usage`,
     /** An inbound envelope id already appended for this agent (dedupe, with a TTL). */
     dedupe: (a: string, envelopeId: string) => `${agent(a)}:dedupe:${envelopeId}`,
     channel: (workflow: string, tag: string) => `${prefix}{w:${workflow}:${tag}}:channel`,

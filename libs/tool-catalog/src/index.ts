@@ -46,3 +46,9 @@ export {
   type ToolOutcome,
 } from "./tool.js";
 export { readPersonalContext } from "./tools/context/personal-context.js";
+export {
+  SUBAGENT_TOOL,
+  type SubagentInput,
+  subagentInputSchema,
+  subagentToolSpec,
+} from "./tools/subagent.js";

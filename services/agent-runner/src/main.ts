@@ -82,6 +82,7 @@ try {
     directory,
     timing: timingOf(config),
     threadCache: threadCacheOf(config),
+    subagents: { maxLive: config.MONIRO_SUBAGENTS_MAX_LIVE, defaultMaxSteps: config.MONIRO_SUBAGENTS_MAX_STEPS },
     logger,
     tracing: metrics.metered(telemetry.tracing),
     onDlq: (origin) => metrics.dlq.inc({ origin }),

@@ -16,6 +16,7 @@ import type {
   HttpMetrics,
   InboundPublisher,
 } from "./ports.js";
+import { childrenRouter } from "./routes/children.js";
 import { controlRouter } from "./routes/control.js";
 import { eventsRouter } from "./routes/events.js";
 import { healthRouter } from "./routes/health.js";
@@ -39,6 +40,8 @@ export interface GatewayAppOptions {
   control: ControlClient;
   streams: AgentStreamSource;
   inspector: AgentInspector;
+  /** Sub-agent records (`GET /v1/agents/:agent/children`); the route is absent without. */
+  children?: Parameters<typeof childrenRouter>[0]["children"];
   readiness: Record<string, ReadinessCheck>;
   /** Request counts and latency are recorded here; `/metrics` serves `registry`. */
   metrics: HttpMetrics;
@@ -112,6 +115,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
   );
   app.use(eventsRouter({ agents: options.agents, streams: options.streams, heartbeatMs: options.heartbeatMs }));
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
+  if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));
   if (options.pairing) app.use(pairingRouter({ pairing: options.pairing }));
   app.use((request, _response, next) => {

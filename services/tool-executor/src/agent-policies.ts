@@ -1,7 +1,11 @@
 import { type Stats, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AgentDefinitionError, loadAgentDefinition } from "@moniro/config";
+import { isChildName } from "@moniro/envelopes";
 import { type ResolvedPolicy, resolvePolicy } from "@moniro/tool-catalog";
+
+/** Every sub-agent (`<parent>--<id>`, a name no definition can take) has the read-only set, whatever it asks. */
+const CHILD_LOOKUP: AgentPolicyLookup = { ok: true, policy: resolvePolicy({ profile: "readonly", subagent: true }) };
 
 /** What the executor knows about one agent when a call arrives. */
 export type AgentPolicyLookup =
@@ -56,6 +60,7 @@ export function agentPoliciesFromDirectory(agentsDir: string): AgentPolicies {
 
   return {
     async lookup(agent) {
+      if (isChildName(agent)) return CHILD_LOOKUP;
       const cached = cache.get(agent);
       const candidates = cached?.candidates ?? candidatesOf(agent);
       const found = fileOf(candidates);

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { createBus, outboundRoutes } from "@moniro/bus";
-import type { Subjects } from "@moniro/envelopes";
+import { parentOfChild, type Subjects } from "@moniro/envelopes";
 import { noopTracing, type Tracing } from "@moniro/ports";
 import type { RedisClient } from "@moniro/store";
 import { type LogSink, type Registry, silentLogger } from "@moniro/telemetry";
@@ -73,7 +73,8 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
       redis: options.redis,
       redisPrefix: options.redisPrefix,
       // Agent names are validated tokens (no '/' or '..'), so this stays under the root.
-      workspaceOf: (agent) => join(workspacesRoot, agent),
+      // A sub-agent looks at its parent's workspace (read-only tools only).
+      workspaceOf: (agent) => join(workspacesRoot, parentOfChild(agent) ?? agent),
       processes,
       limits: options.limits,
       sandbox,

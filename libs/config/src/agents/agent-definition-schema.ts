@@ -1,4 +1,4 @@
-import { nameSchema, tagSchema } from "@moniro/envelopes";
+import { CHILD_SEPARATOR, nameSchema, tagSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { strictObject, withShorthand } from "./strict-object.js";
 import { agentToolPolicySchema } from "./tool-policy.js";
@@ -117,7 +117,10 @@ const scheduleSchema = withShorthand(
  * Every key is known: a typo is an error that names the closest known key.
  */
 export const agentDefinitionSchema = strictObject({
-  name: nameSchema,
+  // `--` is reserved for sub-agents (`<parent>--<id>`), so no defined agent can take a child's name.
+  name: nameSchema.refine((name) => !name.includes(CHILD_SEPARATOR), {
+    message: `may not contain '${CHILD_SEPARATOR}': names with it are reserved for sub-agents (<parent>${CHILD_SEPARATOR}<id>); use a single '-'`,
+  }),
   model: z.string().min(1, "must name the model, e.g. 'claude-sonnet-4-5'"),
   backend: z.enum(BACKENDS).default("anthropic"),
   prompt: promptSchema.optional(),

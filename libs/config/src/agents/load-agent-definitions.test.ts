@@ -133,6 +133,13 @@ describe("loadAgentDefinitions", () => {
     expect(error.message).toContain("NATS subject token");
   });
 
+  it("refuses a name with '--': such names are reserved for sub-agents", async () => {
+    write("boss--x1.yaml", ["name: boss--x1", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.issues[0]?.path).toBe("name");
+    expect(error.message).toContain("may not contain '--': names with it are reserved for sub-agents");
+  });
+
   it("names an unknown key and suggests the closest known one, at any depth", async () => {
     write("alice.yaml", [
       "name: alice",

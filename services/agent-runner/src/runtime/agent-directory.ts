@@ -6,11 +6,15 @@ export interface RuntimeAgent {
   name: string;
   settings: LoopSettings;
   llm: LlmProvider;
+  /** A sub-agent's parent and the parent's `subagent` call that spawned it. */
+  parent?: { name: string; callId: string };
 }
 
 /** The agents this runner can run (from the agent definitions). */
 export interface AgentDirectory {
   get(name: string): RuntimeAgent | undefined;
+  /** Looks up an agent `get` does not know yet (a sub-agent, from Redis); later `get`s find it. */
+  load?(name: string): Promise<RuntimeAgent | undefined>;
   names(): string[];
   /** Why `name` is unknown, naming where definitions are looked up (for DLQ reasons and control replies). */
   explainMissing(name: string): string;

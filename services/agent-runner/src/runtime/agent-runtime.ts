@@ -132,7 +132,7 @@ export class AgentRuntime {
    */
   async wake(agent: string): Promise<WakeResult> {
     if (this.stopping) return "stopping";
-    const definition = this.options.directory.get(agent);
+    const definition = await this.definitionOf(agent);
     if (!definition) return "unknown-agent";
     const local = this.local(agent);
     if (local.run || local.acquiring) {
@@ -183,7 +183,7 @@ export class AgentRuntime {
       if (this.stopping) return;
       const local = this.locals.get(agent);
       if (local?.run || local?.acquiring) continue;
-      const definition = this.options.directory.get(agent);
+      const definition = await this.definitionOf(agent);
       if (!definition) {
         if (!this.warnedUnknown.has(agent)) {
           this.warnedUnknown.add(agent);
@@ -209,7 +209,7 @@ export class AgentRuntime {
    * its holder answers. Every runner receives the request.
    */
   async control(agent: string, op: "cancel" | "pause" | "resume", reason?: string): Promise<ControlReply | null> {
-    const definition = this.options.directory.get(agent);
+    const definition = await this.definitionOf(agent);
     if (!definition) return { ok: false, agent, op, error: this.options.directory.explainMissing(agent) };
     const running = this.locals.get(agent);
     if (running?.run) return this.controlLocal(agent, running, op, reason);
@@ -266,6 +266,12 @@ export class AgentRuntime {
   }
 
   // ---- internals ----
+
+  /** A defined agent, or a sub-agent the directory loads (from Redis) on first sight. */
+  private async definitionOf(agent: string): Promise<RuntimeAgent | undefined> {
+    const { directory } = this.options;
+    return directory.get(agent) ?? (await directory.load?.(agent));
+  }
 
   private local(agent: string): Local {
     let local = this.locals.get(agent);

@@ -40,7 +40,7 @@ export function createIngest(options: {
         reason: `envelope for agent '${agent}' was published on '${subject}', the subject of agent '${addressed}'; publish it on the subject of '${agent}'`,
       };
     }
-    const definition = options.directory.get(agent);
+    const definition = options.directory.get(agent) ?? (await options.directory.load?.(agent));
     if (!definition) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
     // The traceparent (of the span that received it) lets the cycle handling it join the sender's trace.
     const appended = options.inbox.append(envelope, trace.traceparent ? { traceparent: trace.traceparent } : {});

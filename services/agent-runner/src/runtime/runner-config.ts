@@ -32,6 +32,10 @@ export const runnerConfigSchema = serviceConfigSchema
       .min(0)
       .default(DEFAULT_THREAD_CACHE.maxBytes / 1024 / 1024),
     MONIRO_THREAD_CACHE_IDLE_MS: ms(DEFAULT_THREAD_CACHE.idleMs, 1_000),
+    /** Live sub-agents one parent may have at once (docs/subagents.md). */
+    MONIRO_SUBAGENTS_MAX_LIVE: z.coerce.number().int().min(1).max(1000).default(8),
+    /** A sub-agent's step limit when its parent gives none. */
+    MONIRO_SUBAGENTS_MAX_STEPS: z.coerce.number().int().min(1).max(200).default(20),
   })
   .refine((config) => config.MONIRO_LEASE_RENEW_MS * 2 <= config.MONIRO_LEASE_TTL_MS, {
     path: ["MONIRO_LEASE_RENEW_MS"],

@@ -14,6 +14,8 @@ import { withoutTrace } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { LoopDeps } from "../loop/index.js";
+import type { SubagentLimits } from "../subagents/subagent-tool-bus.js";
+import { subagentWiring } from "../subagents/wiring.js";
 import type { AgentDirectory } from "./agent-directory.js";
 import { AgentRuntime, type RuntimeTiming } from "./agent-runtime.js";
 import { startControlResponder } from "./control-responder.js";
@@ -48,6 +50,8 @@ export interface RunnerOptions {
   promptContext?: LoopDeps["promptContext"];
   /** Bounds of the in-memory thread cache (default DEFAULT_THREAD_CACHE; maxThreads 0 turns it off). */
   threadCache?: ThreadCacheOptions;
+  /** Sub-agent limits (live children per parent, default step limit). */
+  subagents?: Partial<SubagentLimits>;
 }
 
 export interface Runner {
@@ -81,7 +85,6 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     },
   });
   const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
-  const tools = new NatsToolBus(messaging, subjects, { clock });
   const events = countHeartbeatSkips(
     new NatsEventSink(messaging, subjects, {
       clock,
@@ -89,47 +92,66 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     }),
     options.onHeartbeatSkipped,
   );
+  const ids = options.ids ?? ulidIds;
+  const subagents = subagentWiring({
+    redis: options.redis,
+    redisPrefix: options.redisPrefix,
+    messaging,
+    subjects,
+    directory: options.directory,
+    inbox: stores.inbox,
+    threads: stores.threads,
+    events,
+    clock,
+    logger,
+    limits: options.subagents,
+  });
+  const directory = subagents.directory;
+  const tools = subagents.tools(new NatsToolBus(messaging, subjects, { clock }));
   const outbox = new NatsOutbox(messaging, subjects);
   const runtime = new AgentRuntime({
     holder: options.holder,
     lease: stores.lease,
     inbox: stores.inbox,
     state: stores.state,
-    directory: options.directory,
+    directory,
     activeAgents: () => stores.state.activeAgents(),
-    loopDeps: (agent) => ({
-      inbox: stores.inbox,
-      threads,
-      state: stores.state,
-      runEnd: stores.runEnd,
-      llm: agent.llm,
-      tools,
-      clock,
-      ids: options.ids ?? ulidIds,
-      events,
-      outbox,
-      tracing: options.tracing ?? noopTracing,
-      ...(options.promptContext ? { promptContext: options.promptContext } : {}),
-    }),
+    loopDeps: (agent) =>
+      subagents.loopDeps(agent, {
+        inbox: stores.inbox,
+        threads,
+        state: stores.state,
+        runEnd: stores.runEnd,
+        llm: agent.llm,
+        tools,
+        clock,
+        ids,
+        events,
+        outbox,
+        tracing: options.tracing ?? noopTracing,
+        ...(options.promptContext ? { promptContext: options.promptContext } : {}),
+      }),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,
   });
 
   await ensureStreams(nc, subjects);
   const notices = startHolderNotices({ nc, subjects, runtime });
-  const ingest = createIngest({
-    inbox: stores.inbox,
-    directory: options.directory,
-    // A loop woken by an input must not stay inside that input's receive span: each cycle picks its own parent.
-    runtime: { wake: (agent) => withoutTrace(() => runtime.wake(agent)) },
-    notifyHolder: notices.notify,
-    logger,
-  });
+  const ingest = subagents.ingest(
+    createIngest({
+      inbox: stores.inbox,
+      directory,
+      // A loop woken by an input must not stay inside that input's receive span: each cycle picks its own parent.
+      runtime: { wake: (agent) => withoutTrace(() => runtime.wake(agent)) },
+      notifyHolder: notices.notify,
+      logger,
+    }),
+  );
   let consumer: InboundConsumer | undefined;
   let control: Subscription | undefined;
   try {
     const onDlq = options.onDlq ? { onDlq: options.onDlq } : {};
-    control = startControlResponder({ nc, subjects, runtime, logger, ...onDlq });
+    control = startControlResponder({ nc, subjects, runtime: subagents.control(runtime), logger, ...onDlq });
     consumer = await startInboundConsumer({ js, subjects, ingest, logger, ...onDlq });
     runtime.start();
   } catch (error) {

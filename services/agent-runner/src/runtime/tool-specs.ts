@@ -1,5 +1,5 @@
 import type { LlmToolSpec } from "@moniro/ports";
-import { specsForPolicy, toolPolicySchema } from "@moniro/tool-catalog";
+import { resolvePolicy, specsForPolicy, subagentToolSpec, toolPolicySchema } from "@moniro/tool-catalog";
 
 /**
  * The tool schemas an agent's model sees. `skip` is the runner's own tool
@@ -43,7 +43,9 @@ export function toolSpecsFor(profile: readonly LlmToolSpec[] = [], policy?: unkn
       const issues = parsed.error.issues.map((issue) => `tools.${issue.path.join(".")}: ${issue.message}`);
       throw new ToolPolicyError(`invalid tool policy: ${issues.join("; ")}`);
     }
-    specs = specsForPolicy(parsed.data);
+    const resolved = resolvePolicy(parsed.data);
+    // `subagent` is no catalog tool (the runner runs it): given when the policy allows it.
+    specs = [...specsForPolicy(resolved), ...(resolved.allowed(subagentToolSpec.name) ? [subagentToolSpec] : [])];
   }
   const core = new Set(CORE_TOOL_SPECS.map((spec) => spec.name));
   return [...CORE_TOOL_SPECS, ...specs.filter((spec) => !core.has(spec.name))];

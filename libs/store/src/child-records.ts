@@ -1,0 +1,135 @@
+import { decode, type Usage } from "@moniro/envelopes";
+import { z } from "zod";
+import { createKeys } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
+
+/** What a child is for (stored as JSON in its record; every runner builds the child from it). */
+export const childDefinitionSchema = z.object({
+  name: z.string(),
+  parent: z.string(),
+  callId: z.string(),
+  model: z.string(),
+  maxSteps: z.number().int().positive(),
+  wait: z.boolean(),
+  createdAt: z.number(),
+});
+export type ChildDefinition = z.infer<typeof childDefinitionSchema>;
+
+export const CHILD_STATUSES = ["running", "reported", "canceled", "ended"] as const;
+export type ChildStatus = (typeof CHILD_STATUSES)[number];
+
+export interface ChildRecord {
+  definition: ChildDefinition;
+  status: ChildStatus;
+  reportId?: string;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/** How long an ended child's record stays readable (its thread is never deleted). */
+const ENDED_RECORD_TTL_S = 24 * 60 * 60;
+
+/**
+ * A child's record (`{a:<child>}:subagent`) and its parent's set of live
+ * children (`{a:<parent>}:children`). Each command touches one agent's keys,
+ * so it runs on Redis Cluster as is.
+ */
+export class ChildRecords {
+  private readonly keys;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+  ) {
+    this.keys = createKeys(prefix);
+  }
+
+  async create(definition: ChildDefinition): Promise<void> {
+    // Two agents' keys (two slots): two commands, sent together.
+    await Promise.all([
+      this.redis.hset(this.keys.subagent(definition.name), {
+        definition: JSON.stringify(definition),
+        status: "running",
+      }),
+      this.redis.sadd(this.keys.children(definition.parent), definition.name),
+    ]);
+  }
+
+  async get(child: string): Promise<ChildRecord | undefined> {
+    const hash = await this.redis.hgetall(this.keys.subagent(child));
+    if (!hash.definition) return undefined;
+    const definition = decode(childDefinitionSchema, hash.definition, "sub-agent record");
+    if (!definition.ok) return undefined;
+    const status = (CHILD_STATUSES as readonly string[]).includes(hash.status ?? "")
+      ? (hash.status as ChildStatus)
+      : "ended";
+    return {
+      definition: definition.value,
+      status,
+      ...(hash.reportId ? { reportId: hash.reportId } : {}),
+      usage: { inputTokens: Number(hash.inputTokens ?? 0), outputTokens: Number(hash.outputTokens ?? 0) },
+    };
+  }
+
+  /** The parent's live children (spawned, not yet removed). */
+  async liveChildren(parent: string): Promise<string[]> {
+    return (await this.redis.smembers(this.keys.children(parent))).sort();
+  }
+
+  async liveCount(parent: string): Promise<number> {
+    return this.redis.scard(this.keys.children(parent));
+  }
+
+  /**
+   * Records the report: its envelope id is set once (a runner that takes a
+   * crashed child over publishes it again under the same id: delivered once).
+   */
+  async recordReport(child: string, reportId: string, usage: Usage): Promise<string> {
+    const key = this.keys.subagent(child);
+    const replies = await this.redis
+      .multi()
+      .hsetnx(key, "reportId", reportId)
+      .hset(key, { status: "reported", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens })
+      .hget(key, "reportId")
+      .exec();
+    const stored = replies?.[2]?.[1];
+    return typeof stored === "string" ? stored : reportId;
+  }
+
+  /** Marks a child canceled; false when it has no record (unknown, or removed already). */
+  async markCanceled(child: string): Promise<boolean> {
+    const key = this.keys.subagent(child);
+    if (!(await this.redis.exists(key))) return false;
+    await this.redis.hset(key, { status: "canceled" });
+    return true;
+  }
+
+  /** Token use of a parent's ended children, rolled up. */
+  async childUsage(parent: string): Promise<{ children: number; inputTokens: number; outputTokens: number }> {
+    const hash = await this.redis.hgetall(this.keys.childUsage(parent));
+    return {
+      children: Number(hash.children ?? 0),
+      inputTokens: Number(hash.inputTokens ?? 0),
+      outputTokens: Number(hash.outputTokens ?? 0),
+    };
+  }
+
+  /**
+   * The child has ended (report delivered, or canceled): out of its parent's
+   * live set, its token use added to the parent's figures once, its record
+   * kept a day for inspection. Its thread stays.
+   */
+  async remove(child: string, parent: string): Promise<void> {
+    const removed = await this.redis.srem(this.keys.children(parent), child);
+    if (removed === 1) {
+      const record = await this.get(child);
+      const usageKey = this.keys.childUsage(parent);
+      await this.redis.hincrby(usageKey, "children", 1);
+      await this.redis.hincrby(usageKey, "inputTokens", record?.usage.inputTokens ?? 0);
+      await this.redis.hincrby(usageKey, "outputTokens", record?.usage.outputTokens ?? 0);
+    }
+    const key = this.keys.subagent(child);
+    const status = await this.redis.hget(key, "status");
+    if (status !== "canceled") await this.redis.hset(key, { status: "ended" });
+    await this.redis.expire(key, ENDED_RECORD_TTL_S);
+  }
+}

@@ -1,0 +1,111 @@
+import { reportIdOf, type ThreadEntry, type Usage } from "@moniro/envelopes";
+import type { Clock, EventSink, RunEnd, ThreadStore, Tracing } from "@moniro/ports";
+import type { ChildRecords } from "@moniro/store";
+import { UNIFIED_THREAD } from "../loop/index.js";
+import type { RuntimeAgent } from "../runtime/agent-directory.js";
+import type { InternalChannel } from "./internal-channel.js";
+
+/** What a child whose last turn has no text reports. */
+export const EMPTY_REPORT = "(the sub-agent ended without a final answer)";
+
+/**
+ * The report: the child's last assistant text (its final answer), followed by
+ * how its task ended when it did not simply finish (step limit, failure); and
+ * its token use.
+ */
+export function reportOf(entries: readonly ThreadEntry[]): { text: string; usage: Usage } {
+  let text: string | undefined;
+  let ending: string | undefined;
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  for (const entry of entries) {
+    if (entry.kind === "instruction" && (entry.status === "incomplete" || entry.status === "failed")) {
+      ending = `(the sub-agent's task ended ${entry.status}: ${entry.detail})`;
+    }
+    if (entry.kind !== "assistant") continue;
+    if (entry.usage) {
+      usage.inputTokens +=
+        entry.usage.inputTokens + (entry.usage.cacheReadInputTokens ?? 0) + (entry.usage.cacheCreationInputTokens ?? 0);
+      usage.outputTokens += entry.usage.outputTokens;
+    }
+    if (entry.text.trim().length > 0) {
+      text = entry.text.trim();
+      ending = undefined;
+    }
+  }
+  const parts = [text ?? (ending ? undefined : EMPTY_REPORT), ending].filter((part) => part !== undefined);
+  return { text: parts.join("\n\n"), usage };
+}
+
+/**
+ * A child's run end: when its cycle ends with nothing pending, its report goes
+ * to its parent over the internal channel (durably, before the child lets its
+ * lease go), under an envelope id recorded once, so a runner that takes a
+ * crashed child over sends the same envelope again and the parent gets it
+ * once. A canceled child reports nothing. Other agents pass straight through.
+ */
+export function reportingRunEnd(
+  agent: RuntimeAgent,
+  inner: RunEnd,
+  deps: {
+    records: ChildRecords;
+    channel: InternalChannel;
+    threads: Pick<ThreadStore, "read">;
+    events: EventSink;
+    clock: Clock;
+  },
+): RunEnd {
+  const link = agent.parent;
+  if (!link) return inner;
+  return {
+    async releaseIfIdle(fence, patch) {
+      const [record, entries] = await Promise.all([
+        deps.records.get(agent.name),
+        deps.threads.read(agent.name, UNIFIED_THREAD),
+      ]);
+      if (record?.status === "running" || record?.status === "reported") {
+        const { text, usage } = reportOf(entries);
+        const reportId = reportIdOf(agent.name, record.definition.createdAt);
+        const sent = deps.channel.send({
+          id: reportId,
+          from: agent.name,
+          to: link.name,
+          text,
+          meta: {
+            kind: "report",
+            parent: link.name,
+            child: agent.name,
+            callId: link.callId,
+            wait: record.definition.wait,
+          },
+          now: deps.clock.now(),
+        });
+        await Promise.all([sent, deps.records.recordReport(agent.name, reportId, usage)]);
+        const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage };
+        deps.events.emit(agent.name, "subagent-ended", data);
+        deps.events.emit(link.name, "subagent-ended", data);
+      }
+      return inner.releaseIfIdle(fence, patch);
+    },
+  };
+}
+
+/** A child's events carry its parent and the parent's spawning call, so they can be tied to it. */
+export function linkedEvents(agent: RuntimeAgent, events: EventSink): EventSink {
+  const link = agent.parent;
+  if (!link) return events;
+  return {
+    emit: (name, type, data = {}) => events.emit(name, type, { ...data, parent: link.name, parentCallId: link.callId }),
+  };
+}
+
+/**
+ * A child's spans carry its parent and the spawning call as attributes; its
+ * cycles also sit under the parent's `execute_tool subagent` span, as the
+ * task envelope carries that span's traceparent.
+ */
+export function linkedTracing(agent: RuntimeAgent, tracing: Tracing): Tracing {
+  const link = agent.parent;
+  if (!link) return tracing;
+  const attributes = { "moniro.parent": link.name, "moniro.parent.call_id": link.callId };
+  return { span: (name, own, fn, options) => tracing.span(name, { ...own, ...attributes }, fn, options) };
+}

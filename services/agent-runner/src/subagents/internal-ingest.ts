@@ -1,0 +1,63 @@
+import { type InboundEnvelope, subagentMetaOf } from "@moniro/envelopes";
+import type { Inbox } from "@moniro/ports";
+import type { ChildRecords } from "@moniro/store";
+import type { IngestOutcome } from "../runtime/ingest.js";
+import type { RuntimeLogger } from "../runtime/logger.js";
+import { errorFields } from "../runtime/logger.js";
+
+type Ingest = (envelope: InboundEnvelope, subject: string, trace?: { traceparent?: string }) => Promise<IngestOutcome>;
+
+/**
+ * The internal channel's side of ingest, around the ordinary one:
+ * - a `cancel` for a child never reaches its inbox: the child is marked
+ *   canceled (it reports nothing and is no longer run), its running
+ *   instruction is canceled, and it leaves its parent's live set;
+ * - a `report` lands in the parent's inbox like any input; once it is there,
+ *   the child is removed (out of the live set, its token use rolled up into
+ *   the parent's; its thread stays).
+ */
+export function internalIngest(
+  inner: Ingest,
+  deps: {
+    records: ChildRecords;
+    /** Cancels the child's running instruction wherever it runs (`<ns>.ctl.<child>`). */
+    cancelRun: (child: string, reason: string) => Promise<void>;
+    /** A canceled child is never run again: what waits in its inbox is dropped (acked). */
+    inbox: Pick<Inbox, "pending" | "ack">;
+    /** Drops a removed child from this runner's directory. */
+    forget: (child: string) => void;
+    logger: RuntimeLogger;
+  },
+): Ingest {
+  return async (envelope, subject, trace) => {
+    const meta = subagentMetaOf(envelope.meta);
+    if (meta?.kind === "cancel" && envelope.agent === meta.child && envelope.source === `agent:${meta.parent}`) {
+      const record = await deps.records.get(meta.child);
+      if (!record || record.definition.parent !== meta.parent) {
+        return { kind: "rejected", reason: `sub-agent '${meta.child}' of '${meta.parent}' does not exist` };
+      }
+      if (record.status === "running" || record.status === "reported") {
+        await deps.records.markCanceled(meta.child);
+        await deps
+          .cancelRun(meta.child, envelope.text || `canceled by ${meta.parent}`)
+          .catch((error: unknown) =>
+            deps.logger.warn({ child: meta.child, ...errorFields(error) }, "could not cancel the sub-agent's run"),
+          );
+      }
+      await deps.records.remove(meta.child, meta.parent);
+      deps.forget(meta.child);
+      // A child canceled before it ran still has its task waiting: no runner will take it now.
+      const waiting = await deps.inbox.pending(meta.child);
+      if (waiting.length > 0) await deps.inbox.ack(meta.child, waiting);
+      return { kind: "appended" };
+    }
+    const outcome = await inner(envelope, subject, trace);
+    const report =
+      meta?.kind === "report" && envelope.agent === meta.parent && envelope.source === `agent:${meta.child}`;
+    if (meta && report && outcome.kind !== "rejected") {
+      await deps.records.remove(meta.child, meta.parent);
+      deps.forget(meta.child);
+    }
+    return outcome;
+  };
+}
