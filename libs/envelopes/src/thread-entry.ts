@@ -62,6 +62,8 @@ export const toolResultEntrySchema = z.object({
   isError: z.boolean(),
   /** The runner died or the call was cut short while it ran. */
   interrupted: z.boolean().optional(),
+  /** An inbound envelope this result carries (recorded with it as delivered to the thread). */
+  delivers: z.string().optional(),
 });
 
 export const skipEntrySchema = z.object({
@@ -103,3 +105,14 @@ export type AssistantEntry = z.output<typeof assistantEntrySchema>;
 export type ToolResultEntry = z.output<typeof toolResultEntrySchema>;
 /** A stored entry: its data plus the stream id Redis gave it. */
 export type ThreadEntry = ThreadEntryData & { entryId: string };
+
+/**
+ * The inbound envelope an entry delivers to its thread: an input's, or the one
+ * a tool result carries (`delivers`). The thread keeps these ids, so an
+ * envelope is written to it at most once.
+ */
+export function deliveredEnvelopeId(entry: ThreadEntryData): string | undefined {
+  if (entry.kind === "input") return entry.envelopeId;
+  if (entry.kind === "tool-result") return entry.delivers;
+  return undefined;
+}

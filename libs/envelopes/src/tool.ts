@@ -38,6 +38,12 @@ export const toolResultEnvelopeSchema = z.object({
   data: z.unknown().optional(),
   executorId: z.string().optional(),
   durationMs: z.number().nonnegative().optional(),
+  /**
+   * The id of an inbound envelope (in the agent's inbox) whose content this
+   * result carries: the thread records it as delivered with the result, so
+   * the envelope is then acknowledged, never injected a second time.
+   */
+  delivers: z.string().min(1).optional(),
 });
 export type ToolResultEnvelope = z.output<typeof toolResultEnvelopeSchema>;
 export type ToolResultEnvelopeInput = z.input<typeof toolResultEnvelopeSchema>;

@@ -53,7 +53,7 @@ export interface ThreadStore {
    * what is new). With a `holder`, read only while it holds the agent's lease.
    */
   readTail(agent: string, context: string, after: string, holder?: string): Promise<ThreadTail>;
-  /** Whether an input with this envelope id is already in the thread (exactly-once injection). */
+  /** Whether this envelope is already in the thread, as an input or carried by a tool result (exactly-once injection). */
   hasEnvelope(agent: string, context: string, envelopeId: string): Promise<boolean>;
 }
 

@@ -15,7 +15,10 @@
     ARGV[1] expected lease value `<epoch>:<holder>`
     ARGV[2] n, the number of entries
     ARGV[1+2i], ARGV[2+2i] (i = 1..n) entry JSON (stream field `e`), and its
-            envelope id ("" for entries that are not inputs)
+            envelope id: an input's ("" for entries that deliver no envelope),
+            or `+<id>` for a tool result that carries an inbound envelope: it
+            is always written, and its id is recorded in the same write so a
+            later injection of that envelope is skipped
     ARGV[3+2n] the window start to record (the last compaction's `upTo`), or ""
 
   Output:
@@ -31,7 +34,10 @@ local ids = {}
 for i = 1, count do
   local json = ARGV[1 + 2 * i]
   local envelope = ARGV[2 + 2 * i]
-  if envelope ~= "" and redis.call("SADD", KEYS[3], envelope) == 0 then
+  if string.sub(envelope, 1, 1) == "+" then
+    redis.call("SADD", KEYS[3], string.sub(envelope, 2))
+    ids[i] = redis.call("XADD", KEYS[2], "*", "e", json)
+  elseif envelope ~= "" and redis.call("SADD", KEYS[3], envelope) == 0 then
     ids[i] = 0
   else
     ids[i] = redis.call("XADD", KEYS[2], "*", "e", json)

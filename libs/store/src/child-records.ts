@@ -12,6 +12,8 @@ export const childDefinitionSchema = z.object({
   maxSteps: z.number().int().positive(),
   wait: z.boolean(),
   createdAt: z.number(),
+  /** The context of the spawning call: the report goes to the thread the call is in. */
+  context: z.string().optional(),
 });
 export type ChildDefinition = z.infer<typeof childDefinitionSchema>;
 

@@ -10,6 +10,16 @@ import { runScript } from "./scripts/loader.js";
 
 type RawEntries = Array<[string, string[]]>;
 
+/**
+ * An entry's envelope argument to `appendThread`: an input's id (skipped when
+ * the thread holds it), `+<id>` for a tool result that carries an envelope
+ * (always written, the id recorded with it in the same script), or "".
+ */
+function envelopeArg(entry: ThreadEntryData): string {
+  if (entry.kind === "input") return entry.envelopeId;
+  return entry.kind === "tool-result" && entry.delivers ? `+${entry.delivers}` : "";
+}
+
 function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
   return raw.map(([entryId, fields]) => {
     const json = fieldValue(fields, ENTRY_FIELD);
@@ -39,7 +49,7 @@ export class RedisThreadStore implements ThreadStore {
 
   async append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
     const args: Array<string | number> = [leaseValue(fence), entries.length];
-    for (const entry of entries) args.push(encodeThreadEntry(entry), entry.kind === "input" ? entry.envelopeId : "");
+    for (const entry of entries) args.push(encodeThreadEntry(entry), envelopeArg(entry));
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
     const result = await runScript(

@@ -1,4 +1,4 @@
-import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import { deliveredEnvelopeId, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
@@ -81,6 +81,9 @@ export class ThreadView {
   }
 
   private remember(entries: readonly ThreadEntry[]): void {
-    for (const entry of entries) if (entry.kind === "input") this.envelopeIds.add(entry.envelopeId);
+    for (const entry of entries) {
+      const id = deliveredEnvelopeId(entry);
+      if (id !== undefined) this.envelopeIds.add(id);
+    }
   }
 }

@@ -40,7 +40,7 @@ export async function runToolCalls(
     const call = callEnvelope(cycle, use);
     emit(run, "tool-call-started", { cycleId: cycle.cycleId, step: cycle.step, callId: use.id, tool: use.name });
     const started = now(run);
-    let result: { content: string; isError: boolean };
+    let result: ToolOutcome;
     try {
       const reply = await run.deps.tracing.span(
         `execute_tool ${use.name}`,
@@ -51,7 +51,11 @@ export async function runToolCalls(
           return answer;
         },
       );
-      result = { content: toolResultText(reply), isError: reply.isError };
+      result = {
+        content: toolResultText(reply),
+        isError: reply.isError,
+        ...(reply.delivers ? { delivers: reply.delivers } : {}),
+      };
     } catch (error) {
       if (signal.aborted) return { aborted: await abortRest(cycle, uses.slice(index), signal.reason, true) };
       const code = (error as { code?: string })?.code;
@@ -101,6 +105,8 @@ interface ToolOutcome {
   content: string;
   isError: boolean;
   interrupted?: boolean;
+  /** An inbound envelope the result carries: recorded as delivered in the same write. */
+  delivers?: string;
 }
 
 async function persistResult(cycle: CycleRun, use: ToolUse, result: ToolOutcome): Promise<void> {
@@ -117,6 +123,7 @@ function resultEntry(cycle: CycleRun, use: ToolUse, result: ToolOutcome): Thread
     content: result.content,
     isError: result.isError,
     ...(result.interrupted ? { interrupted: true } : {}),
+    ...(result.delivers ? { delivers: result.delivers } : {}),
   };
 }
 

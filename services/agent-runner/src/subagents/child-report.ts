@@ -69,6 +69,7 @@ export function reportingRunEnd(
           id: reportId,
           from: agent.name,
           to: link.name,
+          context: record.definition.context,
           text,
           meta: {
             kind: "report",

@@ -29,12 +29,15 @@ export class InternalChannel {
     meta: SubagentMeta;
     id?: string;
     now?: number;
+    /** The target's context (default: personal). */
+    context?: string | undefined;
   }): Promise<string> {
     const stamped = stamp(options.now);
     const input: InboundEnvelopeInput = {
       ...stamped,
       ...(options.id ? { id: options.id } : {}),
       agent: options.to,
+      ...(options.context ? { context: options.context } : {}),
       source: `agent:${options.from}`,
       replyTo: `agent:${options.from}`,
       text: options.text,

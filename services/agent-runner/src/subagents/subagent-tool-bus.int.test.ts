@@ -136,7 +136,7 @@ describe("SubagentToolBus", () => {
     expect((await bus.call(call(child, "read", { path: "x" }))).content).toBe("file text");
   });
 
-  it("wait: true returns the report from the parent's inbox as the result and acknowledges it there", async () => {
+  it("wait: true returns the report from the parent's inbox as the result, naming it and leaving it there for the loop to acknowledge", async () => {
     const waiting = bus.call(call("boss", "subagent", { task: "look", wait: true }));
     const child = await (async () => {
       for (;;) {
@@ -157,6 +157,8 @@ describe("SubagentToolBus", () => {
     await inbox.append(report);
     const result = await waiting;
     expect(result.content).toBe(`[agent:${child}] the answer`);
-    expect(await inbox.pending("boss")).toEqual([]);
+    expect(result.delivers).toBe(report.id);
+    // Acknowledged only once the result holding it is in the thread (the loop's checkpoint).
+    expect((await inbox.pending("boss")).map((item) => item.envelope.id)).toEqual([report.id]);
   });
 });

@@ -132,6 +132,7 @@ export class SubagentToolBus implements ToolBus {
       maxSteps: input.data.max_steps ?? limits.defaultMaxSteps,
       wait,
       createdAt: now,
+      context: call.context,
     };
     await this.deps.records.create(childDefinition);
     this.deps.directory.adopt(childDefinition);
@@ -155,8 +156,12 @@ export class SubagentToolBus implements ToolBus {
 
   /**
    * `wait: true`: the report is delivered to the parent's inbox like any other
-   * (so it survives this runner dying); this call takes it from there,
-   * acknowledges it and returns it as its result, so it is not injected too.
+   * (so it survives this runner dying); this call returns it as its result,
+   * naming its envelope (`delivers`) and leaving it in the inbox. The loop
+   * writes the result and records the envelope as delivered in one write;
+   * its checkpoint then acknowledges the report without injecting it. A
+   * runner that dies before that write leaves the report in the inbox: the
+   * takeover marks this call interrupted and injects the report as an input.
    */
   private async awaitReport(
     call: ToolCallEnvelope,
@@ -172,9 +177,9 @@ export class SubagentToolBus implements ToolBus {
         return meta?.kind === "report" && meta.child === child;
       });
       if (report) {
-        await this.deps.inbox.ack(parent, [report]);
         return this.result(call, `[agent:${child}] ${report.envelope.text}`, {
           data: { child, status: "reported", reportId: report.envelope.id },
+          delivers: report.envelope.id,
         });
       }
       const record = await this.deps.records.get(child);
