@@ -42,6 +42,12 @@ export interface AgentRuntimeOptions {
   activeAgents?: () => Promise<string[]>;
   timing?: Partial<RuntimeTiming>;
   logger?: RuntimeLogger;
+  /**
+   * An agent left in `error` after too many crashes (its run just ended so, or
+   * a sweep found it so): a sub-agent reports its failure to its parent here.
+   * Called again for the same agent by later sweeps; it must be idempotent.
+   */
+  onGivenUp?: (agent: RuntimeAgent, why: string) => Promise<void>;
 }
 
 export type WakeResult = "started" | "running-here" | "held-elsewhere" | "unknown-agent" | "stopping";
@@ -196,7 +202,11 @@ export class AgentRuntime {
       }
       if (await this.options.lease.current(agent)) continue;
       const record = await this.options.state.get(agent);
-      if (isGivenUp(record, definition)) continue;
+      if (isGivenUp(record, definition)) {
+        // A runner that died before its given-up agent was dealt with leaves that to this sweep.
+        await this.givenUp(definition, record?.error ?? "it crashed too often");
+        continue;
+      }
       const result = await this.wake(agent);
       if (result === "started") {
         this.logger.info({ agent, state: record?.state ?? null, pending: pending.has(agent) }, "took agent over");
@@ -266,6 +276,12 @@ export class AgentRuntime {
   }
 
   // ---- internals ----
+
+  private async givenUp(definition: RuntimeAgent, why: string): Promise<void> {
+    await this.options.onGivenUp?.(definition, why).catch((error: unknown) => {
+      this.logger.warn({ agent: definition.name, ...errorFields(error) }, "could not deal with a given-up agent");
+    });
+  }
 
   /** A defined agent, or a sub-agent the directory loads (from Redis) on first sight. */
   private async definitionOf(agent: string): Promise<RuntimeAgent | undefined> {
@@ -360,6 +376,9 @@ export class AgentRuntime {
         await this.options.state
           .update(agent, { state: "stopped", holder: undefined })
           .catch((error: unknown) => this.logger.warn({ agent, ...errorFields(error) }, "could not record the stop"));
+      }
+      if (outcome.reason === "error") {
+        await this.givenUp(definition, outcome.error instanceof Error ? outcome.error.message : String(outcome.error));
       }
       // An idle loop has let the lease go already (RunEnd, atomically with its last look at the inbox).
       if (outcome.reason !== "idle") await this.options.lease.release(fence);

@@ -133,6 +133,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       }),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,
+    onGivenUp: subagents.onGivenUp,
   });
 
   await ensureStreams(nc, subjects);

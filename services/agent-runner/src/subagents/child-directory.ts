@@ -19,7 +19,7 @@ export function withChildren(
   const children = new Map<string, RuntimeAgent>();
   const build = (definition: ChildDefinition, parent: RuntimeAgent): RuntimeAgent => ({
     name: definition.name,
-    settings: childSettings(definition, SUBAGENT_PROMPT(definition.name, definition.parent)),
+    settings: childSettings(definition, SUBAGENT_PROMPT(definition.name, definition.parent), parent.settings),
     // Providers take the model per request: the child talks to its parent's backend.
     llm: parent.llm,
     parent: { name: definition.parent, callId: definition.callId },

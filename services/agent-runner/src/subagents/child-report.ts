@@ -36,58 +36,70 @@ export function reportOf(entries: readonly ThreadEntry[]): { text: string; usage
   return { text: parts.join("\n\n"), usage };
 }
 
+interface ReportDeps {
+  records: ChildRecords;
+  channel: InternalChannel;
+  threads: Pick<ThreadStore, "read">;
+  events: EventSink;
+  clock: Clock;
+}
+
+/**
+ * Sends a child's report to its parent over the internal channel (durably),
+ * unless it was canceled or removed: its text (reportOf), with `ending`
+ * added when the child failed outside its task. The envelope id is derived
+ * from the child, so every send of it (a runner taking a crashed child over,
+ * a sweep finding a given-up child) is the same envelope: the parent's
+ * dedupe keeps one.
+ */
+export async function sendReport(agent: RuntimeAgent, deps: ReportDeps, ending?: string): Promise<void> {
+  const link = agent.parent;
+  if (!link) return;
+  const [record, entries] = await Promise.all([
+    deps.records.get(agent.name),
+    deps.threads.read(agent.name, UNIFIED_THREAD),
+  ]);
+  if (record?.status !== "running" && record?.status !== "reported") return;
+  const report = reportOf(entries);
+  const text = ending ? `${report.text === EMPTY_REPORT ? "" : `${report.text}\n\n`}${ending}` : report.text;
+  const reportId = reportIdOf(agent.name, record.definition.createdAt);
+  const sent = deps.channel.send({
+    id: reportId,
+    from: agent.name,
+    to: link.name,
+    context: record.definition.context,
+    text,
+    meta: { kind: "report", parent: link.name, child: agent.name, callId: link.callId, wait: record.definition.wait },
+    now: deps.clock.now(),
+  });
+  await Promise.all([sent, deps.records.recordReport(agent.name, reportId, report.usage)]);
+  const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage: report.usage };
+  deps.events.emit(agent.name, "subagent-ended", data);
+  deps.events.emit(link.name, "subagent-ended", data);
+}
+
 /**
  * A child's run end: when its cycle ends with nothing pending, its report goes
- * to its parent over the internal channel (durably, before the child lets its
- * lease go), under an envelope id recorded once, so a runner that takes a
- * crashed child over sends the same envelope again and the parent gets it
- * once. A canceled child reports nothing. Other agents pass straight through.
+ * to its parent (durably, before the child lets its lease go). A canceled
+ * child reports nothing. Other agents pass straight through.
  */
-export function reportingRunEnd(
-  agent: RuntimeAgent,
-  inner: RunEnd,
-  deps: {
-    records: ChildRecords;
-    channel: InternalChannel;
-    threads: Pick<ThreadStore, "read">;
-    events: EventSink;
-    clock: Clock;
-  },
-): RunEnd {
-  const link = agent.parent;
-  if (!link) return inner;
+export function reportingRunEnd(agent: RuntimeAgent, inner: RunEnd, deps: ReportDeps): RunEnd {
+  if (!agent.parent) return inner;
   return {
     async releaseIfIdle(fence, patch) {
-      const [record, entries] = await Promise.all([
-        deps.records.get(agent.name),
-        deps.threads.read(agent.name, UNIFIED_THREAD),
-      ]);
-      if (record?.status === "running" || record?.status === "reported") {
-        const { text, usage } = reportOf(entries);
-        const reportId = reportIdOf(agent.name, record.definition.createdAt);
-        const sent = deps.channel.send({
-          id: reportId,
-          from: agent.name,
-          to: link.name,
-          context: record.definition.context,
-          text,
-          meta: {
-            kind: "report",
-            parent: link.name,
-            child: agent.name,
-            callId: link.callId,
-            wait: record.definition.wait,
-          },
-          now: deps.clock.now(),
-        });
-        await Promise.all([sent, deps.records.recordReport(agent.name, reportId, usage)]);
-        const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage };
-        deps.events.emit(agent.name, "subagent-ended", data);
-        deps.events.emit(link.name, "subagent-ended", data);
-      }
+      await sendReport(agent, deps);
       return inner.releaseIfIdle(fence, patch);
     },
   };
+}
+
+/**
+ * A child left in `error` after its restarts reports that it failed, with
+ * why; the report is delivered like any other, and the child is then removed.
+ */
+export function reportGivenUp(agent: RuntimeAgent, why: string, deps: ReportDeps): Promise<void> {
+  const restarts = agent.settings.restart.maxRestarts;
+  return sendReport(agent, deps, `(the sub-agent failed: ${why}; it was given up after ${restarts} restarts)`);
 }
 
 /** A child's events carry its parent and the parent's spawning call, so they can be tied to it. */

@@ -8,7 +8,7 @@ import type { AgentRuntime } from "../runtime/agent-runtime.js";
 import type { createIngest } from "../runtime/ingest.js";
 import type { RuntimeLogger } from "../runtime/logger.js";
 import { withChildren } from "./child-directory.js";
-import { linkedEvents, linkedTracing, reportingRunEnd } from "./child-report.js";
+import { linkedEvents, linkedTracing, reportGivenUp, reportingRunEnd } from "./child-report.js";
 import { InternalChannel } from "./internal-channel.js";
 import { internalIngest } from "./internal-ingest.js";
 import { withChildCancel } from "./parent-control.js";
@@ -40,6 +40,7 @@ export function subagentWiring(options: {
   const directory = withChildren(options.directory, records);
   const now = () => options.clock.now();
   const { subjects, messaging, logger } = options;
+  const reportDeps = { records, channel, threads: options.threads, events: options.events, clock: options.clock };
   return {
     records,
     directory,
@@ -56,13 +57,7 @@ export function subagentWiring(options: {
     loopDeps: (agent: RuntimeAgent, deps: LoopDeps): LoopDeps => {
       if (!agent.parent) return deps;
       const events = linkedEvents(agent, deps.events);
-      const runEnd = reportingRunEnd(agent, deps.runEnd, {
-        records,
-        channel,
-        threads: options.threads,
-        events: deps.events,
-        clock: options.clock,
-      });
+      const runEnd = reportingRunEnd(agent, deps.runEnd, { ...reportDeps, events: deps.events });
       return { ...deps, events, runEnd, tracing: linkedTracing(agent, deps.tracing) };
     },
     ingest: (inner: Ingest): Ingest =>
@@ -79,6 +74,8 @@ export function subagentWiring(options: {
           );
         },
       }),
+    /** A child given up after its restarts reports its failure (a no-op for other agents). */
+    onGivenUp: (agent: RuntimeAgent, why: string) => reportGivenUp(agent, why, reportDeps),
     control: (runtime: Pick<AgentRuntime, "control">) => withChildCancel(runtime, { records, channel, logger, now }),
   };
 }
