@@ -15,7 +15,7 @@ import {
 } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
 import { type GatewayClient, gatewayClient } from "../support/gateway-client.js";
-import { type Model, type ModelRequest, textReply, toolUseReply } from "../support/model-script.js";
+import { errorReply, type Model, type ModelRequest, textReply, toolUseReply } from "../support/model-script.js";
 import { startModelStack } from "../support/model-stack.js";
 import { openSse } from "../support/sse.js";
 import type { RunningService, Stack } from "../support/stack.js";
@@ -32,6 +32,8 @@ const AGENTS = {
   pauser: testAgentYaml("pauser", TOOLS),
   patient: testAgentYaml("patient", { ...TOOLS, extra: { tool_deadline_ms: 1_000 } }),
   phoenix: testAgentYaml("phoenix", TOOLS),
+  fragile: testAgentYaml("fragile", TOOLS),
+  bounded: testAgentYaml("bounded", TOOLS),
 };
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
@@ -270,6 +272,68 @@ describe("sub-agents end to end", () => {
     const thread = await gateway.thread("patient");
     expect(thread.filter((entry) => entry.kind === "input" && String(entry.source).startsWith("agent:"))).toEqual([]);
     expect((await children("patient")).children).toEqual([]);
+  });
+
+  it("a child whose model refuses its request for good reports that it failed, once, and its slot is freed", async () => {
+    model.script(
+      "fragile",
+      toolUseReply({ name: "subagent", input: { task: "doomed task" } }),
+      textReply("waiting"),
+      toolUseReply({ name: "subagent", input: { task: "second task" } }),
+      textReply("waiting again"),
+      textReply("all reported"),
+    );
+    model.script(
+      "child-of:fragile",
+      errorReply(400, "invalid_request_error", "prompt is too long"),
+      textReply("second child fine"),
+    );
+    await gateway.send("fragile", "Delegate twice.");
+    const failed = await eventually(async () => {
+      const texts = model.requests("fragile").flatMap((request) => userTexts(request.body));
+      return texts.find((text) => CHILD_INPUT("fragile").test(text));
+    }, "the failed child's report");
+    expect(failed).toMatch(/^\[agent:fragile--[a-z0-9]{8}\] \(the sub-agent's task ended failed: .*prompt is too long/);
+    // The parent spawned again after the failure, and that child reported too.
+    const last = await eventually(async () => {
+      const request = model.requests("fragile").at(-1);
+      return request && occurrences(request.body, "second child fine") > 0 ? request : undefined;
+    }, "the second child's report");
+    expect(occurrences(last.body, "prompt is too long")).toBe(1);
+    await idle("fragile");
+    const thread = await gateway.thread("fragile");
+    const spawns = thread.filter((entry) => entry.kind === "tool-result" && entry.tool === "subagent");
+    expect(spawns.map((entry) => String(entry.content).slice(0, 18))).toEqual([
+      "Started sub-agent ",
+      "Started sub-agent ",
+    ]);
+    const reports = thread.filter((entry) => entry.kind === "input" && String(entry.source).startsWith("agent:"));
+    expect(reports).toHaveLength(2);
+    await eventually(async () => (await children("fragile")).children.length === 0, "both children removed");
+  });
+
+  it("a child that hits its step limit reports that its task ended incomplete", async () => {
+    model.script(
+      "bounded",
+      toolUseReply({ name: "subagent", input: { task: "list forever", max_steps: 2 } }),
+      textReply("waiting"),
+      textReply("noted"),
+    );
+    model.script(
+      "child-of:bounded",
+      toolUseReply({ name: "ls", input: {} }),
+      toolUseReply({ name: "ls", input: {} }),
+      toolUseReply({ name: "ls", input: {} }),
+    );
+    await gateway.send("bounded", "Delegate a long listing.");
+    const report = await eventually(async () => {
+      const texts = model.requests("bounded").flatMap((request) => userTexts(request.body));
+      return texts.find((text) => CHILD_INPUT("bounded").test(text));
+    }, "the child's report");
+    expect(report).toMatch(/^\[agent:bounded--[a-z0-9]{8}\] \(the sub-agent's task ended incomplete: .*2/);
+    expect(model.requests("child-of:bounded")).toHaveLength(2);
+    await idle("bounded");
+    await eventually(async () => (await children("bounded")).children.length === 0, "the child removed");
   });
 
   it("a runner SIGKILLed while a child works: the child resumes on the other runner and its report is delivered once", async () => {
