@@ -32,10 +32,15 @@ export function withChildren(
   return {
     get: (name) => base.get(name) ?? children.get(name),
     names: () => base.names(),
-    explainMissing: (name) =>
-      isChildName(name)
-        ? `sub-agent '${name}' does not exist or has ended (its report was delivered, or it was canceled)`
-        : base.explainMissing(name),
+    explainMissing: (name) => {
+      if (!isChildName(name)) return base.explainMissing(name);
+      const parent = parentOfChild(name) ?? "";
+      // A child runs only where its parent is defined: without it there is no model, backend or policy.
+      if (!base.get(parent)) {
+        return `sub-agent '${name}' is not run here: its parent '${parent}' is not a defined agent on this runner (${base.explainMissing(parent)})`;
+      }
+      return `sub-agent '${name}' does not exist or has ended (its report was delivered, or it was canceled)`;
+    },
     forget: (name) => {
       children.delete(name);
     },
