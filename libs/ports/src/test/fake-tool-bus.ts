@@ -6,7 +6,10 @@ import type { Ids } from "../ids.js";
 import type { ToolBus } from "../tool-bus.js";
 import { sequentialIds } from "./ids.js";
 
-export type ToolHandlerResult = string | { content: string; isError?: boolean; errorCode?: string } | Error;
+export type ToolHandlerResult =
+  | string
+  | { content: string; isError?: boolean; errorCode?: string; delivers?: string }
+  | Error;
 
 export type ToolHandler = (
   input: Record<string, unknown>,
@@ -81,7 +84,7 @@ export class FakeToolBus implements ToolBus {
 
   private result(
     call: ToolCallEnvelope,
-    outcome: { content: string; isError?: boolean; errorCode?: string },
+    outcome: { content: string; isError?: boolean; errorCode?: string; delivers?: string },
   ): ToolResultEnvelope {
     const now = this.clock.now();
     return {
@@ -94,6 +97,7 @@ export class FakeToolBus implements ToolBus {
       content: outcome.content,
       isError: outcome.isError ?? false,
       ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
+      ...(outcome.delivers ? { delivers: outcome.delivers } : {}),
     };
   }
 }

@@ -125,12 +125,21 @@ export function describeThreadStoreContract(
 
     it("records the envelope a tool result carries with it: that envelope is then skipped as an input", async () => {
       const fence = await acquire();
-      const carrying: ThreadEntryData = { ...result("toolu_1"), content: "[agent:x] the report", delivers: "R1" };
-      expect(await h.threads.append(fence, "personal", [assistant("x"), carrying])).toHaveLength(2);
+      const carrying = (callId: string): ThreadEntryData => ({
+        kind: "tool-result",
+        cycleId: "c1",
+        ts: 3,
+        callId,
+        tool: "subagent",
+        content: "[agent:x] the report",
+        isError: false,
+        delivers: "R1",
+      });
+      expect(await h.threads.append(fence, "personal", [assistant("x"), carrying("toolu_1")])).toHaveLength(2);
       expect(await h.threads.hasEnvelope("ada", "personal", "R1")).toBe(true);
       expect(await h.threads.append(fence, "personal", [input("R1", "the report again")])).toEqual([]);
       // The result is written even when its envelope is already in the thread: a call always gets its result.
-      expect(await h.threads.append(fence, "personal", [{ ...carrying, callId: "toolu_2" }])).toHaveLength(1);
+      expect(await h.threads.append(fence, "personal", [carrying("toolu_2")])).toHaveLength(1);
     });
 
     it("reads the window: everything until a compaction, then only what follows its upTo", async () => {
