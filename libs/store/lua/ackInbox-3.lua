@@ -2,6 +2,7 @@
   Acknowledges inbox entries: XACK + XDEL. Reports how many entries the
   agent's lanes still hold, so the caller can take the agent out of the
   pending-agents index (a global key, not touched here) when none are left.
+  On a single Redis, ackInboxIndexed does both in one script.
 
   Input:
     KEYS[1..3] lane streams (immediate, normal, background)
@@ -12,9 +13,5 @@
   Output:
     the number of entries left in the three lanes
 ]]
-for i = 2, #ARGV, 2 do
-  local key = KEYS[tonumber(ARGV[i])]
-  redis.call("XACK", key, ARGV[1], ARGV[i + 1])
-  redis.call("XDEL", key, ARGV[i + 1])
-end
-return redis.call("XLEN", KEYS[1]) + redis.call("XLEN", KEYS[2]) + redis.call("XLEN", KEYS[3])
+--- @include "ackEntries"
+return ackEntries(KEYS, ARGV[1], ARGV, 2)

@@ -1,7 +1,9 @@
 --[[
   Moves an inbox entry to the back of a lane (the same or another one) with
   its updated record, and acknowledges the old entry, atomically. The old
-  entry may already be acknowledged; the new one is added either way.
+  entry may already be acknowledged; the new one is added either way. The
+  caller keeps the agent in the pending-agents index (a global key); on a
+  single Redis, requeueInboxIndexed does both in one script.
 
   Input:
     KEYS[1] old lane stream
@@ -14,9 +16,5 @@
   Output:
     the new stream entry id
 ]]
-if redis.call("EXISTS", KEYS[1]) == 1 then
-  redis.call("XACK", KEYS[1], ARGV[1], ARGV[2])
-  redis.call("XDEL", KEYS[1], ARGV[2])
-end
-redis.pcall("XGROUP", "CREATE", KEYS[2], ARGV[1], "0", "MKSTREAM")
-return redis.call("XADD", KEYS[2], "*", "e", ARGV[3])
+--- @include "requeueEntry"
+return requeueEntry(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])

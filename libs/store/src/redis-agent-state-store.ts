@@ -4,7 +4,7 @@ import type { AgentStateRecord, AgentStateStore, Clock } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
-import type { RedisClient } from "./redis-client.js";
+import { isCluster, type RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 
 /**
@@ -29,6 +29,8 @@ const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;
 export class RedisAgentStateStore implements AgentStateStore {
   private readonly keys: Keys;
   private readonly clock: Clock;
+  /** Single Redis: the index is written by the script itself (`updateStateIndexed`). */
+  private readonly indexInScripts: boolean;
 
   constructor(
     private readonly redis: RedisClient,
@@ -36,6 +38,7 @@ export class RedisAgentStateStore implements AgentStateStore {
   ) {
     this.keys = createKeys(options.prefix);
     this.clock = options.clock ?? systemClock;
+    this.indexInScripts = !isCluster(redis);
   }
 
   async get(agent: string): Promise<AgentStateRecord | null> {
@@ -46,6 +49,11 @@ export class RedisAgentStateStore implements AgentStateStore {
 
   async update(agent: string, patch: Partial<AgentStateRecord>): Promise<void> {
     const { args, active } = statePatch(patch, this.clock.now());
+    if (this.indexInScripts) {
+      const keys = [this.keys.state(agent), this.keys.activeAgents];
+      await runScript(this.redis, "updateStateIndexed", keys, [indexChange(active), agent, ...args]);
+      return;
+    }
     await Promise.all([
       runScript(this.redis, "updateState", [this.keys.state(agent)], args),
       this.markActive(agent, active),
@@ -104,4 +112,9 @@ export function decodeState(hash: Record<string, string>): AgentStateRecord {
     if (hash[field] !== undefined && Number.isFinite(value)) record[field] = value;
   }
   return record;
+}
+
+/** The `*Indexed` scripts' index argument: "+" joins the set, "-" leaves it, "=" no change. */
+export function indexChange(active: boolean | undefined): "+" | "-" | "=" {
+  return active === undefined ? "=" : active ? "+" : "-";
 }

@@ -3,8 +3,8 @@ import type { AgentStateRecord, Clock, Fence, RunEnd } from "@moniro/ports";
 import { LeaseLostError, systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
-import { RedisAgentStateStore, statePatch } from "./redis-agent-state-store.js";
-import type { RedisClient } from "./redis-client.js";
+import { indexChange, RedisAgentStateStore, statePatch } from "./redis-agent-state-store.js";
+import { isCluster, type RedisClient } from "./redis-client.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
 
@@ -18,6 +18,8 @@ export class RedisRunEnd implements RunEnd {
   private readonly keys: Keys;
   private readonly clock: Clock;
   private readonly state: RedisAgentStateStore;
+  /** Single Redis: the index is written by the script itself (`releaseIdleIndexed`). */
+  private readonly indexInScripts: boolean;
 
   constructor(
     private readonly redis: RedisClient,
@@ -26,19 +28,24 @@ export class RedisRunEnd implements RunEnd {
     this.keys = createKeys(options.prefix);
     this.clock = options.clock ?? systemClock;
     this.state = new RedisAgentStateStore(redis, options);
+    this.indexInScripts = !isCluster(redis);
   }
 
   async releaseIfIdle(fence: Fence, patch: Partial<AgentStateRecord>): Promise<"released" | "pending"> {
     const { agent } = fence;
     const { args, active } = statePatch(patch, this.clock.now());
-    const result = await runScript(
-      this.redis,
-      "releaseIdle",
-      [this.keys.lease(agent), ...LANES.map((lane) => this.keys.inbox(agent, lane)), this.keys.state(agent)],
-      [leaseValue(fence), ...args],
-    );
+    const keys = [this.keys.lease(agent), ...LANES.map((lane) => this.keys.inbox(agent, lane)), this.keys.state(agent)];
+    const result = this.indexInScripts
+      ? await runScript(
+          this.redis,
+          "releaseIdleIndexed",
+          [...keys, this.keys.activeAgents],
+          [leaseValue(fence), indexChange(active), agent, ...args],
+        )
+      : await runScript(this.redis, "releaseIdle", keys, [leaseValue(fence), ...args]);
     if (result === -1) throw new LeaseLostError(agent, fence.epoch);
     if (result !== 1) return "pending";
+    if (this.indexInScripts) return "released";
     // The global index after the state it mirrors (another slot on a cluster).
     await this.state.markActive(agent, active);
     return "released";

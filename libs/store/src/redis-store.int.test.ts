@@ -94,6 +94,20 @@ describe("Redis adapters", () => {
     expect(await state.activeAgents()).toEqual(["bob"]);
   });
 
+  it("takes an agent out of the active-agents set when its run ends idle, not while input is pending", async () => {
+    const stores = createRedisStores(t.redis, { prefix: t.prefix, clock: new FakeClock() });
+    await stores.state.update("ada", { state: "running" });
+    const fence = await stores.lease.acquire("ada", "r1", 10_000);
+    if (!fence) throw new Error("expected the lease");
+    await stores.inbox.append(inbound({ agent: "ada", text: "late" }));
+    expect(await stores.runEnd.releaseIfIdle(fence, { state: "idle" })).toBe("pending");
+    expect(await stores.state.activeAgents()).toEqual(["ada"]);
+    await stores.inbox.ack("ada", await stores.inbox.pending("ada"));
+    expect(await stores.runEnd.releaseIfIdle(fence, { state: "idle" })).toBe("released");
+    expect(await stores.state.activeAgents()).toEqual([]);
+    expect(await stores.inbox.agentsWithPending()).toEqual([]);
+  });
+
   it("runs a script and a builtin sent in one tick on a fresh auto-pipelining connection", async () => {
     // ioredis 5 breaks a tick's auto-pipeline when a command is defined after the pipeline exists
     // (an uncaught "results[i] is not iterable"): connectRedis defines every script up front.

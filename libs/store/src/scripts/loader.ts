@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { RedisClient } from "../redis-client.js";
+import { isCluster, type RedisClient } from "../redis-client.js";
 
 /**
  * The Lua scripts of `libs/store/lua/`, one file per script named
@@ -20,7 +20,28 @@ export const SCRIPT_FILES = {
   appendThread: "appendThread-4.lua",
   readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-1.lua",
+  // The same with the global index set in the script: for a single Redis only (see CROSS_SLOT_SCRIPTS).
+  appendInboxIndexed: "appendInboxIndexed-3.lua",
+  ackInboxIndexed: "ackInboxIndexed-4.lua",
+  requeueInboxIndexed: "requeueInboxIndexed-3.lua",
+  updateStateIndexed: "updateStateIndexed-2.lua",
+  releaseIdleIndexed: "releaseIdleIndexed-6.lua",
 } as const;
+
+/**
+ * Scripts that also write a global index set (`agents:pending`,
+ * `agents:active`) beside one agent's keys: one round trip and no extra
+ * commands per input on a single Redis, where slots do not matter. A cluster
+ * would refuse them (CROSSSLOT), so `runScript` does too; the adapters write
+ * the index with a command of its own there.
+ */
+const CROSS_SLOT_SCRIPTS: ReadonlySet<ScriptName> = new Set([
+  "appendInboxIndexed",
+  "ackInboxIndexed",
+  "requeueInboxIndexed",
+  "updateStateIndexed",
+  "releaseIdleIndexed",
+]);
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
 
@@ -105,8 +126,11 @@ export async function runScript(
   if (keys.length !== script.numberOfKeys) {
     throw new Error(`script '${name}' takes ${script.numberOfKeys} keys, got ${keys.length}`);
   }
-  const tags = new Set(keys.map(hashTagOf));
-  if (tags.size > 1) {
+  if (CROSS_SLOT_SCRIPTS.has(name)) {
+    if (isCluster(redis))
+      throw new Error(`script '${name}' writes a global index beside an agent's keys: single Redis only`);
+  } else if (new Set(keys.map(hashTagOf)).size > 1) {
+    const tags = new Set(keys.map(hashTagOf));
     throw new Error(
       `script '${name}' was given keys of different hash tags (${[...tags].join(", ")}): ${keys.join(" ")}`,
     );
