@@ -30,9 +30,16 @@ export async function natsFixture(namespace: string) {
     const list = received.get(agent) ?? [];
     const consumer = await js.consumers.get(subjects.streams.in, durable);
     const batch = await consumer.fetch({ max_messages: 100, expires: 1_000 });
-    for await (const message of batch) {
-      list.push(decodeOrThrow(inboundEnvelopeSchema, message.data));
-      message.ack();
+    try {
+      for await (const message of batch) {
+        list.push(decodeOrThrow(inboundEnvelopeSchema, message.data));
+        message.ack();
+      }
+    } catch (error) {
+      // A busy machine (another test's fork bomb) can starve this process past the pull's idle
+      // heartbeat: the fetch then ends with "heartbeats missed". What it read is kept and acked;
+      // the caller polls again (eventually), so nothing is missed.
+      if (!/heartbeats missed/.test(String(error))) throw error;
     }
     return list;
   }
