@@ -108,7 +108,7 @@ export async function planServers(
     plans.push({ name, endpoint, start: serverCommand(name, binary, dataDir) });
   }
   if (missing.length > 0) {
-    const what = missing.map((m) => `${LABELS[m]} (${urls[m]})`).join(" and ");
+    const what = missing.map((m) => `${LABELS[m]} (${redactUrlCredentials(urls[m])})`).join(" and ");
     throw new InfraError(
       `${what} not answering, and ${missing.map((m) => SERVER_BINARIES[m]).join(" / ")} not found on PATH.\n${installInstructions(missing)}`,
     );

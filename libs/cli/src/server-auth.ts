@@ -12,7 +12,7 @@ import type { ServerCredentials } from "./stack-plan.js";
 export const CREDENTIALS_FILE = "credentials.json";
 export const SERVICES_USER = "moniro";
 
-interface StoredCredentials {
+export interface StoredCredentials {
   nats: { user: string; password: string };
   redis: { username: string; password: string };
 }

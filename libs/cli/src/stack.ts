@@ -11,6 +11,7 @@ import {
   localServerCredentials,
   natsConfig,
   redisConfig,
+  type StoredCredentials,
   writePrivateFile,
 } from "./server-auth.js";
 import { planService, STACK_SERVICES, type StackOptions, type StackService } from "./stack-plan.js";
@@ -89,6 +90,12 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
     });
   };
 
+  // Read (or generated) once, and only when a server is started here.
+  let stored: StoredCredentials | undefined;
+  const storedCredentials = () => {
+    stored ??= localServerCredentials(options.dataDir);
+    return stored;
+  };
   try {
     const plans = await planServers({ nats: options.natsUrl, redis: options.redisUrl }, options.dataDir, {
       answers: (host, port) => tcpAnswers(host, port),
@@ -101,7 +108,7 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
         terminal.line(`${plan.name}: answering at ${plan.endpoint.host}:${plan.endpoint.port}`);
         continue;
       }
-      writeServerConfig(plan, options.dataDir);
+      writeServerConfig(plan, options.dataDir, storedCredentials());
       terminal.line(
         `${plan.name}: not answering; starting ${command} with authentication ` +
           `(data in ${join(options.dataDir, plan.name)}, credentials in ${join(options.dataDir, CREDENTIALS_FILE)})`,
@@ -118,7 +125,7 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
 
     // Credentials only for servers started here; one already answering is used as configured.
     const started = startedServers as Array<"nats" | "redis">;
-    const credentials = started.length > 0 ? credentialsFor(started, localServerCredentials(options.dataDir)) : {};
+    const credentials = started.length > 0 ? credentialsFor(started, storedCredentials()) : {};
     const launches = STACK_SERVICES.map((service) => planService(service, { ...options, credentials }, options.env));
     for (const plan of launches) {
       const { entry } = plan;
@@ -178,10 +185,9 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
 }
 
 /** The config file of a server `up` starts, from the stored credentials (mode 0600). */
-function writeServerConfig(plan: ServerPlan, dataDir: string): void {
+function writeServerConfig(plan: ServerPlan, dataDir: string, stored: StoredCredentials): void {
   const dir = join(dataDir, plan.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stored = localServerCredentials(dataDir);
   const text =
     plan.name === "nats"
       ? natsConfig(plan.endpoint.port, dir, stored.nats)

@@ -5,6 +5,11 @@ import { z } from "zod";
  * Settings every service reads from its environment. Each field names the
  * environment variable it comes from, so a config error says exactly what to fix.
  */
+/** A boolean environment variable: true/false, 1/0, yes/no, on/off. */
+export const envFlag = z
+  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
+  .transform((value) => ["true", "1", "yes", "on"].includes(value));
+
 export const serviceConfigSchema = z.object({
   /** One server or a comma-separated list; `tls://` (or any MONIRO_NATS_TLS_* file) turns TLS on. */
   MONIRO_NATS_URL: z.string().default("nats://127.0.0.1:4222"),
@@ -35,10 +40,7 @@ export const serviceConfigSchema = z.object({
   /** PEM file of the CA that signed Redis's certificate (TLS; implies TLS). */
   MONIRO_REDIS_TLS_CA_FILE: z.string().optional(),
   /** Connect to a Redis Cluster (MONIRO_REDIS_URL lists seed nodes). */
-  MONIRO_REDIS_CLUSTER: z
-    .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
-    .transform((value) => ["true", "1", "yes", "on"].includes(value))
-    .default(false),
+  MONIRO_REDIS_CLUSTER: envFlag.default(false),
   /** Prefix of every Redis key. No braces: each key's Redis Cluster hash tag is the store's to choose. */
   MONIRO_REDIS_PREFIX: z
     .string()

@@ -51,3 +51,10 @@ export const schedulerReplySchema = z.object({
   error: z.string().optional(),
 });
 export type SchedulerReply = z.infer<typeof schedulerReplySchema>;
+
+/**
+ * The inbound `meta` key that marks a heartbeat (set by the scheduler): the
+ * agent-runner drops such an input, unanswered, when the agent is busy as it
+ * drains it.
+ */
+export const HEARTBEAT_META = "heartbeat";

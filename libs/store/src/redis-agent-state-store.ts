@@ -62,8 +62,7 @@ export class RedisAgentStateStore implements AgentStateStore {
 
   /** Keeps the active-agents index in step with a state written just before (`undefined`: no change). */
   async markActive(agent: string, active: boolean | undefined): Promise<void> {
-    if (active === true) await this.redis.sadd(this.keys.activeAgents, agent);
-    else if (active === false) await this.redis.srem(this.keys.activeAgents, agent);
+    await markActive(this.redis, this.keys, agent, active);
   }
 
   /** Agents whose last state was not idle (running, paused, stopped, error). */
@@ -117,4 +116,15 @@ export function decodeState(hash: Record<string, string>): AgentStateRecord {
 /** The `*Indexed` scripts' index argument: "+" joins the set, "-" leaves it, "=" no change. */
 export function indexChange(active: boolean | undefined): "+" | "-" | "=" {
   return active === undefined ? "=" : active ? "+" : "-";
+}
+
+/** The active-agents index after a state write (`undefined`: no change); the cluster path, see the class comment. */
+export async function markActive(
+  redis: RedisClient,
+  keys: Keys,
+  agent: string,
+  active: boolean | undefined,
+): Promise<void> {
+  if (active === true) await redis.sadd(keys.activeAgents, agent);
+  else if (active === false) await redis.srem(keys.activeAgents, agent);
 }

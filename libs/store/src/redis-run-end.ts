@@ -3,7 +3,7 @@ import type { AgentStateRecord, Clock, Fence, RunEnd } from "@moniro/ports";
 import { LeaseLostError, systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
-import { indexChange, RedisAgentStateStore, statePatch } from "./redis-agent-state-store.js";
+import { indexChange, markActive, statePatch } from "./redis-agent-state-store.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
@@ -17,7 +17,6 @@ import { runScript } from "./scripts/loader.js";
 export class RedisRunEnd implements RunEnd {
   private readonly keys: Keys;
   private readonly clock: Clock;
-  private readonly state: RedisAgentStateStore;
   /** Single Redis: the index is written by the script itself (`releaseIdleIndexed`). */
   private readonly indexInScripts: boolean;
 
@@ -27,7 +26,6 @@ export class RedisRunEnd implements RunEnd {
   ) {
     this.keys = createKeys(options.prefix);
     this.clock = options.clock ?? systemClock;
-    this.state = new RedisAgentStateStore(redis, options);
     this.indexInScripts = !isCluster(redis);
   }
 
@@ -47,7 +45,7 @@ export class RedisRunEnd implements RunEnd {
     if (result !== 1) return "pending";
     if (this.indexInScripts) return "released";
     // The global index after the state it mirrors (another slot on a cluster).
-    await this.state.markActive(agent, active);
+    await markActive(this.redis, this.keys, agent, active);
     return "released";
   }
 }

@@ -1,4 +1,4 @@
-import { type InboundEnvelope, inboundEnvelopeSchema, stamp, validate } from "@moniro/envelopes";
+import { HEARTBEAT_META, type InboundEnvelope, inboundEnvelopeSchema, stamp, validate } from "@moniro/envelopes";
 import { UnrecoverableError } from "bullmq";
 import { type FireJobData, fireJobDataSchema, HEARTBEAT_JOB, HEARTBEAT_TEXT, WAKEUP_JOB } from "./job-data.js";
 
@@ -21,9 +21,6 @@ export interface FiringJob {
   timestamp: number;
   data: unknown;
 }
-
-/** Marks a heartbeat input: the agent-runner drops it, unanswered, if the agent is busy when it drains it. */
-export const HEARTBEAT_META = "heartbeat";
 
 /**
  * The inbound envelope a fired schedule becomes: `[cron:<job>] <reason>` in

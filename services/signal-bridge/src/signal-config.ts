@@ -1,4 +1,4 @@
-import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
+import { envFlag, parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
 
@@ -12,14 +12,7 @@ const optionalUrl = z.preprocess(
     .optional(),
 );
 
-const flag = (fallback: boolean) =>
-  z.preprocess(
-    blankIsUnset,
-    z
-      .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
-      .transform((value) => ["true", "1", "yes", "on"].includes(value))
-      .default(fallback),
-  );
+const flag = (fallback: boolean) => z.preprocess(blankIsUnset, envFlag.default(fallback));
 
 const positiveMs = (fallback: number) => z.preprocess(blankIsUnset, z.coerce.number().int().min(1).default(fallback));
 

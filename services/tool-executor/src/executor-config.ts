@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config/service";
+import { envFlag, parseEnv, type ServiceConfig, serviceConfigSchema } from "@moniro/config/service";
 import { type ExecLimits, execLimits } from "@moniro/tool-catalog";
 import { z } from "zod";
 
@@ -7,9 +7,7 @@ const int = (min: number) => z.coerce.number().int().min(min);
 /** A variable that no longer exists: setting it stops the executor with `message`. */
 const removed = (message: string) => z.undefined({ message }).optional();
 
-const flag = z
-  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
-  .transform((value) => ["true", "1", "yes", "on"].includes(value));
+const flag = envFlag;
 
 /**
  * The tool-executor's environment: the common service settings plus the

@@ -129,7 +129,7 @@ export async function runScript(
   if (CROSS_SLOT_SCRIPTS.has(name)) {
     if (isCluster(redis))
       throw new Error(`script '${name}' writes a global index beside an agent's keys: single Redis only`);
-  } else if (new Set(keys.map(hashTagOf)).size > 1) {
+  } else if (keys.some((key) => hashTagOf(key) !== hashTagOf(keys[0] ?? ""))) {
     const tags = new Set(keys.map(hashTagOf));
     throw new Error(
       `script '${name}' was given keys of different hash tags (${[...tags].join(", ")}): ${keys.join(" ")}`,

@@ -1,9 +1,9 @@
+import { HEARTBEAT_META } from "@moniro/envelopes";
 import type { InboxItem } from "@moniro/ports";
 import type { AgentRun } from "./run-context.js";
 import { defer, emit } from "./run-context.js";
 
-/** The `meta` key the scheduler sets on a heartbeat input. */
-export const HEARTBEAT_META = "heartbeat";
+export { HEARTBEAT_META };
 
 /** The heartbeats each run has dropped (by envelope id). */
 const dropping = new WeakMap<AgentRun, Set<string>>();

@@ -53,8 +53,10 @@ export function withChildren(
       const known = base.get(name) ?? children.get(name);
       if (known || !isChildName(name)) return known;
       const parent = base.get(parentOfChild(name) ?? "");
+      // A child is run only where its parent is defined: no Redis read for any other.
+      if (!parent) return undefined;
       const record = await records.get(name);
-      if (!parent || !record || record.status === "canceled" || record.status === "ended") return undefined;
+      if (!record || record.status === "canceled" || record.status === "ended") return undefined;
       return keep(build(record.definition, parent));
     },
   };
