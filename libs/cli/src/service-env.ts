@@ -24,11 +24,13 @@ const NATS_CREDENTIALS = [
 ];
 const REDIS_CREDENTIALS = ["MONIRO_REDIS_USERNAME", "MONIRO_REDIS_PASSWORD"];
 
-/** Per service: the credentials it uses, and the settings only it reads. */
-const OWN: Record<StackService, { credentials: string[]; prefixes: string[] }> = {
+/** Per service: the credentials it uses, secrets only it gets (by prefix), and the settings only it reads. */
+const OWN: Record<StackService, { credentials: string[]; secretPrefixes?: string[]; prefixes: string[] }> = {
   gateway: {
     credentials: [...NATS_CREDENTIALS, ...REDIS_CREDENTIALS, "MONIRO_API_KEYS"],
-    prefixes: ["MONIRO_GATEWAY_"],
+    // Webhook secrets (`secret_env` / `token_env` of a hook) reach the gateway when named MONIRO_HOOK_*.
+    secretPrefixes: ["MONIRO_HOOK_"],
+    prefixes: ["MONIRO_GATEWAY_", "MONIRO_HOOK_"],
   },
   "agent-runner": {
     credentials: [...NATS_CREDENTIALS, ...REDIS_CREDENTIALS, "ANTHROPIC_API_KEY"],
@@ -51,6 +53,7 @@ export function serviceMaySee(service: StackService, name: string): boolean {
   if (PLATFORM_NAMES.has(name) || PLATFORM_PREFIXES.some((p) => name.startsWith(p))) return true;
   const own = OWN[service];
   if (own.credentials.includes(name)) return true;
+  if (own.secretPrefixes?.some((p) => name.startsWith(p))) return true;
   if (CREDENTIAL.test(name)) return false;
   if (own.prefixes.some((p) => name.startsWith(p))) return true;
   if (SERVICE_PREFIXES.some((p) => name.startsWith(p))) return false;

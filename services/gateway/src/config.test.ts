@@ -51,4 +51,10 @@ describe("gateway configuration", () => {
       /MONIRO_GATEWAY_ALLOWED_ORIGINS: 'http:\/\/localhost:3000\/app' is not an origin: write scheme, host and port only/,
     );
   });
+
+  it("refuses a webhook body limit that is not a size, naming the variable", () => {
+    expect(refusal({ MONIRO_API_KEYS: "k", MONIRO_GATEWAY_HOOK_BODY_LIMIT: "lots" })).toMatch(
+      /MONIRO_GATEWAY_HOOK_BODY_LIMIT/,
+    );
+  });
 });

@@ -17,5 +17,15 @@ describe("loadSignalBridgeConfig", () => {
     expect(() => loadSignalBridgeConfig({ MONIRO_SIGNAL_ACCOUNT: "0155" })).toThrow(
       /MONIRO_SIGNAL_ACCOUNT: must be a phone/,
     );
+    for (const name of ["MONIRO_SIGNAL_PAIRING", "MONIRO_SIGNAL_READ_RECEIPTS"]) {
+      expect(() => loadSignalBridgeConfig({ [name]: "maybe" })).toThrow(new RegExp(`${name}: must be true or false`));
+    }
+    for (const [name, value] of [
+      ["MONIRO_SIGNAL_STALL_MS", "0"],
+      ["MONIRO_SIGNAL_SEND_ATTEMPTS", "101"],
+      ["MONIRO_SIGNAL_RETRY_BASE_MS", "x"],
+    ] as const) {
+      expect(() => loadSignalBridgeConfig({ [name]: value })).toThrow(new RegExp(`${name}:`));
+    }
   });
 });

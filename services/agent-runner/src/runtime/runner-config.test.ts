@@ -33,4 +33,10 @@ describe("runner configuration", () => {
       /MONIRO_LEASE_RENEW_MS: must be at most half of MONIRO_LEASE_TTL_MS/,
     );
   });
+
+  it("refuses sub-agent limits out of range, naming the variable", () => {
+    expect(() => loadRunnerConfig({ MONIRO_SUBAGENTS_MAX_LIVE: "0" })).toThrow(/MONIRO_SUBAGENTS_MAX_LIVE/);
+    expect(() => loadRunnerConfig({ MONIRO_SUBAGENTS_MAX_STEPS: "201" })).toThrow(/MONIRO_SUBAGENTS_MAX_STEPS/);
+    expect(loadRunnerConfig({}).MONIRO_SUBAGENTS_MAX_LIVE).toBe(8);
+  });
 });
