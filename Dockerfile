@@ -12,12 +12,15 @@ ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=fals
 
 # Manifests first, so `npm ci` is cached until a dependency changes.
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY libs/api/package.json libs/api/
 COPY libs/bus/package.json libs/bus/
 COPY libs/cli/package.json libs/cli/
+COPY libs/client/package.json libs/client/
 COPY libs/config/package.json libs/config/
 COPY libs/envelopes/package.json libs/envelopes/
 COPY libs/llm/package.json libs/llm/
 COPY libs/ports/package.json libs/ports/
+COPY libs/registry/package.json libs/registry/
 COPY libs/store/package.json libs/store/
 COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/tool-catalog/package.json libs/tool-catalog/

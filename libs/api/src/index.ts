@@ -1,0 +1,15 @@
+import { adminRoutes } from "./admin.js";
+import { agentsRoutes } from "./agents.js";
+import { contextRoutes } from "./context.js";
+import { coreRoutes } from "./core.js";
+import type { ApiRoute } from "./route.js";
+
+export * from "./admin.js";
+export * from "./agents.js";
+export * from "./context.js";
+export * from "./core.js";
+export * from "./error-body.js";
+export * from "./route.js";
+
+/** Every route of the HTTP API, in document order. */
+export const ALL_ROUTES: readonly ApiRoute[] = [...coreRoutes, ...agentsRoutes, ...contextRoutes, ...adminRoutes];
