@@ -64,6 +64,12 @@ export const toolResultEntrySchema = z.object({
   interrupted: z.boolean().optional(),
   /** An inbound envelope this result carries (recorded with it as delivered to the thread). */
   delivers: z.string().optional(),
+  /**
+   * Set on the last result of a step whose calls were all delivered `message`s, one of them with
+   * `final: true`: the model ended its turn here, without another LLM call. An input written after
+   * it in the same cycle (it arrived meanwhile) reopened the turn. Absent in threads written before.
+   */
+  endsTurn: z.boolean().optional(),
 });
 
 export const skipEntrySchema = z.object({

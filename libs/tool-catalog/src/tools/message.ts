@@ -31,6 +31,12 @@ export const messageTool = defineTool({
       )
       .optional()
       .describe("Files: url or base64 data"),
+    final: z
+      .boolean()
+      .optional()
+      .describe(
+        "true when this message ends your turn: nothing else to do, so no further step is needed (new input still wakes you)",
+      ),
   }),
   usesWorkspace: false,
   async run(input, ctx) {

@@ -12,8 +12,14 @@ import { inputText } from "./window.js";
  * this thread are injected now (inject / interrupt), or steer the work (steer),
  * or wait for the next cycle (followup / collect). With per-context threads,
  * a more urgent input for another context preempts the instruction.
+ * After a step that ended the turn (`message` with `final`), nothing injected
+ * means the cycle ends here (`turn-ended`): the work is done, so nothing is
+ * preempted; input that was injected reopens the turn and the loop goes on.
  */
-export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempted"> {
+export async function checkpoint(
+  cycle: CycleRun,
+  options: { turnEnded?: boolean } = {},
+): Promise<"continue" | "preempted" | "turn-ended"> {
   const { run } = cycle;
   const { settings } = run;
   // The inbox read goes out alongside the step's last tool result (appendBehind); both must succeed.
@@ -23,11 +29,13 @@ export async function checkpoint(cycle: CycleRun): Promise<"continue" | "preempt
   const pending = orderPending(items, now(run), settings);
   // A set-aside instruction waiting behind the steering inputs stays pending: the next cycle takes it up again.
   const mine = pending.filter((input) => input.thread === cycle.thread.context && !isSetAside(cycle, input));
+  let injected = 0;
   if (mine.length > 0 && (settings.queue === "inject" || settings.queue === "interrupt")) {
-    await injectInputs(cycle, mine, { midTurn: true });
+    injected = (await injectInputs(cycle, mine, { midTurn: true })).fresh.length;
   } else if (mine.length > 0 && settings.queue === "steer") {
-    await steer(cycle, mine);
+    injected = await steer(cycle, mine);
   }
+  if (options.turnEnded && injected === 0) return "turn-ended";
   if (settings.threads !== "per-context") return "continue";
   const lane = topLane(cycle.instruction.lanes);
   if (lane === undefined || cycle.instruction.items.length === 0) return "continue";
@@ -57,8 +65,9 @@ export function isSetAside(cycle: CycleRun, input: PendingInput): boolean {
 /**
  * Steer: the new inputs become one message the agent turns to now; the
  * instruction it was working on is re-queued behind them and resumed later.
+ * Returns how many new inputs it injected.
  */
-async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<void> {
+async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<number> {
   const interrupted: Instruction = {
     items: [...cycle.instruction.items],
     inputs: [...cycle.instruction.inputs],
@@ -71,7 +80,7 @@ async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<vo
     cycle.instruction.items.push(...interrupted.items);
     cycle.instruction.inputs.unshift(...interrupted.inputs);
     cycle.instruction.lanes.push(...interrupted.lanes);
-    return;
+    return fresh.length;
   }
   await requeue(cycle, interrupted.items);
   const what = previousInputs.map((input) => inputText(input)).join(" / ");
@@ -85,6 +94,7 @@ async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<vo
       detail: `Handle the message above first. The instruction you were working on (${what}) is set aside and comes back to you after it.`,
     },
   ]);
+  return fresh.length;
 }
 
 /** Re-queues the instruction's inbox items so the work is resumed later (one more preemption each; aging applies). */

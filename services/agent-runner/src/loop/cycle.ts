@@ -28,7 +28,9 @@ export interface Work {
 /**
  * One cycle, top to bottom (DESIGN §5): open the thread, inject the inputs,
  * then step — call the model, persist its message, end on no tool calls or a
- * first-step skip, run the tools, checkpoint — until the cycle ends.
+ * first-step skip, run the tools, checkpoint — until the cycle ends. A step of
+ * `message` calls with `final` ends it at the checkpoint when no new input for
+ * the thread came in (issue 17: one LLM call per simple reply).
  * Returns undefined when there was nothing to do (only duplicates).
  */
 export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | undefined> {
@@ -125,14 +127,16 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
     const watch = watchStep(cycle);
-    let end: CycleEnd | undefined;
+    let end: CycleEnd | "turn-ended" | undefined;
     try {
       end = await step(cycle, watch.signal);
     } finally {
       watch.done();
     }
-    if (end) return endCycle(cycle, end);
-    if ((await checkpoint(cycle)) === "preempted") return endCycle(cycle, "preempted");
+    if (end && end !== "turn-ended") return endCycle(cycle, end);
+    const next = await checkpoint(cycle, { turnEnded: end === "turn-ended" });
+    if (next === "preempted") return endCycle(cycle, "preempted");
+    if (next === "turn-ended") return endCycle(cycle, "completed", { endedBy: "final-message" });
   }
 }
 
@@ -142,7 +146,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
  * then the next step). New input in queue mode `interrupt` aborts the stream
  * or the running tool call; the cycle goes on with the input injected.
  */
-async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | undefined> {
+async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | "turn-ended" | undefined> {
   const result = await callModel(cycle, signal);
   if (result.kind === "failed") {
     await failInstruction(cycle, result.error, result.attempts);
@@ -157,8 +161,10 @@ async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | un
   if (response.toolUses.length === 0) return "completed";
   if (cycle.step === 1 && isSoloSkip(response.toolUses)) return skip(cycle, response);
 
-  const { aborted } = await runToolCalls(cycle, response.toolUses, signal);
+  const { aborted, endsTurn } = await runToolCalls(cycle, response.toolUses, signal);
   if (aborted === "cancel") return cancel(cycle, cycle.signal.reason);
+  // `message` with `final`: the checkpoint decides whether anything new keeps the turn open.
+  if (endsTurn) return "turn-ended";
   if (cycle.step >= cycle.run.settings.maxSteps) return stopIncomplete(cycle);
   return undefined;
 }
@@ -250,7 +256,7 @@ async function recordCrash(cycle: CycleRun, error: unknown): Promise<void> {
   }
 }
 
-function endCycle(cycle: CycleRun, end: CycleEnd): CycleEnd {
-  emit(cycle.run, "cycle-ended", { cycleId: cycle.cycleId, reason: end, steps: cycle.step });
+function endCycle(cycle: CycleRun, end: CycleEnd, how: { endedBy?: "final-message" } = {}): CycleEnd {
+  emit(cycle.run, "cycle-ended", { cycleId: cycle.cycleId, reason: end, steps: cycle.step, ...how });
   return end;
 }

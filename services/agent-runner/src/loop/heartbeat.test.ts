@@ -20,7 +20,7 @@ describe("heartbeats (seed 000 §8: only an idle agent answers one)", () => {
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
 
     expect(h.llm.requests[0]?.system).toContain(
-      '[cron:heartbeat] health check`: answer with message({ text: "HEARTBEAT_OK" })',
+      '[cron:heartbeat] health check`: answer with message({ text: "HEARTBEAT_OK", final: true })',
     );
     expect(allText(h.llm.requests[0])).toContain("[cron:heartbeat] health check");
     expect(h.tools.callsOf("message")[0]).toMatchObject({ input: { text: "HEARTBEAT_OK" }, replyTo: "http:heartbeat" });

@@ -17,18 +17,22 @@ export function visibleEntries<E extends Entry>(entries: readonly E[]): E[] {
 /**
  * A turn starts at an input that does not continue a tool exchange or an
  * input batch: cutting the thread there never splits a tool_use from its result.
+ * A result that ended the turn (`endsTurn`, a `final` message) closes its exchange.
  */
 export function turnStarts(entries: readonly Entry[]): number[] {
   const starts: number[] = [];
   let previous: Entry | undefined;
   entries.forEach((entry, index) => {
     if (entry.kind === "compaction") return;
-    if (entry.kind === "input" && (!previous || (previous.kind !== "input" && previous.kind !== "tool-result"))) {
-      starts.push(index);
-    }
+    if (entry.kind === "input" && (!previous || !continuesTurn(previous))) starts.push(index);
     previous = entry;
   });
   return starts;
+}
+
+/** An input after this entry belongs to the same turn: it follows an input, or a result the model has yet to see. */
+function continuesTurn(previous: Entry): boolean {
+  return previous.kind === "input" || (previous.kind === "tool-result" && previous.endsTurn !== true);
 }
 
 export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry | undefined {
@@ -59,8 +63,10 @@ export function isUnfinished(entries: readonly Entry[]): boolean {
   if (!tail) return false;
   switch (tail.kind) {
     case "input":
-    case "tool-result":
       return true;
+    case "tool-result":
+      // A `final` message ended the turn: nothing is owed to the model.
+      return tail.endsTurn !== true;
     case "assistant":
       return tail.toolUses.length > 0 || tail.aborted === true;
     case "instruction":

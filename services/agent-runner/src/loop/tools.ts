@@ -11,6 +11,15 @@ export const MESSAGE_TOOL = "message";
 export const SKIP_REFUSED =
   "skip() was refused: it only works as the one and only call of the first step of a cycle, before anything else is done. This cycle has already acted, so it cannot be erased. If nothing more is needed, end your turn without calling tools.";
 
+/**
+ * The step ends the agent's turn (issue 17): every call is a `message`, at least one says
+ * `final: true`. Other tools' results must reach the model, so a mixed step never ends it;
+ * neither does a failed `message` (checked as the results come).
+ */
+export function requestsTurnEnd(uses: readonly ToolUse[]): boolean {
+  return uses.every((use) => use.name === MESSAGE_TOOL) && uses.some((use) => use.input.final === true);
+}
+
 /** `skip` is the only call of the step. */
 export function isSoloSkip(uses: readonly ToolUse[]): boolean {
   return uses.length === 1 && uses[0]?.name === SKIP_TOOL;
@@ -23,14 +32,17 @@ export function isSoloSkip(uses: readonly ToolUse[]): boolean {
  * `signal` is the step's (watchStep). When it fires (cancel, or new input in
  * queue mode `interrupt`), the running call is told to stop, and it and every
  * later call of the step get a "Cancelled" / "Interrupted" error result.
- * Returns what aborted the step, if anything.
+ * Returns what aborted the step, if anything, or `endsTurn` when the step's
+ * `message` calls (one with `final`) were all delivered: the last result then
+ * carries `endsTurn` and the cycle may end without another LLM call.
  */
 export async function runToolCalls(
   cycle: CycleRun,
   uses: readonly ToolUse[],
   signal: AbortSignal = cycle.signal,
-): Promise<{ aborted?: "cancel" | "interrupt" }> {
+): Promise<{ aborted?: "cancel" | "interrupt"; endsTurn?: boolean }> {
   const { run } = cycle;
+  let endsTurn = requestsTurnEnd(uses);
   for (const [index, use] of uses.entries()) {
     if (signal.aborted) return { aborted: await abortRest(cycle, uses.slice(index), signal.reason, false) };
     if (use.name === SKIP_TOOL) {
@@ -64,9 +76,11 @@ export async function runToolCalls(
         isError: true,
       };
     }
+    if (result.isError) endsTurn = false;
     // The step's last result is written behind: the checkpoint's inbox read goes out alongside it.
-    if (index === uses.length - 1) cycle.thread.appendBehind([resultEntry(cycle, use, result)]);
-    else await persistResult(cycle, use, result);
+    if (index === uses.length - 1) {
+      cycle.thread.appendBehind([resultEntry(cycle, use, endsTurn ? { ...result, endsTurn } : result)]);
+    } else await persistResult(cycle, use, result);
     emit(run, "tool-call-ended", {
       cycleId: cycle.cycleId,
       step: cycle.step,
@@ -79,7 +93,7 @@ export async function runToolCalls(
       emit(run, "message-sent", { cycleId: cycle.cycleId, callId: use.id, to: call.input.to ?? call.replyTo ?? null });
     }
   }
-  return {};
+  return endsTurn ? { endsTurn } : {};
 }
 
 /** The call envelope: deadline from now, and the reply target of the input being handled. */
@@ -107,6 +121,7 @@ interface ToolOutcome {
   interrupted?: boolean;
   /** An inbound envelope the result carries: recorded as delivered in the same write. */
   delivers?: string;
+  endsTurn?: boolean;
 }
 
 async function persistResult(cycle: CycleRun, use: ToolUse, result: ToolOutcome): Promise<void> {
@@ -124,6 +139,7 @@ function resultEntry(cycle: CycleRun, use: ToolUse, result: ToolOutcome): Thread
     isError: result.isError,
     ...(result.interrupted ? { interrupted: true } : {}),
     ...(result.delivers ? { delivers: result.delivers } : {}),
+    ...(result.endsTurn ? { endsTurn: true } : {}),
   };
 }
 
