@@ -106,17 +106,54 @@ describe("anthropic provider: streaming", () => {
   it("puts cache_control on the last tool, the system prompt and the last message block; a repeat reads the cache", async () => {
     fake.enqueue(textReply("one"), textReply("two"));
     const llm = provider();
-    const first = await llm.stream(request);
-    const second = await llm.stream(request);
+    // Above the API's minimum cacheable prefix (1,024 tokens).
+    const cached = { ...request, system: `${request.system} ${"Be brief. ".repeat(500)}` };
+    const first = await llm.stream(cached);
+    const second = await llm.stream(cached);
     const body = fake.requests[0]?.body;
     expect(body?.tools?.map((tool) => tool.cache_control)).toEqual([undefined, { type: "ephemeral" }]);
-    expect(body?.system).toEqual([{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }]);
+    expect(body?.system).toEqual([{ type: "text", text: cached.system, cache_control: { type: "ephemeral" } }]);
     const lastBlock = body?.messages.at(-1)?.content.at(-1);
     expect(lastBlock).toMatchObject({ type: "text", cache_control: { type: "ephemeral" } });
     expect(first.usage.cacheCreationInputTokens).toBeGreaterThan(0);
     expect(first.usage.cacheReadInputTokens).toBe(0);
     expect(second.usage.cacheReadInputTokens).toBe(first.usage.cacheCreationInputTokens);
     expect(second.usage.cacheCreationInputTokens).toBe(0);
+  });
+
+  it("the next step of a cycle and the next cycle read the prompt so far from the cache (four breakpoints)", async () => {
+    fake.enqueue(textReply("one"), textReply("two"), textReply("three"));
+    const llm = provider();
+    const system = `${request.system} ${"Be brief. ".repeat(500)}`;
+    const input = { type: "text" as const, text: "[http:bob] hello" };
+    const use = { type: "tool_use" as const, id: "toolu_1", name: "message", input: { text: "hi", final: true } };
+    const result = { type: "tool_result" as const, tool_use_id: "toolu_1", content: "sent" };
+    const first = await llm.stream({ ...request, system });
+    const cycle = [
+      { role: "user" as const, content: [input] },
+      { role: "assistant" as const, content: [use] },
+      { role: "user" as const, content: [result] },
+    ];
+    // The second step: the prompt so far is read, only the new blocks are written.
+    const second = await llm.stream({ ...request, system, messages: cycle });
+    // The next cycle, after a final message: the new input follows the last result.
+    const next = [
+      ...cycle.slice(0, 2),
+      { role: "user" as const, content: [result, { ...input, text: "[http:bob] again" }] },
+    ];
+    const third = await llm.stream({ ...request, system, messages: next });
+
+    // What one call wrote, the next reads; each call writes only the blocks it added.
+    expect(second.usage.cacheReadInputTokens).toBe(first.usage.cacheCreationInputTokens);
+    expect(second.usage.cacheCreationInputTokens).toBeLessThan(60);
+    expect(third.usage.cacheReadInputTokens).toBe(
+      (second.usage.cacheReadInputTokens ?? 0) + (second.usage.cacheCreationInputTokens ?? 0),
+    );
+    expect(third.usage.cacheCreationInputTokens).toBeLessThan(60);
+    const marks = (fake.requests[2]?.rawBody.match(/"cache_control"/g) ?? []).length;
+    expect(marks).toBe(4);
+    // The breakpoint before the last assistant message sits where the previous call's prompt ended.
+    expect(fake.requests[2]?.body.messages[0]?.content.at(-1)).toMatchObject({ cache_control: { type: "ephemeral" } });
   });
 
   it("sends no cache_control when prompt caching is off", async () => {

@@ -4,14 +4,21 @@ import type { LlmContentBlock, LlmMessage, LlmRequest } from "@moniro/ports";
 const EPHEMERAL = { type: "ephemeral" } as const;
 
 /**
- * Maps the port's request onto the Messages API body. With caching on, three
- * of the four allowed `cache_control` breakpoints are used (the API caches
- * the prompt prefix in the order tools → system → messages):
+ * Maps the port's request onto the Messages API body. With caching on, all
+ * four allowed `cache_control` breakpoints are used; the API caches the
+ * prompt prefix in the order tools → system → messages, byte for byte:
  * - the last tool: the tool schemas rarely change, so they stay cached even
  *   when the system prompt (memory, todos) does;
  * - the system prompt: covers tools + system;
- * - the last block of the last message: the conversation so far, so the next
- *   step of the same cycle reads it from cache and pays only for what it adds.
+ * - the last block of the message before the last assistant message: where the
+ *   previous call's prompt ended (the previous step of the cycle, or the call
+ *   that answered the last input with a `final` message), so this call reads it
+ *   from cache by exact match, however many blocks the step added;
+ * - the last block of the last message: the conversation so far, written for
+ *   the next step or the next cycle (which finds it within the API's lookback
+ *   of 20 blocks, or by the breakpoint above).
+ * A breakpoint on a prefix already cached costs nothing; a prefix shorter than
+ * the model's minimum (1,024 tokens for Sonnet/Opus) is not cached at all.
  */
 export function toAnthropicParams(
   request: LlmRequest,
@@ -19,7 +26,7 @@ export function toAnthropicParams(
 ): Anthropic.MessageCreateParamsStreaming {
   const cache = options.promptCaching;
   const messages = request.messages.map(toMessageParam);
-  if (cache) markLastBlock(messages);
+  if (cache) markCachePrefixes(messages);
   const params: Anthropic.MessageCreateParamsStreaming = {
     model: request.model,
     max_tokens: request.maxTokens,
@@ -62,10 +69,16 @@ function toBlockParam(block: LlmContentBlock): Anthropic.ContentBlockParam {
   }
 }
 
-function markLastBlock(messages: Anthropic.MessageParam[]): void {
-  const last = messages.at(-1);
-  if (!last || typeof last.content === "string") return;
-  const block = last.content.at(-1);
+/** The moving breakpoints: the end of the previous call's prompt, and the end of this one's. */
+function markCachePrefixes(messages: Anthropic.MessageParam[]): void {
+  markLastBlock(messages.at(-1));
+  const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
+  if (lastAssistant > 0) markLastBlock(messages[lastAssistant - 1]);
+}
+
+function markLastBlock(message: Anthropic.MessageParam | undefined): void {
+  if (!message || typeof message.content === "string") return;
+  const block = message.content.at(-1);
   if (block && (block.type === "text" || block.type === "tool_result" || block.type === "tool_use")) {
     block.cache_control = EPHEMERAL;
   }

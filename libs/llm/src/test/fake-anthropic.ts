@@ -4,10 +4,11 @@ import type { AddressInfo } from "node:net";
 import { isPlainObject, safeParseJson } from "../safe-json.js";
 import { pause, readBody, sendError, sendJson } from "./http-io.js";
 import { formatSse, messageBody, messageEvents } from "./message-events.js";
+import { type PromptCacheOptions, PromptCacheSimulator } from "./prompt-cache.js";
 import type { FakeMessageReply, FakeReply } from "./replies.js";
 import { textReply } from "./replies.js";
 import { type FakeRequestBody, invalidRequestReason } from "./request-body.js";
-import { estimateTokens, PromptCacheSimulator } from "./usage-estimate.js";
+import { estimateTokens, replyUsage } from "./usage-estimate.js";
 
 /** One `POST /v1/messages` the fake received, valid or not. */
 export interface FakeAnthropicRequest {
@@ -33,6 +34,8 @@ export interface FakeAnthropicOptions {
   /** Default pause between stream events for every reply (a reply's own `chunkDelayMs` wins). */
   chunkDelayMs?: number;
   host?: string;
+  /** Prompt-cache simulation: the smallest cacheable prefix (default 1,024 tokens) and the clock for lifetimes. */
+  promptCache?: PromptCacheOptions;
 }
 
 /**
@@ -52,7 +55,7 @@ function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
  * /v1/messages/count_tokens`, the error bodies and statuses, `retry-after`.
  * It checks `x-api-key` and `anthropic-version` and the request rules that
  * catch client bugs (tool_result pairing and order, empty text), and
- * simulates prompt caching in the usage it reports. Every messages request
+ * simulates prompt caching in the usage it reports (prompt-cache.ts). Every messages request
  * is recorded. Replies come from the queue, then the handler; when both are
  * exhausted it answers 500 saying the script ran out.
  */
@@ -61,7 +64,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}) {
   let handler = options.handler;
   const requests: FakeAnthropicRequest[] = [];
   const listeners = new Set<() => void>();
-  const cache = new PromptCacheSimulator();
+  const cache = new PromptCacheSimulator(options.promptCache);
   let messageCounter = 0;
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -116,7 +119,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}) {
       sendError(response, reply.status, reply.type, reply.message, { ...headers, ...retry });
       return;
     }
-    await sendMessage(response, body, reply, requestId.replace("req_", "msg_"), headers);
+    await sendMessage(response, body, reply, requestId.replace("req_", "msg_"), headers, key);
   }
 
   async function nextReply(request: FakeAnthropicRequest): Promise<FakeReply> {
@@ -149,8 +152,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}) {
     reply: FakeMessageReply,
     id: string,
     headers: Record<string, string>,
+    key: string,
   ): Promise<void> {
-    const usage = cache.usageFor(body, reply);
+    // Caches are kept per API key (and model): another key never reads this one's prefixes.
+    const usage = replyUsage(reply, cache.usageFor(body, key));
     if (!(await pause(response, reply.delayMs))) return;
     if (body.stream !== true) {
       sendJson(response, 200, messageBody(id, body.model, reply, usage), headers);

@@ -10,7 +10,13 @@ export interface FakeRequestBlock {
   tool_use_id?: string;
   content?: string | Array<{ type: string; text?: string }>;
   is_error?: boolean;
-  cache_control?: { type: string };
+  cache_control?: CacheControl;
+}
+
+/** `{type: "ephemeral"}`, optionally with `ttl: "5m" | "1h"`. */
+export interface CacheControl {
+  type: string;
+  ttl?: string;
 }
 
 export interface FakeRequestMessage {
@@ -23,12 +29,12 @@ export interface FakeRequestBody {
   model: string;
   max_tokens: number;
   messages: FakeRequestMessage[];
-  system?: string | Array<{ type: "text"; text: string; cache_control?: { type: string } }>;
+  system?: string | Array<{ type: "text"; text: string; cache_control?: CacheControl }>;
   tools?: Array<{
     name: string;
     description?: string;
     input_schema: Record<string, unknown>;
-    cache_control?: { type: string };
+    cache_control?: CacheControl;
   }>;
   stream?: boolean;
   [field: string]: unknown;
@@ -110,21 +116,35 @@ function messagesReason(messages: unknown[]): string | undefined {
 }
 
 function cacheReason(body: Record<string, unknown>): string | undefined {
-  const marked = cacheSegments(body as FakeRequestBody).filter((segment) => segment.breakpoint).length;
-  if (marked > MAX_CACHE_BREAKPOINTS) {
-    return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked}.`;
+  const marked = cacheSegments(body as FakeRequestBody).filter((segment) => segment.breakpoint);
+  if (marked.length > MAX_CACHE_BREAKPOINTS) {
+    return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked.length}.`;
+  }
+  const shortBefore = marked.findIndex((segment) => segment.ttl === "5m");
+  if (shortBefore !== -1 && marked.slice(shortBefore).some((segment) => segment.ttl === "1h")) {
+    return "a cache_control block with ttl='1h' cannot come after one with ttl='5m' (tools, system, messages order)";
   }
   return undefined;
 }
 
+export interface CacheSegment {
+  /** The block as it counts for the cache key: its JSON without `cache_control`. */
+  text: string;
+  breakpoint: boolean;
+  ttl?: "5m" | "1h";
+}
+
 /** The prompt in the API's cache order (tools, system, messages), one segment per block. */
-export function cacheSegments(body: FakeRequestBody): Array<{ text: string; breakpoint: boolean }> {
-  const segments: Array<{ text: string; breakpoint: boolean }> = [];
-  const add = (part: unknown) =>
-    segments.push({
-      text: JSON.stringify(part),
-      breakpoint: isPlainObject(part) && isPlainObject(part.cache_control),
-    });
+export function cacheSegments(body: FakeRequestBody): CacheSegment[] {
+  const segments: CacheSegment[] = [];
+  const add = (part: unknown) => {
+    if (!isPlainObject(part) || !isPlainObject(part.cache_control)) {
+      segments.push({ text: JSON.stringify(part), breakpoint: false });
+      return;
+    }
+    const { cache_control: control, ...rest } = part;
+    segments.push({ text: JSON.stringify(rest), breakpoint: true, ttl: control.ttl === "1h" ? "1h" : "5m" });
+  };
   for (const tool of body.tools ?? []) add(tool);
   if (typeof body.system === "string") add(body.system);
   else for (const block of body.system ?? []) add(block);
