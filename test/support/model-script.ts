@@ -1,8 +1,15 @@
-import { errorReply, type FakeReply, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
+import {
+  errorReply,
+  type FakeReply,
+  messageReply,
+  startFakeAnthropic,
+  textReply,
+  toolUseReply,
+} from "@moniro/llm/test";
 import { type AnthropicRequestBody, systemText } from "./anthropic-body.js";
 
 export type { FakeReply };
-export { errorReply, textReply, toolUseReply };
+export { errorReply, messageReply, textReply, toolUseReply };
 
 /** One request the fake model received for one agent. */
 export interface ModelRequest {

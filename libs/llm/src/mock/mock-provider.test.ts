@@ -34,7 +34,7 @@ function resultFor(response: LlmResponse, content: string, isError = false): Llm
 }
 
 describe("mock provider", () => {
-  it("lists the workspace, answers with message what it was told and saw, then ends its turn", async () => {
+  it("lists the workspace, answers with a final message what it was told and saw; asked again, ends its turn", async () => {
     const llm = createMockProvider({ agentName: "alice" });
     const messages: LlmMessage[] = [user(text("[http:bob] How are you?"))];
     const deltas: string[] = [];
@@ -50,6 +50,7 @@ describe("mock provider", () => {
     expect(second.toolUses[0]?.name).toBe("message");
     expect(second.toolUses[0]?.input).toEqual({
       text: `Hello! I'm alice. You said: "How are you?". My workspace has: a.txt, b.md, notes/.`,
+      final: true,
     });
 
     messages.push(assistantOf(second), user(resultFor(second, "sent")));
@@ -67,7 +68,7 @@ describe("mock provider", () => {
     messages.push(assistantOf(first), user(resultFor(first, "(empty directory)"), text("[http:bob] second one")));
     const second = await llm.stream(requestOf(messages));
     expect(second.toolUses.map((use) => use.input)).toEqual([
-      { text: `Hello! I'm alice. You said: "first question" and "second one". My workspace is empty.` },
+      { text: `Hello! I'm alice. You said: "first question" and "second one". My workspace is empty.`, final: true },
     ]);
   });
 
@@ -79,7 +80,7 @@ describe("mock provider", () => {
     const second = await llm.stream(requestOf(messages));
     expect(second.toolUses.map((use) => use.input)).toEqual([
       { to: "http:bob", text: `Hello! I'm alice. You said: "hi". My workspace has: a.txt.` },
-      { to: "signal:+15551234567", text: `Hello! I'm alice. You said: "hello". My workspace has: a.txt.` },
+      { to: "signal:+15551234567", text: `Hello! I'm alice. You said: "hello". My workspace has: a.txt.`, final: true },
     ]);
     messages.push(assistantOf(second), {
       role: "user",
@@ -109,6 +110,7 @@ describe("mock provider", () => {
     const answer = await llm.stream(requestOf(messages));
     expect(answer.toolUses[0]?.input).toEqual({
       text: `Hello! I'm alice. You said: "two". My workspace has: a.txt, b.txt.`,
+      final: true,
     });
   });
 
@@ -134,6 +136,7 @@ describe("mock provider", () => {
     const spoke = await llm.stream(requestOf(messages));
     expect(spoke.toolUses[0]?.input).toEqual({
       text: `Hello! I'm alice. You said: "hi". I could not list my workspace (ws-1): '.' does not exist.`,
+      final: true,
     });
     messages.push(assistantOf(spoke), user(resultFor(spoke, "No 'to' given", true)));
     const end = await llm.stream(requestOf(messages));
@@ -156,7 +159,7 @@ describe("mock provider", () => {
     const response = await llm.stream(
       requestOf([user(text("[moniro] Summary of the earlier part"), text("[cron:heartbeat] health check"))]),
     );
-    expect(response.toolUses[0]).toMatchObject({ name: "message", input: { text: "HEARTBEAT_OK" } });
+    expect(response.toolUses[0]).toMatchObject({ name: "message", input: { text: "HEARTBEAT_OK", final: true } });
   });
 
   it("rejects with the abort reason while a slow step is under way", async () => {

@@ -18,7 +18,9 @@ type Decision = Pick<LlmResponse, "text" | "toolUses">;
 /**
  * An in-process model for demos and tests without network or key. Per input
  * it lists the workspace (`ls`), then answers with `message` what it was told
- * and what it saw, then ends its turn. It decides only from the request, so
+ * and what it saw, with `final: true` (the turn ends with it: two LLM calls per
+ * DM). Asked again anyway (input arrived meanwhile, or a runner that ignores
+ * `final`), it answers what is new or ends its turn. It decides only from the request, so
  * it handles injected inputs and never loops: every step either makes
  * progress on the pending inputs or ends the turn. Tools the agent lacks are
  * skipped.
@@ -64,7 +66,9 @@ function decide(state: ConversationState, tools: Set<string>, options: MockProvi
   const isHeartbeat = (input: PendingInput) => input.source === "cron:heartbeat";
   if (state.pending.every(isHeartbeat)) {
     const calm = "Heartbeat: all is well.";
-    return tools.has("message") ? call(calm, [{ name: "message", input: { text: "HEARTBEAT_OK" } }]) : end(calm);
+    return tools.has("message")
+      ? call(calm, [{ name: "message", input: { text: "HEARTBEAT_OK", final: true } }])
+      : end(calm);
   }
   const inputs = state.pending.filter((input) => !isHeartbeat(input));
   if (state.listing === undefined && tools.has("ls")) {
@@ -75,10 +79,12 @@ function decide(state: ConversationState, tools: Set<string>, options: MockProvi
   }
   // One message per sender; with several senders each is addressed explicitly.
   const groups = bySource(inputs);
-  const messages = groups.map((group) => {
+  // The last message ends the turn (`final`): no further step unless new input arrived meanwhile.
+  const messages = groups.map((group, index) => {
     const source = group[0]?.source;
     const to = groups.length > 1 && source && TAG_PATTERN.test(source) ? { to: source } : {};
-    return { name: "message", input: { ...to, text: replyText(group, state.listing, options) } };
+    const final = index === groups.length - 1 ? { final: true } : {};
+    return { name: "message", input: { ...to, text: replyText(group, state.listing, options), ...final } };
   });
   const count = inputs.length === 1 ? "the input" : `${inputs.length} inputs`;
   return call(`Replying to ${count}${groups.length > 1 ? ` from ${groups.length} senders` : ""}.`, messages);

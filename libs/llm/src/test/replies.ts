@@ -81,6 +81,19 @@ export function toolUseReply(
 }
 
 /**
+ * The simple reply: one `message` call with `final: true`, so the runner ends
+ * the turn without asking again (issue 17). `to` defaults to the sender.
+ */
+export function messageReply(
+  text: string,
+  options: ReplyTiming & { to?: string; final?: boolean; id?: string; usage?: FakeUsage } = {},
+): FakeReply {
+  const { to, final = true, id, ...rest } = options;
+  const input = { ...(to ? { to } : {}), text, ...(final ? { final: true } : {}) };
+  return toolUseReply({ name: "message", input, ...(id ? { id } : {}) }, rest);
+}
+
+/**
  * An HTTP error with the API's body `{type:"error", error:{type, message}}`:
  * `errorReply(429, "rate_limit_error", "slow down", { retryAfter: 2 })`, or
  * with the error object `errorReply(429, { type, message, retryAfter? })`.
