@@ -24,6 +24,7 @@ const ORDER = [
   "sandbox-exec",
   "webhook",
   "subagent",
+  "llm-cost",
 ];
 
 function moduleName(file: string): string {

@@ -9,6 +9,7 @@ import {
   staticDirectory,
 } from "@moniro/agent-runner";
 import { createSubjects, type Subjects, stamp } from "@moniro/envelopes";
+import type { LlmProvider } from "@moniro/ports";
 import { deleteKeys, type RedisClient, scanKeys } from "@moniro/store";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -26,6 +27,8 @@ export type ToolHandler = (call: { callId: string; agent: string; input: unknown
 export interface BenchRunnerOptions {
   agents: readonly string[];
   decide: Decide;
+  /** A real model for every agent instead of the zero-latency one (`decide` is then unused). */
+  llm?: LlmProvider;
   /** Tools answered by a responder on `<ns>.tool.<name>` (queue group tool-executor), on its own connection. */
   tools?: Record<string, ToolHandler>;
   settings?: Partial<LoopSettingsInput>;
@@ -103,7 +106,7 @@ export async function startBenchRunner(options: BenchRunnerOptions): Promise<Ben
     ...options.settings,
   });
   const directory = staticDirectory(
-    options.agents.map((name) => ({ name, settings, llm: instantLlm(name, options.decide) })),
+    options.agents.map((name) => ({ name, settings, llm: options.llm ?? instantLlm(name, options.decide) })),
     "the benchmark's agent list",
   );
   const runner = await startRunner({

@@ -82,15 +82,19 @@ export function toolUseReply(
 
 /**
  * The simple reply: one `message` call with `final: true`, so the runner ends
- * the turn without asking again (issue 17). `to` defaults to the sender.
+ * the turn without asking again (issue 17). `to` defaults to the sender;
+ * `monologue` is the private text before the call.
  */
 export function messageReply(
   text: string,
-  options: ReplyTiming & { to?: string; final?: boolean; id?: string; usage?: FakeUsage } = {},
+  options: ReplyTiming & { to?: string; final?: boolean; id?: string; monologue?: string; usage?: FakeUsage } = {},
 ): FakeReply {
-  const { to, final = true, id, ...rest } = options;
+  const { to, final = true, id, monologue, ...rest } = options;
   const input = { ...(to ? { to } : {}), text, ...(final ? { final: true } : {}) };
-  return toolUseReply({ name: "message", input, ...(id ? { id } : {}) }, rest);
+  return toolUseReply(
+    { name: "message", input, ...(id ? { id } : {}) },
+    { ...rest, ...(monologue ? { text: monologue } : {}) },
+  );
 }
 
 /**
