@@ -1,5 +1,4 @@
 import type { ReplyUsage } from "./message-events.js";
-import type { CacheUsage } from "./prompt-cache.js";
 import type { FakeMessageReply } from "./replies.js";
 
 /** About four characters per token: close enough for tests that read the numbers. */
@@ -8,7 +7,7 @@ export function estimateTokens(characters: number): number {
 }
 
 /** The reply's usage: the cache simulation's input figures, the reply's output estimated; the reply's own `usage` wins. */
-export function replyUsage(reply: FakeMessageReply, cache: CacheUsage): ReplyUsage {
+export function replyUsage(reply: FakeMessageReply, cache: Omit<ReplyUsage, "output_tokens">): ReplyUsage {
   const output = reply.content.reduce(
     (sum, block) => sum + (block.type === "text" ? block.text.length : JSON.stringify(block.input).length + 20),
     0,
