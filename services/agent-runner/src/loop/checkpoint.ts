@@ -30,10 +30,13 @@ export async function checkpoint(
   // A set-aside instruction waiting behind the steering inputs stays pending: the next cycle takes it up again.
   const mine = pending.filter((input) => input.thread === cycle.thread.context && !isSetAside(cycle, input));
   let injected = 0;
-  if (mine.length > 0 && (settings.queue === "inject" || settings.queue === "interrupt")) {
-    injected = (await injectInputs(cycle, mine, { midTurn: true })).fresh.length;
-  } else if (mine.length > 0 && settings.queue === "steer") {
-    injected = await steer(cycle, mine);
+  // After a final message the instruction is done: nothing to set aside, so steer injects like inject.
+  const steering = settings.queue === "steer" && !options.turnEnded;
+  if (
+    mine.length > 0 &&
+    (settings.queue === "inject" || settings.queue === "interrupt" || settings.queue === "steer")
+  ) {
+    injected = steering ? await steer(cycle, mine) : (await injectInputs(cycle, mine, { midTurn: true })).fresh.length;
   }
   if (options.turnEnded && injected === 0) return "turn-ended";
   if (settings.threads !== "per-context") return "continue";

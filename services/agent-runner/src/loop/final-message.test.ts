@@ -92,6 +92,23 @@ describe("a final message ends the turn", () => {
     expect(h.tools.callsOf("message").map((call) => call.input.text)).toEqual(["Hi Alice!", "Hi Bob."]);
   });
 
+  it("in queue mode steer, input that arrived meanwhile is answered without setting the finished work aside", async () => {
+    const h = await harness({
+      settings: { queue: "steer" },
+      llm: async (_request, { index }) => {
+        if (index > 0) return toolReply(finalMessage("Hi Bob.", "m2"));
+        await h.send("me too", { source: "http:bob" });
+        return toolReply(finalMessage("Hi Alice!", "m1"));
+      },
+    });
+    await h.send("hello");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+    expect(h.llm.requests).toHaveLength(2);
+    expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant", "tool-result"]);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
   it("goes on when another tool ran in the same step: the model must see its result", async () => {
     const h = await harness({
       llm: [toolReply([toolUse("ls", {}, "t1"), finalMessage("Listed.", "m1")]), textReply("")],
