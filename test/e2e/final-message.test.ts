@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { messagesSeen, waitForEvent, waitForMessage } from "../support/agent-events.js";
-import { testAgentYaml } from "../support/agents.js";
+import { agentMarker, testAgentYaml } from "../support/agents.js";
 import { userTexts } from "../support/anthropic-body.js";
 import { eventually } from "../support/eventually.js";
 import { type GatewayClient, gatewayClient } from "../support/gateway-client.js";
@@ -12,7 +12,12 @@ import type { Stack } from "../support/stack.js";
 // Issue 17, "One LLM call per simple reply": `message` with `final: true` ends the turn. Real NATS,
 // Redis, gateway, runner and tool executor; the fake Anthropic server behind the real SDK.
 
-const AGENTS = { solo: testAgentYaml("solo"), pair: testAgentYaml("pair") };
+/** Long enough (with the tools) for the API's minimum cacheable prefix of 1,024 tokens. */
+const LONG_PROMPT = `You are solo, an agent under test. ${agentMarker("solo")} ${"Answer briefly and kindly. ".repeat(60)}`;
+const AGENTS = {
+  solo: testAgentYaml("solo", { extra: { prompt: { system: LONG_PROMPT } } }),
+  pair: testAgentYaml("pair"),
+};
 
 describe("one LLM call per simple reply", () => {
   let model: Model;
@@ -76,6 +81,13 @@ describe("one LLM call per simple reply", () => {
         "[http:bob] one more thing",
       ]);
       expect(model.served("solo")).toEqual(["tool_use", "tool_use"]);
+      // Prompt caching: the second cycle's call read the first call's prompt (tools, system, the first DM) from the cache.
+      const steps = (await gateway.thread("solo")).filter((entry) => entry.kind === "assistant");
+      const [firstUsage, secondUsage] = steps.map((entry) => entry.usage as Record<string, number>);
+      expect(secondUsage?.cacheReadInputTokens).toBeGreaterThan(0);
+      expect(secondUsage?.cacheReadInputTokens).toBe(
+        (firstUsage?.cacheReadInputTokens ?? 0) + (firstUsage?.cacheCreationInputTokens ?? 0),
+      );
     }));
 
   it("a DM that arrives while the first is being answered still gets its own answer", () =>
