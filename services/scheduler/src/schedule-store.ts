@@ -147,8 +147,22 @@ export class ScheduleStore {
       ? { cron: repeat.pattern, ...(repeat.tz ? { tz: repeat.tz } : {}) }
       : { everyMs: Number(repeat?.every ?? (value.kind === "heartbeat" ? value.everyMs : 0)) };
     return value.kind === "wakeup"
-      ? { agent: value.agent, job: WAKEUP_JOB, schedule: timing, reason: value.reason, source: "definition", ...nextRunAt }
-      : { agent: value.agent, job: HEARTBEAT_JOB, schedule: timing, reason: HEARTBEAT_TEXT, source: "definition", ...nextRunAt };
+      ? {
+          agent: value.agent,
+          job: WAKEUP_JOB,
+          schedule: timing,
+          reason: value.reason,
+          source: "definition",
+          ...nextRunAt,
+        }
+      : {
+          agent: value.agent,
+          job: HEARTBEAT_JOB,
+          schedule: timing,
+          reason: HEARTBEAT_TEXT,
+          source: "definition",
+          ...nextRunAt,
+        };
   }
 
   private async removeDelayed(id: string): Promise<boolean> {
