@@ -21,15 +21,31 @@ export interface OpenApiDocumentJson {
 }
 
 /**
+ * A copy of `value` in which every object schema that lists `properties` and
+ * says nothing about others refuses them (`unevaluatedProperties: false`): a
+ * field the gateway sends but the document does not describe is a failure.
+ */
+function closeObjects(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(closeObjects);
+  if (!value || typeof value !== "object") return value;
+  const copy = Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, closeObjects(inner)]));
+  const open = !("additionalProperties" in copy) && !("unevaluatedProperties" in copy);
+  if (open && copy.type === "object" && copy.properties && typeof copy.properties === "object") {
+    copy.unevaluatedProperties = false;
+  }
+  return copy;
+}
+
+/**
  * Validates real answers against an OpenAPI 3.1 document (its JSON Schema
  * 2020-12 dialect) with ajv: the status must be documented for the operation,
  * and the body must match that status's schema, `$ref`s into the document's
- * components resolved.
+ * components resolved. Objects are taken as closed: an undocumented field fails.
  */
 export function openApiValidator(document: OpenApiDocumentJson) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
-  ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+  ajv.addSchema({ ...(closeObjects(document) as OpenApiDocumentJson), $id: DOCUMENT_ID });
   return {
     operation(path: string, method: string): OpenApiOperation | undefined {
       return document.paths[path]?.[method];
@@ -54,7 +70,12 @@ export function openApiValidator(document: OpenApiDocumentJson) {
       const validate = ajv.getSchema(ref);
       if (!validate) return [`no schema at ${ref}`];
       if (validate(answer.body)) return [];
-      return (validate.errors ?? []).map((error) => `body${error.instancePath} ${error.message ?? "is invalid"}`);
+      return (validate.errors ?? []).map(
+        (error) =>
+          `body${error.instancePath} ${error.message ?? "is invalid"}${
+            error.keyword === "unevaluatedProperties" ? ` (${JSON.stringify(error.params)})` : ""
+          }`,
+      );
     },
   };
 }
