@@ -131,11 +131,11 @@ export const listDlqQuerySchema = z.strictObject({
     .min(1, "must be at least 1")
     .max(500, "must be at most 500")
     .default(50),
-  /** Entries after this sequence (exclusive): the previous page's `next`. */
+  /** Entries after this sequence (exclusive): the previous page's `next`; without, from the oldest. */
   after: z.coerce
     .number({ error: "must be a number" })
     .int("must be a whole number")
-    .min(0, "must be 0 or more")
+    .min(1, "must be a sequence (1 or more): the previous page's 'next'")
     .optional(),
 });
 
