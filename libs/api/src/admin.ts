@@ -43,7 +43,7 @@ export const addScheduleBodySchema = z.strictObject({
 export type AddScheduleBody = z.input<typeof addScheduleBodySchema>;
 
 const agentParams = z.object({ agent: nameSchema });
-const scheduleParams = z.object({ agent: nameSchema, id: nameSchema });
+export const scheduleParamsSchema = z.object({ agent: nameSchema, id: nameSchema });
 
 const SCHEDULER_DOWN = error(
   "no scheduler answered (`scheduler_unavailable`) or NATS cannot be reached (`nats_unavailable`)",
@@ -90,7 +90,7 @@ export const removeSchedule = defineRoute({
   method: "delete",
   path: "/v1/agents/:agent/schedules/:id",
   summary: "Remove a schedule the API or the agent's cron tool made",
-  params: scheduleParams,
+  params: scheduleParamsSchema,
   responses: {
     200: { description: "removed", schema: z.object({ agent: nameSchema, id: nameSchema, removed: z.literal(true) }) },
     400: error("the id is not a job name (`bad_request`)"),
@@ -139,7 +139,12 @@ export const listDlqQuerySchema = z.strictObject({
     .optional(),
 });
 
-const seqParams = z.object({ seq: z.coerce.number().int().positive() });
+export const dlqSeqParamsSchema = z.object({
+  seq: z.coerce
+    .number({ error: "must be a positive whole number (an entry's 'seq' from GET /v1/dlq)" })
+    .int("must be a positive whole number (an entry's 'seq' from GET /v1/dlq)")
+    .positive("must be a positive whole number (an entry's 'seq' from GET /v1/dlq)"),
+});
 
 export const listDlq = defineRoute({
   id: "listDlq",
@@ -176,7 +181,7 @@ export const replayDlq = defineRoute({
   method: "post",
   path: "/v1/dlq/:seq/replay",
   summary: "Publish a dead-lettered envelope again on its original subject, then remove the entry",
-  params: seqParams,
+  params: dlqSeqParamsSchema,
   responses: {
     200: { description: "published; the entry is gone from the DLQ", schema: dlqReplaySchema },
     400: error("the sequence is not a positive whole number (`bad_request`)"),

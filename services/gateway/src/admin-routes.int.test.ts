@@ -255,6 +255,12 @@ describe("admin routes over real NATS and Redis", () => {
 
   it("NATS down: the DLQ and schedules answer 503 nats_unavailable; /v1/status says NATS is down", async () => {
     t = await startTestGateway({ MONIRO_NATS_URL: `nats://127.0.0.1:${await closedPort()}` });
+    // Redis connects on its own meanwhile; wait for it so only NATS is missing.
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const ready = (await (await fetch(`${t.base}/readyz`)).json()) as { checks: Record<string, string> };
+      if (ready.checks.redis === "ok") break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const dlq = await errorOf(await t.fetch("/v1/dlq"));
     expect(dlq).toMatchObject({ status: 503, code: "nats_unavailable" });
     expect(dlq.message).toMatch(/^cannot read the DLQ: not connected to NATS/);

@@ -1,4 +1,4 @@
-import { listDlq, listDlqQuerySchema, replayDlq } from "@moniro/api";
+import { dlqSeqParamsSchema, listDlq, listDlqQuerySchema, replayDlq } from "@moniro/api";
 import type { Subjects } from "@moniro/envelopes";
 import { Router } from "express";
 import { deadLetterView, replayPlan } from "../http/dead-letter-view.js";
@@ -12,15 +12,6 @@ function natsDown(what: string, error: unknown): HttpError {
   return new HttpError(503, "nats_unavailable", `cannot ${what}: ${(error as Error)?.message ?? error}`, {
     "Retry-After": "2",
   });
-}
-
-/** `:seq` as a stream sequence, or a 400 naming it. */
-function seqOf(value: unknown): number {
-  const seq = typeof value === "string" && /^\d{1,15}$/.test(value) ? Number(value) : 0;
-  if (seq < 1) {
-    throw new HttpError(400, "bad_request", `seq: must be a positive whole number (an entry's 'seq' from GET /v1/dlq)`);
-  }
-  return seq;
 }
 
 /**
@@ -45,7 +36,7 @@ export function dlqRouter(deps: { agents: AgentCatalog; dlq: DeadLetterQueue; su
   router.all(listDlq.path, methodNotAllowed("GET"));
 
   router.post(replayDlq.path, async (request, response) => {
-    const seq = seqOf(request.params.seq);
+    const { seq } = parseWith(dlqSeqParamsSchema, request.params, "bad_request");
     const stored = await deps.dlq.get(seq).catch((error: unknown) => Promise.reject(natsDown("read the DLQ", error)));
     if (!stored) {
       throw new HttpError(

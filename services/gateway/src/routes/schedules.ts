@@ -5,8 +5,9 @@ import {
   listSchedulesQuerySchema,
   removeSchedule,
   type ScheduleView,
+  scheduleParamsSchema,
 } from "@moniro/api";
-import { nameSchema, type ScheduledJob, type SchedulerReply } from "@moniro/envelopes";
+import type { ScheduledJob, SchedulerReply } from "@moniro/envelopes";
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
@@ -104,11 +105,10 @@ export function schedulesRouter(deps: { agents: AgentCatalog; scheduler: Schedul
 
   router.delete(removeSchedule.path, async (request, response) => {
     const agent = await knownAgent(deps.agents, request.params.agent);
-    const id = nameSchema.safeParse(request.params.id);
-    if (!id.success) throw new HttpError(400, "bad_request", `id: ${id.error.issues[0]?.message ?? "invalid"}`);
-    const reply = await ask(deps.scheduler, { op: "delete", agent, job: id.data });
+    const { id } = parseWith(scheduleParamsSchema.pick({ id: true }), request.params, "bad_request");
+    const reply = await ask(deps.scheduler, { op: "delete", agent, job: id });
     if (!reply.ok) throw refused(reply);
-    response.status(200).json({ agent, id: id.data, removed: true });
+    response.status(200).json({ agent, id, removed: true });
   });
   router.all(removeSchedule.path, methodNotAllowed("DELETE"));
 
