@@ -3,8 +3,10 @@ import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testAgentYaml } from "../support/agents.js";
+import { type Model, textReply } from "../support/model-script.js";
+import { startModelStack } from "../support/model-stack.js";
 import { type OpenApiDocumentJson, openApiValidator } from "../support/openapi-validator.js";
-import { NATS_URL, printServiceLogsOnFailure, type Stack, startStack } from "../support/stack.js";
+import { NATS_URL, printServiceLogsOnFailure, type Stack } from "../support/stack.js";
 import { adminCases } from "./api-cases/admin.js";
 import { agentsCases } from "./api-cases/agents.js";
 import type { ApiCase, CaseContext, CaseTable } from "./api-cases/case.js";
@@ -12,8 +14,8 @@ import { contextCases } from "./api-cases/context.js";
 import { coreCases } from "./api-cases/core.js";
 
 // Issue 13, "A test checks every route's real responses against the
-// document": a real gateway (with a bearer key) and scheduler over real NATS
-// and Redis; every route of ALL_ROUTES gets its cases (api-cases/, by route
+// document": a real gateway (with a bearer key), scheduler and agent-runner
+// (its agents on the fake model, which answers "ok") over real NATS and Redis; every route of ALL_ROUTES gets its cases (api-cases/, by route
 // id), and every real answer is checked against the OpenAPI document the
 // gateway serves (docs/openapi.json): a documented status, a body matching
 // its schema (ajv, JSON Schema 2020-12).
@@ -52,19 +54,21 @@ describe("every route's cases are there", () => {
 
 describe("OpenAPI conformance: real answers of a running gateway match docs/openapi.json", () => {
   let stack: Stack;
+  let model: Model;
   let nc: NatsConnection;
   let context: CaseContext;
   let validator: ReturnType<typeof openApiValidator>;
   printServiceLogsOnFailure(() => stack);
 
   beforeAll(async () => {
-    stack = await startStack({
-      services: ["scheduler"],
+    ({ model, stack } = await startModelStack({
+      services: ["scheduler", "agent-runner"],
       agents: {
         ada: testAgentYaml("ada", { extra: { schedule: { every_ms: 3_600_000, reason: "morning review" } } }),
         bob: testAgentYaml("bob"),
       },
-    });
+    }));
+    for (const agent of ["ada", "bob"]) for (let i = 0; i < 50; i++) model.script(agent, textReply("ok"));
     await stack.start("gateway", { MONIRO_GATEWAY_OPEN: "false", MONIRO_API_KEYS: KEY });
     nc = await connect({ servers: NATS_URL, name: "conformance-test" });
     const base = stack.gatewayUrl;
@@ -98,6 +102,7 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
   afterAll(async () => {
     await nc?.drain();
     await stack?.stop();
+    await model?.close();
   });
 
   for (const route of ALL_ROUTES) {

@@ -162,12 +162,18 @@ export const adminCases: CaseTable = {
   ],
   replayDlq: [
     {
-      what: "the envelope goes back to its subject",
+      what: "the envelope goes back to its subject, and ada reads it",
       status: 200,
       send: (context) => context.call("POST", `/v1/dlq/${context.memo.get("inSeq")}/replay`),
-      check(body, context) {
+      async check(body, context) {
         const envelope = context.memo.get("envelope") as { id: string };
         expect(body).toMatchObject({ subject: `${context.namespace}.in.ada`, envelopeId: envelope.id });
+        let thread = "";
+        for (let attempt = 0; attempt < 200 && !thread.includes("again"); attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          thread = await (await context.call("GET", "/v1/agents/ada/thread")).text();
+        }
+        expect(thread, "the replayed input in ada's thread").toContain('"again"');
       },
     },
     {
@@ -188,12 +194,14 @@ export const adminCases: CaseTable = {
   ],
   getStatus: [
     {
-      what: "the gateway, NATS, Redis and the scheduler up; ada and bob idle",
+      what: "the gateway, NATS, Redis, the scheduler and the agent-runner up; no signal-bridge",
       status: 200,
       send: (context) => context.call("GET", "/v1/status"),
       check(body) {
         const status = body as { services: Record<string, { status: string }>; agents: Array<{ agent: string }> };
-        for (const name of ["gateway", "nats", "redis", "scheduler"]) expect(status.services[name]?.status).toBe("up");
+        for (const name of ["gateway", "nats", "redis", "scheduler", "agent-runner"]) {
+          expect(status.services[name]?.status, name).toBe("up");
+        }
         expect(status.services["signal-bridge"]?.status).toBe("down");
         expect(status.agents.map((agent) => agent.agent)).toEqual(["ada", "bob"]);
       },

@@ -9,7 +9,10 @@ export interface CaseContext {
   /** The stack's subject namespace (`<ns>.in.<agent>`, …). */
   namespace: string;
   js: JetStreamClient;
-  /** Agents defined in the stack: `ada` (with a definition schedule) and `bob`. */
+  /**
+   * Agents defined in the stack: `ada` (with a definition schedule) and `bob`,
+   * run by the stack's agent-runner on the fake model, which answers "ok".
+   */
   agents: readonly string[];
   /** Values a case leaves for a later one (a sequence, an id), by name. */
   memo: Map<string, unknown>;
