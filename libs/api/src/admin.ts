@@ -175,6 +175,7 @@ export const dlqReplaySchema = z.object({
   /** True when JetStream had stored it already (a replay retried within its duplicate window). */
   duplicate: z.boolean(),
 });
+export type DlqReplay = z.output<typeof dlqReplaySchema>;
 
 export const replayDlq = defineRoute({
   id: "replayDlq",
