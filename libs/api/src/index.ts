@@ -2,6 +2,7 @@ import { adminRoutes } from "./admin.js";
 import { agentsRoutes } from "./agents.js";
 import { contextRoutes } from "./context.js";
 import { coreRoutes } from "./core.js";
+import { renderOpenApi } from "./openapi.js";
 import type { ApiRoute } from "./route.js";
 
 export * from "./admin.js";
@@ -9,7 +10,13 @@ export * from "./agents.js";
 export * from "./context.js";
 export * from "./core.js";
 export * from "./error-body.js";
+export * from "./openapi.js";
 export * from "./route.js";
 
 /** Every route of the HTTP API, in document order. */
 export const ALL_ROUTES: readonly ApiRoute[] = [...coreRoutes, ...agentsRoutes, ...contextRoutes, ...adminRoutes];
+
+/** docs/openapi.json, as `GET /v1/openapi.json` serves it: the document of ALL_ROUTES. */
+export function openApiJson(): string {
+  return renderOpenApi(ALL_ROUTES);
+}

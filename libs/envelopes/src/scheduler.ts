@@ -31,10 +31,18 @@ export const schedulerRequestSchema = z.discriminatedUnion("op", [
     reason: z.string().min(1).max(2000),
   }),
   z.object({ ...envelopeBase, op: z.literal("delete"), agent: nameSchema, job: nameSchema }),
-  z.object({ ...envelopeBase, op: z.literal("list"), agent: nameSchema }),
+  /** Without `agent`: every agent's schedules. */
+  z.object({ ...envelopeBase, op: z.literal("list"), agent: nameSchema.optional() }),
 ]);
 export type SchedulerRequest = z.output<typeof schedulerRequestSchema>;
 export type SchedulerRequestInput = z.input<typeof schedulerRequestSchema>;
+
+/**
+ * Where a schedule comes from: `job` (made on `<ns>.sched.upsert`: the agent's
+ * `cron` tool, the HTTP API) or `definition` (the `schedule` of the agent's
+ * definition: its `wakeup` and `heartbeat`, changed only by editing the definition).
+ */
+export const SCHEDULE_SOURCES = ["job", "definition"] as const;
 
 export const scheduledJobSchema = z.object({
   agent: nameSchema,
@@ -42,13 +50,22 @@ export const scheduledJobSchema = z.object({
   schedule: scheduleSpecSchema,
   reason: z.string(),
   nextRunAt: z.string().optional(),
+  source: z.enum(SCHEDULE_SOURCES).default("job"),
 });
 export type ScheduledJob = z.infer<typeof scheduledJobSchema>;
+
+/**
+ * Why a request failed: `invalid` (a field is wrong; `error` names it),
+ * `not_found` (no such job), `definition` (the job comes from the agent's
+ * definition: edit that instead), `failed` (the scheduler could not do it).
+ */
+export const SCHEDULER_ERROR_CODES = ["invalid", "not_found", "definition", "failed"] as const;
 
 export const schedulerReplySchema = z.object({
   ok: z.boolean(),
   jobs: z.array(scheduledJobSchema).optional(),
   error: z.string().optional(),
+  code: z.enum(SCHEDULER_ERROR_CODES).optional(),
 });
 export type SchedulerReply = z.infer<typeof schedulerReplySchema>;
 

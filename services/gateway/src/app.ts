@@ -1,3 +1,4 @@
+import type { Subjects } from "@moniro/envelopes";
 import type { Tracing } from "@moniro/ports";
 import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
@@ -12,18 +13,25 @@ import type {
   AgentInspector,
   AgentStreamSource,
   ControlClient,
+  DeadLetterQueue,
   GatewayLogger,
   HttpMetrics,
   InboundPublisher,
+  SchedulerClient,
+  ServiceProbes,
 } from "./ports.js";
 import { childrenRouter } from "./routes/children.js";
 import { controlRouter } from "./routes/control.js";
+import { dlqRouter } from "./routes/dlq.js";
 import { eventsRouter } from "./routes/events.js";
 import { healthRouter } from "./routes/health.js";
 import { hooksRouter } from "./routes/hooks.js";
 import { inspectRouter } from "./routes/inspect.js";
 import { messagesRouter } from "./routes/messages.js";
+import { openApiRouter } from "./routes/openapi.js";
 import { type PairingClient, pairingRouter } from "./routes/pairing.js";
+import { schedulesRouter } from "./routes/schedules.js";
+import { statusRouter } from "./routes/status.js";
 
 export interface GatewayAppOptions {
   /**
@@ -53,6 +61,12 @@ export interface GatewayAppOptions {
   now?: () => number;
   /** Signal pairing (`/v1/pairing`), answered by the signal-bridge; the routes 404 without. */
   pairing?: PairingClient;
+  /** Schedules (`/v1/schedules`, `/v1/agents/:agent/schedules`), answered by the scheduler; absent without. */
+  scheduler?: SchedulerClient;
+  /** The dead-letter queue (`/v1/dlq`); absent without. */
+  dlq?: { queue: DeadLetterQueue; subjects: Subjects };
+  /** `GET /v1/status`; absent without. */
+  probes?: ServiceProbes;
 }
 
 /** Counts every answered request under its route pattern (`/v1/agents/:agent/messages`), never the raw path. */
@@ -90,6 +104,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
     }),
   );
   app.use(healthRouter({ readiness: options.readiness, registry: options.registry }));
+  app.use(openApiRouter());
   if (options.tracer) app.use("/v1", serverSpans(options.tracer));
   if (options.hooks) {
     app.use(
@@ -118,6 +133,12 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
   if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));
   if (options.pairing) app.use(pairingRouter({ pairing: options.pairing }));
+  if (options.scheduler) app.use(schedulesRouter({ agents: options.agents, scheduler: options.scheduler }));
+  if (options.dlq)
+    app.use(dlqRouter({ agents: options.agents, dlq: options.dlq.queue, subjects: options.dlq.subjects }));
+  if (options.probes) {
+    app.use(statusRouter({ agents: options.agents, inspector: options.inspector, probes: options.probes }));
+  }
   app.use((request, _response, next) => {
     next(
       new HttpError(

@@ -15,12 +15,18 @@ import { answerClientErrorsWithJson } from "./http/client-error.js";
 import { httpMetrics } from "./http/http-metrics.js";
 import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
+import { natsDeadLetterQueue } from "./nats/dead-letters.js";
 import { natsInboundPublisher } from "./nats/inbound-publisher.js";
 import { NatsLink } from "./nats/nats-link.js";
 import { registerOutboundMetrics } from "./nats/outbound-metrics.js";
 import { natsPairingClient } from "./nats/pairing-client.js";
+import { natsSchedulerClient } from "./nats/scheduler-client.js";
+import { natsServiceProbes } from "./nats/service-probes.js";
 import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
+
+/** How long `GET /v1/status` waits to tell a listening service (runner, tool-executor) from none. */
+const STATUS_LISTEN_MS = 250;
 
 export interface RunningGateway {
   port: number;
@@ -68,6 +74,12 @@ export async function startGateway(options: {
     streams: natsAgentStreamSource({ link, subjects, logger }),
     inspector: new RedisInspector(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     children: new ChildRecords(redis, config.MONIRO_REDIS_PREFIX),
+    scheduler: natsSchedulerClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
+    dlq: { queue: natsDeadLetterQueue(link, subjects), subjects },
+    probes: natsServiceProbes(link, subjects, redis, {
+      timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS,
+      listenMs: STATUS_LISTEN_MS,
+    }),
     readiness: {
       nats: () => link.check(),
       redis: async () => {

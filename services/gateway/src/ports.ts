@@ -1,4 +1,11 @@
-import type { ControlReply, InboundEnvelope, Lane, ThreadEntry } from "@moniro/envelopes";
+import type {
+  ControlReply,
+  InboundEnvelope,
+  Lane,
+  SchedulerReply,
+  SchedulerRequestInput,
+  ThreadEntry,
+} from "@moniro/envelopes";
 import type { AgentStateRecord } from "@moniro/ports";
 
 /** The agents the gateway accepts messages for (MONIRO_AGENTS_DIR). */
@@ -76,4 +83,57 @@ export interface GatewayLogger {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
+}
+
+/** A scheduler request without its envelope stamp (`v`, `id`, `ts`: the client adds them). */
+export type SchedulerAsk = SchedulerRequestInput extends infer R
+  ? R extends SchedulerRequestInput
+    ? Omit<R, "v" | "id" | "ts">
+    : never
+  : never;
+
+/** `<ns>.sched.<op>` request/reply, answered by a scheduler. */
+export interface SchedulerClient {
+  request(request: SchedulerAsk): Promise<SchedulerReply>;
+}
+
+/** One stored record of the dead-letter stream, as bytes. */
+export interface StoredDeadLetter {
+  seq: number;
+  /** When JetStream stored it (ISO 8601). */
+  time: string;
+  /** The DLQ subject it was published on (`<ns>.dlq.<origin>`). */
+  subject: string;
+  data: Uint8Array;
+}
+
+/** The dead-letter stream (MONIRO_DLQ) and the republishing of what it holds. */
+export interface DeadLetterQueue {
+  /** Up to `limit` records after `after` (exclusive), oldest first; `more` when others follow. */
+  list(after: number, limit: number): Promise<{ records: StoredDeadLetter[]; more: boolean }>;
+  get(seq: number): Promise<StoredDeadLetter | undefined>;
+  /** JetStream publish of `payload` on `subject` with `msgId`; where it was stored. */
+  republish(
+    subject: string,
+    payload: string,
+    msgId: string,
+  ): Promise<{ stream: string; seq: number; duplicate: boolean }>;
+  /** Deletes one record; false when it was not there. */
+  remove(seq: number): Promise<boolean>;
+}
+
+/** How one service looks from the gateway. */
+export interface ServiceHealth {
+  status: "up" | "down";
+  detail: string;
+}
+
+/** Sees whether the other services are up (NATS interest, lease holders; docs/api.md `GET /v1/status`). */
+export interface ServiceProbes {
+  nats(): Promise<ServiceHealth>;
+  redis(): Promise<ServiceHealth>;
+  scheduler(): Promise<ServiceHealth>;
+  runners(): Promise<ServiceHealth>;
+  toolExecutors(): Promise<ServiceHealth>;
+  signalBridge(): Promise<ServiceHealth>;
 }

@@ -11,12 +11,15 @@
  *   never touches an id outside this prefix.
  */
 export function scheduleId(agent: string, job: string): string {
-  return `job.${agent}.${job}`;
+  return `${JOB_PREFIX}${agent}.${job}`;
 }
+
+/** Every `cron`-tool (and API) schedule id starts with this. */
+export const JOB_PREFIX = "job.";
 
 /** Every `cron`-tool schedule id of one agent starts with this. */
 export function agentSchedulePrefix(agent: string): string {
-  return `job.${agent}.`;
+  return `${JOB_PREFIX}${agent}.`;
 }
 
 export const DEFINITION_PREFIX = "def.";

@@ -20,6 +20,7 @@ function fakeStore(overrides: Partial<ScheduleStore> = {}) {
       calls.push(`list ${agent}`);
       return [];
     },
+    definedByDefinition: async () => false,
     ...overrides,
   } as unknown as ScheduleStore;
   return { store, calls };
@@ -82,7 +83,23 @@ describe("handleSchedulerRequest", () => {
       "delete",
       json({ ...stamp(), op: "delete", agent: "a", job: "j" }),
     );
-    expect(gone).toEqual({ reply: { ok: false, error: "job: no scheduled job 'j' for agent 'a'" } });
+    expect(gone).toEqual({
+      reply: { ok: false, code: "not_found", error: "job: no scheduled job 'j' for agent 'a'" },
+    });
+
+    const defined = fakeStore({ delete: async () => false, definedByDefinition: async () => true });
+    const fromFile = await handleSchedulerRequest(
+      defined.store,
+      "delete",
+      json({ ...stamp(), op: "delete", agent: "a", job: "wakeup" }),
+    );
+    expect(fromFile.reply).toEqual({
+      ok: false,
+      code: "definition",
+      error:
+        "job: 'wakeup' of agent 'a' comes from the 'schedule' of its definition; edit or remove 'schedule' in the definition (a.yaml) instead",
+    });
+    expect(fromFile.rejected).toBeUndefined();
 
     const refusing = fakeStore({
       upsert: async () => {
@@ -92,6 +109,7 @@ describe("handleSchedulerRequest", () => {
     const request = { ...stamp(), op: "upsert", agent: "a", job: "j", schedule: { cron: "nope" }, reason: "r" };
     expect((await handleSchedulerRequest(refusing.store, "upsert", json(request))).reply).toEqual({
       ok: false,
+      code: "invalid",
       error: "schedule.cron: cannot schedule: bad pattern",
     });
 
@@ -101,6 +119,10 @@ describe("handleSchedulerRequest", () => {
       },
     });
     const failed = await handleSchedulerRequest(broken.store, "list", json({ ...stamp(), op: "list", agent: "a" }));
-    expect(failed).toEqual({ reply: { ok: false, error: "scheduler failed: Connection is closed." } });
+    expect(failed).toEqual({ reply: { ok: false, code: "failed", error: "scheduler failed: Connection is closed." } });
+
+    const everyone = fakeStore();
+    await handleSchedulerRequest(everyone.store, "list", json({ ...stamp(), op: "list" }));
+    expect(everyone.calls).toEqual(["list undefined"]);
   });
 });

@@ -26,19 +26,21 @@ export async function handleSchedulerRequest(
   payload: Uint8Array | string,
 ): Promise<SchedulerOutcome> {
   const decoded = decode(schedulerRequestSchema, payload, "scheduler request");
-  if (!decoded.ok) return { reply: { ok: false, error: decoded.error.message }, rejected: decoded.error };
+  if (!decoded.ok) {
+    return { reply: { ok: false, code: "invalid", error: decoded.error.message }, rejected: decoded.error };
+  }
   const request = decoded.value;
   if (request.op !== op) {
     const error = new DecodeError("invalid scheduler request", [
       { path: "op", message: `must be '${op}' on the ${op} subject (got '${request.op}')` },
     ]);
-    return { reply: { ok: false, error: error.message }, rejected: error };
+    return { reply: { ok: false, code: "invalid", error: error.message }, rejected: error };
   }
   try {
     return { reply: await execute(store, request) };
   } catch (error) {
-    if (error instanceof ScheduleError) return { reply: { ok: false, error: error.message } };
-    return { reply: { ok: false, error: `scheduler failed: ${(error as Error).message}` } };
+    if (error instanceof ScheduleError) return { reply: { ok: false, code: "invalid", error: error.message } };
+    return { reply: { ok: false, code: "failed", error: `scheduler failed: ${(error as Error).message}` } };
   }
 }
 
@@ -49,10 +51,16 @@ async function execute(store: ScheduleStore, request: SchedulerRequest): Promise
       return { ok: true, jobs: [await store.upsert({ agent, job, schedule, reason })] };
     }
     case "delete": {
-      const removed = await store.delete(request.agent, request.job);
-      return removed
-        ? { ok: true, jobs: [] }
-        : { ok: false, error: `job: no scheduled job '${request.job}' for agent '${request.agent}'` };
+      const { agent, job } = request;
+      if (await store.delete(agent, job)) return { ok: true, jobs: [] };
+      if (await store.definedByDefinition(agent, job)) {
+        return {
+          ok: false,
+          code: "definition",
+          error: `job: '${job}' of agent '${agent}' comes from the 'schedule' of its definition; edit or remove 'schedule' in the definition (${agent}.yaml) instead`,
+        };
+      }
+      return { ok: false, code: "not_found", error: `job: no scheduled job '${job}' for agent '${agent}'` };
     }
     case "list":
       return { ok: true, jobs: await store.list(request.agent) };

@@ -38,7 +38,11 @@ export function createRequestResponder(deps: ResponderDependencies) {
     const outcome = isOp(op)
       ? await handleSchedulerRequest(deps.store, op, payload)
       : {
-          reply: { ok: false, error: `unknown scheduler operation '${op}' (use upsert, delete or list)` },
+          reply: {
+            ok: false,
+            code: "invalid" as const,
+            error: `unknown scheduler operation '${op}' (use upsert, delete or list)`,
+          },
           rejected: new DecodeError("invalid scheduler request", [
             { path: "(subject)", message: `unknown operation '${op}'` },
           ]),

@@ -1,7 +1,7 @@
 import { type ScheduledJob, type ScheduleSpec, validate } from "@moniro/envelopes";
 import type { JobsOptions, Queue } from "bullmq";
-import { type FireJobData, fireJobDataSchema } from "./job-data.js";
-import { agentSchedulePrefix, scheduleId } from "./job-ids.js";
+import { type FireJobData, fireJobDataSchema, HEARTBEAT_JOB, HEARTBEAT_TEXT, WAKEUP_JOB } from "./job-data.js";
+import { agentSchedulePrefix, DEFINITION_PREFIX, definitionScheduleId, JOB_PREFIX, scheduleId } from "./job-ids.js";
 import { ScheduleError } from "./schedule-error.js";
 
 /** Options every fired job carries: retried while NATS is away, never kept once delivered. */
@@ -72,13 +72,20 @@ export class ScheduleStore {
       // A moment already past fires at once rather than never.
       await this.queue.add(FIRE, data, { ...FIRE_JOB_OPTIONS, jobId: id, delay });
       // Built from the request, not read back: a job due now may already have fired.
-      return { ...input, nextRunAt: new Date(now + delay).toISOString() };
+      return { ...input, nextRunAt: new Date(now + delay).toISOString(), source: "job" };
     }
     const scheduler = await this.queue.getJobScheduler(id);
     return {
       ...input,
+      source: "job",
       ...(scheduler?.next !== undefined ? { nextRunAt: new Date(scheduler.next).toISOString() } : {}),
     };
+  }
+
+  /** Whether the agent's definition holds a schedule named `job` (`wakeup`, `heartbeat`). */
+  async definedByDefinition(agent: string, job: string): Promise<boolean> {
+    if (job !== WAKEUP_JOB && job !== HEARTBEAT_JOB) return false;
+    return (await this.queue.getJobScheduler(definitionScheduleId(agent, job))) !== undefined;
   }
 
   /** Removes one schedule; false when there was none. */
@@ -92,7 +99,7 @@ export class ScheduleStore {
   async get(agent: string, job: string): Promise<ScheduledJob | undefined> {
     const id = scheduleId(agent, job);
     const scheduler = await this.queue.getJobScheduler(id);
-    if (scheduler) return this.fromData(scheduler.template?.data, scheduler.next);
+    if (scheduler) return this.fromData(scheduler.template?.data, scheduler.next, scheduler);
     const delayed = await this.queue.getJob(id);
     if (!delayed) return undefined;
     const state = await delayed.getState();
@@ -100,28 +107,62 @@ export class ScheduleStore {
     return this.fromData(delayed.data, delayed.timestamp + (delayed.delay ?? 0));
   }
 
-  /** The agent's schedules, sorted by job name. */
-  async list(agent: string): Promise<ScheduledJob[]> {
-    const prefix = agentSchedulePrefix(agent);
+  /**
+   * The agent's schedules (every agent's without `agent`), sorted by agent
+   * then job name: the `cron`-tool / API jobs and the definition's wakeup and
+   * heartbeat (`source: "definition"`).
+   */
+  async list(agent?: string): Promise<ScheduledJob[]> {
+    const jobPrefix = agent === undefined ? JOB_PREFIX : agentSchedulePrefix(agent);
+    const definitionPrefix = agent === undefined ? DEFINITION_PREFIX : `${DEFINITION_PREFIX}${agent}.`;
     const jobs: ScheduledJob[] = [];
     for (const scheduler of await this.queue.getJobSchedulers(0, -1, true)) {
-      if (!scheduler.key.startsWith(prefix)) continue;
-      const job = this.fromData(scheduler.template?.data, scheduler.next);
+      if (!scheduler.key.startsWith(jobPrefix) && !scheduler.key.startsWith(definitionPrefix)) continue;
+      const job = this.fromData(scheduler.template?.data, scheduler.next, scheduler);
       if (job) jobs.push(job);
     }
     for (const delayed of await this.queue.getJobs(["delayed", "waiting", "prioritized"])) {
-      if (!delayed?.id?.startsWith(prefix)) continue;
+      if (!delayed?.id?.startsWith(jobPrefix)) continue;
       const job = this.fromData(delayed.data, delayed.timestamp + (delayed.delay ?? 0));
       if (job) jobs.push(job);
     }
-    return jobs.sort((a, b) => a.job.localeCompare(b.job));
+    return jobs.sort((a, b) => a.agent.localeCompare(b.agent) || a.job.localeCompare(b.job));
   }
 
-  private fromData(raw: unknown, next: number | undefined): ScheduledJob | undefined {
+  /** A job's data as the schedule it is; a definition's wakeup or heartbeat takes its timing from `repeat`. */
+  private fromData(
+    raw: unknown,
+    next: number | undefined,
+    repeat?: { pattern?: string | null; every?: number | string | null; tz?: string | null },
+  ): ScheduledJob | undefined {
     const data = validate(fireJobDataSchema, raw, "scheduled job data");
-    if (!data.ok || data.value.kind !== "job") return undefined;
-    const { agent, job, schedule, reason } = data.value;
-    return { agent, job, schedule, reason, ...(next !== undefined ? { nextRunAt: new Date(next).toISOString() } : {}) };
+    if (!data.ok) return undefined;
+    const nextRunAt = next !== undefined ? { nextRunAt: new Date(next).toISOString() } : {};
+    const value = data.value;
+    if (value.kind === "job") {
+      const { agent, job, schedule, reason } = value;
+      return { agent, job, schedule, reason, source: "job", ...nextRunAt };
+    }
+    const timing: ScheduleSpec = repeat?.pattern
+      ? { cron: repeat.pattern, ...(repeat.tz ? { tz: repeat.tz } : {}) }
+      : { everyMs: Number(repeat?.every ?? (value.kind === "heartbeat" ? value.everyMs : 0)) };
+    return value.kind === "wakeup"
+      ? {
+          agent: value.agent,
+          job: WAKEUP_JOB,
+          schedule: timing,
+          reason: value.reason,
+          source: "definition",
+          ...nextRunAt,
+        }
+      : {
+          agent: value.agent,
+          job: HEARTBEAT_JOB,
+          schedule: timing,
+          reason: HEARTBEAT_TEXT,
+          source: "definition",
+          ...nextRunAt,
+        };
   }
 
   private async removeDelayed(id: string): Promise<boolean> {

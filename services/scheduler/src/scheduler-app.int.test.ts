@@ -76,8 +76,62 @@ describe("scheduler over real NATS and Redis", () => {
     expect((await request("list", { agent: "bob" })).jobs?.map((j) => j.job)).toEqual(["daily"]);
     expect(await request("delete", { agent: "bob", job: "later" })).toEqual({
       ok: false,
+      code: "not_found",
       error: "job: no scheduled job 'later' for agent 'bob'",
     });
+  });
+
+  it("lists every agent's schedules, the definitions' own with source 'definition', which delete refuses", async () => {
+    await app.stop();
+    const config = loadSchedulerConfig({
+      MONIRO_NATS_URL: NATS_URL,
+      MONIRO_REDIS_URL: REDIS_URL,
+      MONIRO_NAMESPACE: namespace,
+      MONIRO_REDIS_PREFIX: prefix,
+    });
+    const definitions = [
+      { name: "dana", schedule: { cron: "0 7 * * *", tz: "UTC", reason: "morning", heartbeat_ms: 600_000 } },
+    ];
+    app = await startScheduler(config, silentLogger, {
+      definitions: {
+        where: "test",
+        load: async () => ({ definitions, unreadable: [], problems: [] }),
+        watch: () => () => {},
+      },
+    });
+    await app.definitions.syncNow();
+    await request("upsert", { agent: "erin", job: "tick", schedule: { everyMs: 60_000 }, reason: "tick" });
+    await request("upsert", { agent: "dana", job: "later", schedule: { delayMs: 60_000 }, reason: "later" });
+
+    const all = await request("list", {});
+    expect(all.jobs?.map((j) => [j.agent, j.job, j.source])).toEqual([
+      ["dana", "heartbeat", "definition"],
+      ["dana", "later", "job"],
+      ["dana", "wakeup", "definition"],
+      ["erin", "tick", "job"],
+    ]);
+    const dana = await request("list", { agent: "dana" });
+    expect(dana.jobs?.find((j) => j.job === "wakeup")).toMatchObject({
+      schedule: { cron: "0 7 * * *", tz: "UTC" },
+      reason: "morning",
+      nextRunAt: expect.any(String),
+    });
+    expect(dana.jobs?.find((j) => j.job === "heartbeat")).toMatchObject({
+      schedule: { everyMs: 600_000 },
+      reason: "health check",
+    });
+
+    expect(await request("delete", { agent: "dana", job: "wakeup" })).toEqual({
+      ok: false,
+      code: "definition",
+      error:
+        "job: 'wakeup' of agent 'dana' comes from the 'schedule' of its definition; edit or remove 'schedule' in the definition (dana.yaml) instead",
+    });
+    expect((await request("list", { agent: "dana" })).jobs?.map((j) => j.job)).toEqual([
+      "heartbeat",
+      "later",
+      "wakeup",
+    ]);
   });
 
   it("fires an everyMs job repeatedly", async () => {

@@ -299,7 +299,13 @@ describe("tool-executor tools over real NATS and Redis", () => {
       const asked = await fakeScheduler((op, request) => {
         const parsed = schedulerRequestSchema.parse(request);
         if (parsed.op === "upsert") {
-          jobs.push({ agent: parsed.agent, job: parsed.job, schedule: parsed.schedule, reason: parsed.reason });
+          jobs.push({
+            agent: parsed.agent,
+            job: parsed.job,
+            schedule: parsed.schedule,
+            reason: parsed.reason,
+            source: "job",
+          });
         }
         if (parsed.op === "delete") jobs.splice(0);
         return { ok: true, jobs: op === "delete" ? [] : [...jobs] };

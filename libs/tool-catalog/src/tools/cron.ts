@@ -12,7 +12,8 @@ import { defineTool, fail, ok, type SchedulerOp } from "../tool.js";
 function describeJob(job: ScheduledJob): string {
   const s = job.schedule;
   const when = s.cron ?? (s.everyMs ? `every ${s.everyMs / 1000}s` : (s.at ?? `in ${(s.delayMs ?? 0) / 1000}s`));
-  return `${job.job}: ${when}${s.tz ? ` (${s.tz})` : ""}${job.nextRunAt ? ` next ${job.nextRunAt}` : ""} — ${job.reason}`;
+  const origin = job.source === "definition" ? " [from your definition; cannot be deleted here]" : "";
+  return `${job.job}: ${when}${s.tz ? ` (${s.tz})` : ""}${job.nextRunAt ? ` next ${job.nextRunAt}` : ""} — ${job.reason}${origin}`;
 }
 
 export const cronTool = defineTool({

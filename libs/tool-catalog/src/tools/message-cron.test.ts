@@ -110,6 +110,21 @@ describe("cron", () => {
     expect(ctx.schedulerRequests.map((r) => r.op)).toEqual(["upsert", "list", "delete"]);
   });
 
+  it("lists the definition's own schedules marked as such", async () => {
+    const ctx = testToolContext({
+      scheduler: () => ({
+        ok: true,
+        jobs: [
+          { agent: "ada", job: "nudge", schedule: { delayMs: 1000 }, reason: "check", source: "job" },
+          { agent: "ada", job: "wakeup", schedule: { everyMs: 3_600_000 }, reason: "review", source: "definition" },
+        ],
+      }),
+    });
+    expect((await runTool("cron", { action: "list" }, ctx)).content).toBe(
+      "nudge: in 1s — check\nwakeup: every 3600s — review [from your definition; cannot be deleted here]",
+    );
+  });
+
   it("explains a bad request before asking the scheduler", async () => {
     const ctx = testToolContext();
     const twoWhens = await runTool(

@@ -23,6 +23,11 @@ export type ErrorCode =
   | "runner_unavailable"
   | "signal_bridge_unavailable"
   | "redis_unavailable"
+  | "scheduler_unavailable"
+  | "unknown_schedule"
+  | "schedule_in_definition"
+  | "unknown_dlq_entry"
+  | "not_replayable"
   | "internal";
 
 /** An error the API reports as `{ error: { code, message } }` with `status`. */

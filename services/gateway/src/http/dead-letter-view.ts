@@ -1,0 +1,108 @@
+import type { DlqEntry } from "@moniro/api";
+import {
+  decode,
+  dlqRecordSchema,
+  inboundEnvelopeSchema,
+  lastToken,
+  outboundEnvelopeSchema,
+  type Subjects,
+} from "@moniro/envelopes";
+import type { StoredDeadLetter } from "../ports.js";
+
+const textDecoder = new TextDecoder();
+
+/** The envelope kinds that travel on JetStream and so can be published again. */
+function replayKind(subject: string, subjects: Subjects): "in" | "out" | undefined {
+  if (subject.startsWith(`${subjects.namespace}.in.`)) return "in";
+  if (subject.startsWith(`${subjects.namespace}.out.`)) return "out";
+  return undefined;
+}
+
+function objectOf(payload: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(payload);
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A stored DLQ record as `GET /v1/dlq` shows it; a record that is not one still shows, with why. */
+export function deadLetterView(stored: StoredDeadLetter, subjects: Subjects): DlqEntry {
+  const decoded = decode(dlqRecordSchema, stored.data, "DLQ record");
+  if (!decoded.ok) {
+    const payload = textDecoder.decode(stored.data);
+    return {
+      seq: stored.seq,
+      time: stored.time,
+      origin: lastToken(stored.subject),
+      subject: stored.subject,
+      reason: `not a DLQ record (${decoded.error.message}); shown as stored`,
+      issues: [],
+      payload,
+      envelope: objectOf(payload),
+      replayable: false,
+    };
+  }
+  const record = decoded.value;
+  return {
+    seq: stored.seq,
+    time: stored.time,
+    origin: record.origin,
+    subject: record.subject,
+    reason: record.reason,
+    issues: record.issues,
+    payload: record.payload,
+    envelope: objectOf(record.payload),
+    replayable: replayKind(record.subject, subjects) !== undefined,
+  };
+}
+
+export type ReplayPlan =
+  | { ok: true; subject: string; payload: string; envelopeId: string; agent?: string }
+  | { ok: false; message: string; issues: Array<{ path: string; message: string }> };
+
+/**
+ * Whether an entry can go back to its subject: an inbound envelope on
+ * `<ns>.in.<agent>` (for that agent) or an outbound one on `<ns>.out.<channel>`
+ * that now passes its schema. Anything else (a request/reply subject, a
+ * truncated or still invalid payload) says why not.
+ */
+export function replayPlan(entry: DlqEntry, subjects: Subjects): ReplayPlan {
+  const kind = replayKind(entry.subject, subjects);
+  if (!kind) {
+    return {
+      ok: false,
+      message: `entry ${entry.seq} came from ${entry.subject}, a request/reply subject, not a stream: its sender was answered with an error already and must send it again itself`,
+      issues: [],
+    };
+  }
+  if (kind === "in") {
+    const decoded = decode(inboundEnvelopeSchema, entry.payload, "inbound envelope");
+    if (!decoded.ok) {
+      return {
+        ok: false,
+        message: `entry ${entry.seq} is still not a valid envelope (${decoded.error.message}); publish a corrected one on ${entry.subject} instead`,
+        issues: decoded.error.issues,
+      };
+    }
+    const agent = lastToken(entry.subject);
+    if (decoded.value.agent !== agent) {
+      return {
+        ok: false,
+        message: `entry ${entry.seq}: its envelope is for '${decoded.value.agent}' but came on ${entry.subject}`,
+        issues: [{ path: "agent", message: `must be '${agent}'` }],
+      };
+    }
+    return { ok: true, subject: entry.subject, payload: entry.payload, envelopeId: decoded.value.id, agent };
+  }
+  const decoded = decode(outboundEnvelopeSchema, entry.payload, "outbound envelope");
+  if (!decoded.ok) {
+    return {
+      ok: false,
+      message: `entry ${entry.seq} is still not a valid envelope (${decoded.error.message}); publish a corrected one on ${entry.subject} instead`,
+      issues: decoded.error.issues,
+    };
+  }
+  return { ok: true, subject: entry.subject, payload: entry.payload, envelopeId: decoded.value.id };
+}
