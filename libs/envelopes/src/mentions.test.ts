@@ -12,6 +12,7 @@ describe("parseMentions", () => {
     expect(parseMentions("mail bob@example.com or send alice@review")).toEqual([]);
     expect(parseMentions("a@b @ c @@d @-x")).toEqual([]);
     expect(parseMentions("@alice@review")).toEqual([]);
+    expect(parseMentions("npm i @types/node")).toEqual([]);
   });
 
   it("keeps no more than MAX_MENTIONS names", () => {
