@@ -15,3 +15,4 @@ export * from "./subagent.js";
 export * from "./subjects.js";
 export * from "./thread-entry.js";
 export * from "./tool.js";
+export * from "./workspace.js";
