@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
 import { parseMentions } from "@moniro/envelopes";
+import type { z } from "zod";
 import { AgentDefinitionError, type DefinitionIssue } from "../agents/agent-definition-error.js";
 import { closestKey } from "../agents/closest-key.js";
 import { definitionIssues } from "../agents/format-issues.js";
@@ -8,15 +9,17 @@ import { parseYaml, systemPromptOf } from "../agents/load-agent-definitions.js";
 import { type AgentEntry, parseAgentEntry } from "./agent-entries.js";
 import { KickoffSyntaxError, kickoffVariables } from "./kickoff.js";
 import { WorkflowDefinitionError } from "./workflow-definition-error.js";
-import { workflowFileSchema, workflowNameSchema } from "./workflow-schema.js";
+import {
+  type setupStepSchema,
+  workflowFileSchema,
+  workflowNameSchema,
+  type workspaceSchema,
+} from "./workflow-schema.js";
 
 /** Names every kickoff can use without declaring them: the instance's workflow and tag. */
 export const BUILTIN_VARIABLES = ["workflow", "tag"] as const;
 
-export interface SetupStep {
-  shell: string;
-  as?: string;
-}
+export type SetupStep = z.output<typeof setupStepSchema>;
 
 /** A loaded, valid `.workflows/<name>.yaml`. */
 export interface WorkflowDefinition {
@@ -26,7 +29,7 @@ export interface WorkflowDefinition {
   description?: string;
   /** In file order; keys are the names members @mention. */
   agents: ReadonlyMap<string, AgentEntry>;
-  workspace: { persistent: boolean };
+  workspace: z.output<typeof workspaceSchema>;
   setup: readonly SetupStep[];
   /** Declared variables: default value, or null when the start must give one. */
   variables: Readonly<Record<string, string | null>>;
