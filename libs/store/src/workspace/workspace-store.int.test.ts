@@ -364,6 +364,24 @@ describe("RedisWorkspaceStore", () => {
       ]);
     });
 
+    it("needs more than half: two of four voters leave it open, and a 2-2 split once all voted is a tie", async () => {
+      const four = store.instance("four", "main");
+      await four.start(["a", "b", "c", "d"].map((name) => ({ name, agent: name, kind: "ref" as const })));
+      const { id } = await four.proposals.create({ title: "Go?", by: "a" });
+      await four.proposals.vote({ id, voter: "a", option: "yes" });
+      expect(await four.proposals.vote({ id, voter: "b", option: "yes" })).toMatchObject({
+        status: { status: "open" },
+        tally: { yes: 2, no: 0 },
+        closedNow: false,
+      });
+      await four.proposals.vote({ id, voter: "c", option: "no" });
+      expect(await four.proposals.vote({ id, voter: "d", option: "no" })).toMatchObject({
+        status: { status: "tied" },
+        cast: 4,
+        closedNow: true,
+      });
+    });
+
     it("names an unknown proposal, a voter who is not one, an unknown option and bad proposals", async () => {
       await review.proposals.create({ title: "Ship?", by: "alice" });
       expect((await refusal(review.proposals.vote({ id: "p9", voter: "alice", option: "yes" }))).message).toBe(
