@@ -5,6 +5,7 @@ import {
   parseSendTarget,
   refusalText,
   SendTargetError,
+  sendTargetSchema,
   workflowNotRunning,
 } from "./send-target.js";
 
@@ -72,6 +73,19 @@ describe("send targets", () => {
       ["@personal", "'personal' is the personal context, not a workflow"],
     ];
     for (const [target, message] of cases) expect(errorOf(target).message, target).toContain(message);
+  });
+
+  it("parses a request body's target with zod, the issue saying what is wrong", () => {
+    expect(sendTargetSchema.parse("bob@deploy")).toEqual({
+      kind: "workspace-agent",
+      agent: "bob",
+      workflow: "deploy",
+      tag: "main",
+    });
+    const result = sendTargetSchema.safeParse("@re view");
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toContain("a target has no spaces");
+    expect(sendTargetSchema.safeParse(3).error?.issues[0]?.message).toContain("must be a string");
   });
 
   it("gives the seed's two refusals with their hints", () => {

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { NAME_PATTERN } from "./names.js";
 
 /** The tag an instance gets when none is given (`@review` is `@review:main`). */
@@ -72,6 +73,19 @@ export function parseSendTarget(target: string): SendTarget {
   if (at === 0) return { kind: "channel", ...workspace };
   return { kind: "workspace-agent", agent: checkName(target, target.slice(0, at), "agent"), ...workspace };
 }
+
+/** A target in a request body (`POST /v1/send { target }`): parsed, or an issue saying what is wrong. */
+export const sendTargetSchema = z
+  .string({ error: "must be a string: 'alice', '@review[:tag]' or 'alice@review[:tag]'" })
+  .transform((value, ctx): SendTarget => {
+    try {
+      return parseSendTarget(value);
+    } catch (error) {
+      if (!(error instanceof SendTargetError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.reason, input: value });
+      return z.NEVER;
+    }
+  });
 
 /** The canonical text of a target (`@review:main` for `@review`). */
 export function formatSendTarget(target: SendTarget): string {
