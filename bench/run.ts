@@ -24,6 +24,7 @@ const ORDER = [
   "sandbox-exec",
   "webhook",
   "subagent",
+  "workspace-channel",
 ];
 
 function moduleName(file: string): string {
