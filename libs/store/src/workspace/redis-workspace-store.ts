@@ -1,38 +1,21 @@
-import {
-  decode,
-  NAME_PATTERN,
-  type WorkspaceMember,
-  type WorkspaceStatus,
-  workspaceMemberSchema,
-} from "@moniro/envelopes";
+import { decode, NAME_PATTERN, workspaceMemberSchema } from "@moniro/envelopes";
 import { type Clock, systemClock } from "@moniro/ports";
 import { corruptEntry } from "../errors.js";
 import { createKeys, type Keys } from "../keys.js";
 import type { RedisClient } from "../redis-client.js";
 import { WorkspaceChannel } from "./workspace-channel.js";
 import {
+  checkInstance,
   checkMember,
+  checkMembers,
   DEFAULT_WORKSPACE_LIMITS,
   runWorkspaceScript,
   type WorkspaceContext,
   type WorkspaceLimits,
 } from "./workspace-context.js";
 import { WorkspaceDocuments } from "./workspace-documents.js";
-import { WorkspaceError } from "./workspace-error.js";
+import type { NamedMember, Workspace, WorkspaceState, WorkspaceStore } from "./workspace-port.js";
 import { WorkspaceProposals } from "./workspace-proposals.js";
-
-export type NamedMember = WorkspaceMember & { name: string };
-
-/** An instance's state as stored: status, times, members. */
-export interface WorkspaceState {
-  workflow: string;
-  tag: string;
-  status: WorkspaceStatus;
-  createdAt: number;
-  startedAt: number;
-  stoppedAt?: number;
-  members: NamedMember[];
-}
 
 export interface RedisWorkspaceStoreOptions {
   prefix?: string;
@@ -47,7 +30,7 @@ export interface RedisWorkspaceStoreOptions {
  * index of instances (`workspaces`, written beside, never in a script with
  * an instance's keys). Any gateway or runner sees the same instances.
  */
-export class RedisWorkspaceStore {
+export class RedisWorkspaceStore implements WorkspaceStore {
   private readonly keys: Keys;
   private readonly clock: Clock;
   private readonly limits: WorkspaceLimits;
@@ -63,18 +46,7 @@ export class RedisWorkspaceStore {
 
   /** One instance's store; the names are checked here (they become key parts). */
   instance(workflow: string, tag: string): WorkspaceInstance {
-    for (const [what, value] of [
-      ["workflow", workflow],
-      ["tag", tag],
-    ] as const) {
-      if (!NAME_PATTERN.test(value)) {
-        throw new WorkspaceError(
-          "bad_instance",
-          `${what} '${value}' must be 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit`,
-          { workflow, tag },
-        );
-      }
-    }
+    checkInstance(workflow, tag);
     return new WorkspaceInstance(
       {
         redis: this.redis,
@@ -103,7 +75,7 @@ export class RedisWorkspaceStore {
 }
 
 /** The store of one instance: lifecycle and members here; channel, documents, proposals beside. */
-export class WorkspaceInstance {
+export class WorkspaceInstance implements Workspace {
   readonly channel: WorkspaceChannel;
   readonly documents: WorkspaceDocuments;
   readonly proposals: WorkspaceProposals;
@@ -127,23 +99,7 @@ export class WorkspaceInstance {
    * resumes with its channel and documents and the members given now.
    */
   async start(members: readonly NamedMember[]): Promise<{ started: boolean }> {
-    if (members.length === 0) {
-      throw new WorkspaceError("bad_member", `${this.name} needs at least one member to start`, {});
-    }
-    const pairs: string[] = [];
-    const seen = new Set<string>();
-    for (const { name, ...member } of members) {
-      checkMember(name);
-      if (seen.has(name)) throw new WorkspaceError("bad_member", `member '${name}' is listed twice`, { member: name });
-      seen.add(name);
-      const checked = workspaceMemberSchema.safeParse(member);
-      if (!checked.success) {
-        throw new WorkspaceError("bad_member", `member '${name}': ${checked.error.issues[0]?.message}`, {
-          member: name,
-        });
-      }
-      pairs.push(name, JSON.stringify(checked.data));
-    }
+    const pairs = checkMembers(this.name, members).flatMap(({ name, ...member }) => [name, JSON.stringify(member)]);
     const { keys, redis, clock } = this.context;
     const [result] = await Promise.all([
       runWorkspaceScript(this.context, "startWorkspace", [keys.state, keys.members], [clock.now(), ...pairs]),

@@ -3,28 +3,14 @@ import { corruptEntry } from "../errors.js";
 import { ENTRY_FIELD } from "../keys.js";
 import { checkMember, posterKind, runWorkspaceScript, type WorkspaceContext } from "./workspace-context.js";
 import { WorkspaceError } from "./workspace-error.js";
-
-/** What a post reached: its id, the members it notified, and mentioned names that are not members. */
-export interface PostResult {
-  id: string;
-  /** Members @mentioned (the sender excluded): each has it as an unread mention. */
-  mentions: string[];
-  /** @names that are not members of this instance: nobody was notified for them; the post is kept. */
-  unreached: string[];
-}
-
-export interface ChannelPage {
-  entries: ChannelEntry[];
-  /** The id of the last entry returned (read after it for more), or the cursor given when nothing was new. */
-  cursor: string | undefined;
-}
+import type { Channel, ChannelPage, PostResult } from "./workspace-port.js";
 
 export const DEFAULT_READ_LIMIT = 100;
 export const MAX_READ_LIMIT = 1000;
 
 type StreamEntries = Array<[string, string[]]>;
 
-function checkCursor(cursor: string, what = "cursor"): string {
+export function checkCursor(cursor: string, what = "cursor"): string {
   if (!CHANNEL_CURSOR_PATTERN.test(cursor)) {
     throw new WorkspaceError(
       "bad_cursor",
@@ -35,7 +21,7 @@ function checkCursor(cursor: string, what = "cursor"): string {
   return cursor;
 }
 
-function checkLimit(limit: number, what: string): number {
+export function checkLimit(limit: number, what: string): number {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_READ_LIMIT) {
     throw new WorkspaceError(
       "bad_cursor",
@@ -46,6 +32,20 @@ function checkLimit(limit: number, what: string): number {
     );
   }
   return limit;
+}
+
+/** A post's sender and text, checked before anything is written; returns the sender's kind. */
+export function checkPost(from: string, text: string, maxChars: number): "member" | "tag" {
+  const kind = posterKind(from);
+  if (text.trim() === "") throw new WorkspaceError("empty_post", "a channel post needs text", { from });
+  if (text.length > maxChars) {
+    throw new WorkspaceError(
+      "post_too_large",
+      `a channel post is at most ${maxChars.toLocaleString("en-US")} characters (this one has ${text.length.toLocaleString("en-US")}): put long text in a document (team_doc_write) and post its name`,
+      { from, chars: text.length, limit: maxChars },
+    );
+  }
+  return kind;
 }
 
 /** `<ms>-<seq>` with both parts padded to 20 digits: sorts as text in stream order (as `paddedId` in Lua). */
@@ -65,7 +65,7 @@ function entryIdOfPadded(padded: string): string {
  * inbox). Pushing a mentioned member's input is the caller's: `post` says
  * whom to notify.
  */
-export class WorkspaceChannel {
+export class WorkspaceChannel implements Channel {
   constructor(private readonly context: WorkspaceContext) {}
 
   /**
@@ -76,16 +76,7 @@ export class WorkspaceChannel {
    */
   async post(input: { from: string; text: string }): Promise<PostResult> {
     const { from, text } = input;
-    const kind = posterKind(from);
-    if (text.trim() === "") throw new WorkspaceError("empty_post", "a channel post needs text", { from });
-    const max = this.context.limits.maxPostChars;
-    if (text.length > max) {
-      throw new WorkspaceError(
-        "post_too_large",
-        `a channel post is at most ${max.toLocaleString("en-US")} characters (this one has ${text.length.toLocaleString("en-US")}): put long text in a document (team_doc_write) and post its name`,
-        { from, chars: text.length, limit: max },
-      );
-    }
+    const kind = checkPost(from, text, this.context.limits.maxPostChars);
     const prefix = `${JSON.stringify({ from, text, at: this.context.clock.now() }).slice(0, -1)},"mentions":`;
     const { keys } = this.context;
     const reply = (await runWorkspaceScript(
@@ -99,7 +90,7 @@ export class WorkspaceChannel {
   }
 
   /** Entries after `after` (all from the start without it), oldest first, at most `limit`. */
-  async read(options: { after?: string; limit?: number } = {}): Promise<ChannelPage> {
+  async read(options: { after?: string | undefined; limit?: number } = {}): Promise<ChannelPage> {
     const limit = checkLimit(options.limit ?? DEFAULT_READ_LIMIT, "limit");
     const start = options.after === undefined ? "-" : `(${checkCursor(options.after)}`;
     const raw = (await this.context.redis.xrange(

@@ -1,10 +1,11 @@
-import { NAME_PATTERN, TAG_PATTERN } from "@moniro/envelopes";
+import { NAME_PATTERN, TAG_PATTERN, workspaceMemberSchema } from "@moniro/envelopes";
 import type { Clock } from "@moniro/ports";
 import { errorFromCode } from "../errors.js";
 import type { WorkspaceKeys } from "../keys.js";
 import type { RedisClient } from "../redis-client.js";
 import { runScript, type ScriptName } from "../scripts/loader.js";
 import { WorkspaceError, type WorkspaceScriptContext } from "./workspace-error.js";
+import type { NamedMember } from "./workspace-port.js";
 
 /** Sizes a workspace holds to; every one can be set per store. */
 export interface WorkspaceLimits {
@@ -67,4 +68,38 @@ export function checkMember(member: string): string {
     );
   }
   return member;
+}
+
+/** An instance's workflow and tag become key parts: both must be names. */
+export function checkInstance(workflow: string, tag: string): void {
+  for (const [what, value] of [
+    ["workflow", workflow],
+    ["tag", tag],
+  ] as const) {
+    if (!NAME_PATTERN.test(value)) {
+      throw new WorkspaceError(
+        "bad_instance",
+        `${what} '${value}' must be 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit`,
+        { workflow, tag },
+      );
+    }
+  }
+}
+
+/** The members a start is given: at least one, each named once, each a valid member record. */
+export function checkMembers(instance: string, members: readonly NamedMember[]): NamedMember[] {
+  if (members.length === 0) {
+    throw new WorkspaceError("bad_member", `${instance} needs at least one member to start`, {});
+  }
+  const seen = new Set<string>();
+  return members.map(({ name, ...member }) => {
+    checkMember(name);
+    if (seen.has(name)) throw new WorkspaceError("bad_member", `member '${name}' is listed twice`, { member: name });
+    seen.add(name);
+    const checked = workspaceMemberSchema.safeParse(member);
+    if (!checked.success) {
+      throw new WorkspaceError("bad_member", `member '${name}': ${checked.error.issues[0]?.message}`, { member: name });
+    }
+    return { name, ...checked.data };
+  });
 }

@@ -2,20 +2,9 @@ import { DOCUMENT_NAME_PATTERN, type DocumentMeta, decode, documentMetaSchema } 
 import { corruptEntry, errorFromCode } from "../errors.js";
 import { posterKind, runWorkspaceScript, type WorkspaceContext } from "./workspace-context.js";
 import { WorkspaceError } from "./workspace-error.js";
+import type { Document, DocumentInfo, Documents, WriteDocumentOptions } from "./workspace-port.js";
 
-export type DocumentInfo = DocumentMeta & { name: string };
-export type Document = DocumentInfo & { text: string };
-
-export interface WriteDocumentOptions {
-  /** Who writes: a member, or a tag from outside. */
-  by: string;
-  /** `set` (the default) replaces the text, `append` adds to its end (or creates it). */
-  mode?: "set" | "append";
-  /** Write only if the document is at this version (0: only if it does not exist yet). */
-  ifVersion?: number;
-}
-
-function checkName(name: string): string {
+export function checkDocumentName(name: string): string {
   if (!DOCUMENT_NAME_PATTERN.test(name)) {
     throw new WorkspaceError(
       "bad_document_name",
@@ -26,12 +15,32 @@ function checkName(name: string): string {
   return name;
 }
 
+/** A write's name, writer, size and `ifVersion`, checked before anything is written. */
+export function checkDocumentWrite(name: string, text: string, options: WriteDocumentOptions, maxBytes: number): void {
+  checkDocumentName(name);
+  posterKind(options.by);
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > maxBytes) {
+    throw new WorkspaceError(
+      "document_too_large",
+      `document '${name}' would be ${bytes} bytes, more than the ${maxBytes} one document may hold: split it into several documents`,
+      { document: name, bytes, limit: maxBytes },
+    );
+  }
+  const ifVersion = options.ifVersion;
+  if (ifVersion !== undefined && (!Number.isInteger(ifVersion) || ifVersion < 0)) {
+    throw new WorkspaceError("version_conflict", `ifVersion must be a whole number, 0 or more (got ${ifVersion})`, {
+      document: name,
+    });
+  }
+}
+
 /**
  * The shared documents of one instance: text by name, with a version per
  * document, a size limit per document and a limit on their number (checked
  * atomically with the write, `writeDocument-3.lua`).
  */
-export class WorkspaceDocuments {
+export class WorkspaceDocuments implements Documents {
   constructor(private readonly context: WorkspaceContext) {}
 
   /** Every document's name and metadata, by name. */
@@ -44,7 +53,7 @@ export class WorkspaceDocuments {
 
   /** One document, or a WorkspaceError `unknown_document` naming the ones there are. */
   async read(name: string): Promise<Document> {
-    checkName(name);
+    checkDocumentName(name);
     const { redis, keys } = this.context;
     const [text, meta] = await Promise.all([redis.hget(keys.docs, name), redis.hget(keys.docMeta, name)]);
     if (text === null || meta === null) {
@@ -60,23 +69,9 @@ export class WorkspaceDocuments {
 
   /** Writes a document of a running instance; returns its new version and size in bytes. */
   async write(name: string, text: string, options: WriteDocumentOptions): Promise<{ version: number; bytes: number }> {
-    checkName(name);
-    posterKind(options.by);
+    checkDocumentWrite(name, text, options, this.context.limits.maxDocumentBytes);
     const { keys, limits, clock } = this.context;
-    const bytes = Buffer.byteLength(text, "utf8");
-    if (bytes > limits.maxDocumentBytes) {
-      throw new WorkspaceError(
-        "document_too_large",
-        `document '${name}' would be ${bytes} bytes, more than the ${limits.maxDocumentBytes} one document may hold: split it into several documents`,
-        { document: name, bytes, limit: limits.maxDocumentBytes },
-      );
-    }
     const ifVersion = options.ifVersion;
-    if (ifVersion !== undefined && (!Number.isInteger(ifVersion) || ifVersion < 0)) {
-      throw new WorkspaceError("version_conflict", `ifVersion must be a whole number, 0 or more (got ${ifVersion})`, {
-        document: name,
-      });
-    }
     const reply = (await runWorkspaceScript(
       this.context,
       "writeDocument",

@@ -2,23 +2,34 @@ import { decode, type Proposal, type ProposalStatus, proposalSchema, proposalSta
 import { corruptEntry } from "../errors.js";
 import { checkMember, posterKind, runWorkspaceScript, type WorkspaceContext } from "./workspace-context.js";
 import { WorkspaceError } from "./workspace-error.js";
+import type { ProposalState, Proposals, VoteResult } from "./workspace-port.js";
 
 export const DEFAULT_OPTIONS = ["yes", "no"] as const;
 export const MAX_OPTIONS = 10;
 
-export interface ProposalState {
-  proposal: Proposal;
-  status: ProposalStatus;
-  /** Votes per option (every option, 0 when none). */
-  tally: Record<string, number>;
-  /** How many voters have voted. */
-  cast: number;
+/** A new proposal's title and options (default yes / no), checked; throws a WorkspaceError `bad_proposal`. */
+export function checkProposal(input: { title: string; options?: readonly string[]; by: string }): {
+  title: string;
+  options: string[];
+} {
+  posterKind(input.by);
+  const title = input.title.trim();
+  if (title === "" || title.length > 500) {
+    throw new WorkspaceError("bad_proposal", "a proposal needs a title of 1-500 characters", { title: input.title });
+  }
+  const options = [...(input.options ?? DEFAULT_OPTIONS)].map((option) => option.trim());
+  if (options.length < 2 || options.length > MAX_OPTIONS) {
+    throw new WorkspaceError("bad_proposal", `a proposal has 2-${MAX_OPTIONS} options (got ${options.length})`, {
+      options,
+    });
+  }
+  if (options.some((option) => option === "" || option.length > 100) || new Set(options).size !== options.length) {
+    throw new WorkspaceError("bad_proposal", "each option is 1-100 characters and differs from the others", {
+      options,
+    });
+  }
+  return { title, options };
 }
-
-export type VoteResult = ProposalState & {
-  /** This vote closed the proposal (decided or tied): the proposer should hear of it. */
-  closedNow: boolean;
-};
 
 /**
  * Group decisions of one instance. Every member when the proposal is made
@@ -29,26 +40,11 @@ export type VoteResult = ProposalState & {
  * most votes is decided, or the proposal is tied when two or more share the
  * most. A closed proposal takes no more votes.
  */
-export class WorkspaceProposals {
+export class WorkspaceProposals implements Proposals {
   constructor(private readonly context: WorkspaceContext) {}
 
   async create(input: { title: string; options?: readonly string[]; by: string }): Promise<Proposal> {
-    posterKind(input.by);
-    const title = input.title.trim();
-    if (title === "" || title.length > 500) {
-      throw new WorkspaceError("bad_proposal", "a proposal needs a title of 1-500 characters", { title: input.title });
-    }
-    const options = [...(input.options ?? DEFAULT_OPTIONS)].map((option) => option.trim());
-    if (options.length < 2 || options.length > MAX_OPTIONS) {
-      throw new WorkspaceError("bad_proposal", `a proposal has 2-${MAX_OPTIONS} options (got ${options.length})`, {
-        options,
-      });
-    }
-    if (options.some((option) => option === "" || option.length > 100) || new Set(options).size !== options.length) {
-      throw new WorkspaceError("bad_proposal", "each option is 1-100 characters and differs from the others", {
-        options,
-      });
-    }
+    const { title, options } = checkProposal(input);
     const body = JSON.stringify({ title, options, createdBy: input.by, createdAt: this.context.clock.now() });
     const { keys } = this.context;
     const json = await runWorkspaceScript(

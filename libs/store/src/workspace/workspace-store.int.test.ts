@@ -4,8 +4,9 @@ import { createKeys } from "../keys.js";
 import { scanKeys } from "../redis-client.js";
 import { hashTagOf } from "../scripts/loader.js";
 import { type TestRedis, testRedis } from "../test/redis-fixture.js";
-import { type NamedMember, RedisWorkspaceStore, type WorkspaceInstance } from "./redis-workspace-store.js";
+import { RedisWorkspaceStore } from "./redis-workspace-store.js";
 import { WorkspaceError } from "./workspace-error.js";
+import type { NamedMember, Workspace as WorkspaceInstance } from "./workspace-port.js";
 
 const MEMBERS: NamedMember[] = [
   { name: "alice", agent: "alice", kind: "ref", role: "reviewer" },
