@@ -77,6 +77,22 @@ export function describeWorkspaceContract(
         expect(await store.instance("review", "other").state()).toBeNull();
       });
 
+      it("concurrent starts and stops leave one consistent state: every transition counted once", async () => {
+        const calls = Array.from({ length: 40 }, (_, index) =>
+          index % 2 === 0
+            ? review.stop().then((r) => (r.stopped ? "stop" : ""))
+            : review.start(MEMBERS).then((r) => (r.started ? "start" : "")),
+        );
+        const done = await Promise.all(calls);
+        const stops = done.filter((call) => call === "stop").length;
+        const starts = done.filter((call) => call === "start").length;
+        const state = await review.state();
+        // It was running: each effective stop is followed by at most one effective start.
+        expect(stops - starts).toBe(state?.status === "running" ? 0 : 1);
+        expect(state?.members.map((member) => member.name)).toEqual(["alice", "bob", "helper"]);
+        expect(state?.createdAt).toBe(1_732_600_000_000);
+      });
+
       it("a stopped instance takes no posts, documents or votes, and says how to start it", async () => {
         await review.stop();
         const error = await refusal(review.channel.post({ from: "alice", text: "hello" }));
