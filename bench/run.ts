@@ -25,6 +25,7 @@ const ORDER = [
   "webhook",
   "subagent",
   "llm-cost",
+  "workspace-channel",
 ];
 
 function moduleName(file: string): string {

@@ -1,2 +1,3 @@
 export * from "./agents/index.js";
 export * from "./service-config.js";
+export * from "./workflows/index.js";

@@ -1,5 +1,6 @@
 import { LeaseLostError, MoniroError } from "@moniro/ports";
 import type { ScriptName } from "./scripts/loader.js";
+import { type WorkspaceScriptContext, workspaceErrorFromCode } from "./workspace/workspace-error.js";
 
 /** Error codes the Lua scripts return (negative integers, BullMQ style). */
 export const SCRIPT_ERROR_CODES = {
@@ -14,6 +15,8 @@ export interface ScriptErrorContext {
   script: ScriptName;
   agent?: string;
   epoch?: number;
+  /** The instance a workspace script ran on, and what it was about. */
+  workspace?: WorkspaceScriptContext;
 }
 
 /** The one place where a script's error code becomes an error object. */
@@ -21,12 +24,15 @@ export function errorFromCode(code: number, context: ScriptErrorContext): Moniro
   switch (code) {
     case SCRIPT_ERROR_CODES.leaseLost:
       return new LeaseLostError(context.agent ?? "(unknown)", context.epoch ?? 0);
-    default:
+    default: {
+      const workspaceError = context.workspace ? workspaceErrorFromCode(code, context.workspace) : undefined;
+      if (workspaceError) return workspaceError;
       return new StoreError(`Redis script '${context.script}' returned the unknown code ${code}`, {
         errorClass: "crash",
         code: "unknown_script_code",
         details: { ...context, scriptCode: code },
       });
+    }
   }
 }
 

@@ -11,3 +11,4 @@ export * from "./redis-lease.js";
 export * from "./redis-run-end.js";
 export * from "./redis-thread-store.js";
 export { defineScripts, hashTagOf, runScript, SCRIPT_FILES, type ScriptName } from "./scripts/loader.js";
+export * from "./workspace/index.js";

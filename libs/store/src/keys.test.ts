@@ -40,11 +40,11 @@ describe("the key layout", () => {
 
   it("gives every (agent, context) its own keys: no user-chosen name forms another key", () => {
     const all = AGENTS.flatMap((agent) => agentKeys(keys, agent));
-    const workspaces = ["wf:tag", "personal:meta", "a:b"].map((context) => {
+    const workspaces = ["wf:tag", "personal:meta", "a:b"].flatMap((context) => {
       const [workflow = "", tag = ""] = context.split(":");
-      return keys.channel(workflow, tag);
+      return Object.values(keys.workspace(workflow, tag));
     });
-    const every = [...all, ...workspaces, keys.pendingAgents, keys.activeAgents];
+    const every = [...all, ...workspaces, keys.pendingAgents, keys.activeAgents, keys.workspaces];
     expect(new Set(every).size).toBe(every.length);
     expect(keys.thread("ada", "personal:meta")).not.toBe(keys.threadMeta("ada", "personal"));
     expect(keys.thread("ada", "personal:envelopes")).not.toBe(keys.threadEnvelopes("ada", "personal"));
@@ -54,7 +54,8 @@ describe("the key layout", () => {
     for (const agent of AGENTS) {
       expect(new Set(agentKeys(keys, agent).map(hashTagOf))).toEqual(new Set([`a:${agent}`]));
     }
-    expect(hashTagOf(keys.channel("wf", "tag"))).toBe("w:wf:tag");
+    expect(new Set(Object.values(keys.workspace("wf", "tag")).map(hashTagOf))).toEqual(new Set(["w:wf:tag"]));
+    expect(keys.channel("wf", "tag")).toBe(keys.workspace("wf", "tag").channel);
   });
 
   it("starts every key with the prefix (an ACL key pattern `~<prefix>*` covers them all)", () => {

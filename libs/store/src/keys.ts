@@ -62,9 +62,46 @@ export function createKeys(prefix = "moniro:") {
     childUsage: (a: string) => `${agent(a)}:child-usage`,
     /** An inbound envelope id already appended for this agent (dedupe, with a TTL). */
     dedupe: (a: string, envelopeId: string) => `${agent(a)}:dedupe:${envelopeId}`,
-    channel: (workflow: string, tag: string) => `${prefix}{w:${workflow}:${tag}}:channel`,
+    channel: (workflow: string, tag: string) => workspaceKeys(prefix, workflow, tag).channel,
+    /** Every key of one workflow instance (docs/redis-keys.md). */
+    workspace: (workflow: string, tag: string) => workspaceKeys(prefix, workflow, tag),
+    /** Set of `<workflow>:<tag>` instances that have state (running, or stopped and kept): a global index. */
+    workspaces: `${prefix}workspaces`,
   };
 }
+
+/**
+ * The keys of one workflow instance, all under the hash tag
+ * `{w:<workflow>:<tag>}` (one slot: every script of a workspace runs on a
+ * cluster). Member names, document names and proposal ids are hash fields
+ * or sorted-set members, never parts of a key, so the set of keys is fixed.
+ */
+function workspaceKeys(prefix: string, workflow: string, tag: string) {
+  const base = `${prefix}{w:${workflow}:${tag}}`;
+  return {
+    /** Hash: status (running | stopped), createdAt, startedAt, stoppedAt, proposalSeq. */
+    state: `${base}:state`,
+    /** Hash: member name → JSON { agent, kind, role }. */
+    members: `${base}:members`,
+    /** Stream: the channel, field `e` = JSON { from, text, mentions, at }; append-only. */
+    channel: `${base}:channel`,
+    /** Hash: member name → the id of the last channel entry the member has seen. */
+    seen: `${base}:seen`,
+    /** Sorted set (all scores 0, read by lex range): `<member>:<padded entry id>` per unread @mention. */
+    mentions: `${base}:mentions`,
+    /** Hash: document name → text. */
+    docs: `${base}:docs`,
+    /** Hash: document name → JSON { version, bytes, updatedBy, updatedAt }. */
+    docMeta: `${base}:doc-meta`,
+    /** Hash: proposal id → JSON { id, title, options, createdBy, createdAt, voters } (never changes). */
+    proposals: `${base}:proposals`,
+    /** Hash: proposal id → JSON { status: open | decided | tied, result, closedAt }. */
+    proposalStatus: `${base}:proposal-status`,
+    /** Hash: `<proposal id>:<member>` → the option voted for. */
+    votes: `${base}:votes`,
+  };
+}
+export type WorkspaceKeys = ReturnType<typeof workspaceKeys>;
 export type Keys = ReturnType<typeof createKeys>;
 
 /** The field name of a stream entry's JSON record. */

@@ -11,6 +11,14 @@ export const QUEUE_MODES = ["inject", "steer", "followup", "collect", "interrupt
 export const THREAD_MODES = ["unified", "per-context"] as const;
 export const CONTEXT_TYPES = ["compaction", "thin_thread"] as const;
 
+/**
+ * Joins workflow, tag and key into an inline agent's runtime name
+ * (`review__pr-1__helper`, docs/workflows.md). No agent name, workflow name,
+ * tag or key holds it, so such a name is unambiguous and no defined agent
+ * can take it.
+ */
+export const INLINE_SEPARATOR = "__";
+
 const positiveInt = (what: string) => z.number().int(`must be a whole number (${what})`);
 
 const promptSchema = strictObject({
@@ -118,9 +126,13 @@ const scheduleSchema = withShorthand(
  */
 export const agentDefinitionSchema = strictObject({
   // `--` is reserved for sub-agents (`<parent>--<id>`), so no defined agent can take a child's name.
-  name: nameSchema.refine((name) => !name.includes(CHILD_SEPARATOR), {
-    message: `may not contain '${CHILD_SEPARATOR}': names with it are reserved for sub-agents (<parent>${CHILD_SEPARATOR}<id>); use a single '-'`,
-  }),
+  name: nameSchema
+    .refine((name) => !name.includes(CHILD_SEPARATOR), {
+      message: `may not contain '${CHILD_SEPARATOR}': names with it are reserved for sub-agents (<parent>${CHILD_SEPARATOR}<id>); use a single '-'`,
+    })
+    .refine((name) => !name.includes(INLINE_SEPARATOR), {
+      message: `may not contain '${INLINE_SEPARATOR}': names with it are reserved for the inline agents of workflow instances (<workflow>${INLINE_SEPARATOR}<tag>${INLINE_SEPARATOR}<agent>); use a single '_'`,
+    }),
   model: z.string().min(1, "must name the model, e.g. 'claude-sonnet-4-5'"),
   backend: z.enum(BACKENDS).default("anthropic"),
   prompt: promptSchema.optional(),

@@ -55,6 +55,9 @@ function messageOf(issue: z.core.$ZodIssue, path: string, expectedName: string, 
     case "too_big":
       if (issue.message.startsWith("must")) return [issue.message];
       return [`must be ${issue.inclusive ? "at most" : "less than"} ${String(issue.maximum)}`];
+    case "invalid_key":
+      // A record's key (a workflow name in moniro.yaml, a variable name): the key's own problem.
+      return issue.issues.map((inner) => inner.message);
     default:
       return [issue.message];
   }

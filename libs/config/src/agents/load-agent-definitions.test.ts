@@ -140,6 +140,18 @@ describe("loadAgentDefinitions", () => {
     expect(error.message).toContain("may not contain '--': names with it are reserved for sub-agents");
   });
 
+  it("refuses a name with '__': such names are reserved for the inline agents of workflow instances", async () => {
+    write("a__b.yaml", ["name: a__b", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.issues).toEqual([
+      {
+        path: "name",
+        message:
+          "may not contain '__': names with it are reserved for the inline agents of workflow instances (<workflow>__<tag>__<agent>); use a single '_'",
+      },
+    ]);
+  });
+
   it("names an unknown key and suggests the closest known one, at any depth", async () => {
     write("alice.yaml", [
       "name: alice",

@@ -12,7 +12,7 @@ function fail(file: string, path: string, message: string): never {
 }
 
 /** YAML text → the document's value; a syntax error names its line and column. */
-function parseYaml(file: string, text: string): unknown {
+export function parseYaml(file: string, text: string): unknown {
   const document = parseDocument(text);
   const error = document.errors[0];
   if (error) {
@@ -55,7 +55,7 @@ export async function parseAgentDefinition(file: string, text: string): Promise<
   return { ...definition, systemPrompt: await systemPromptOf(file, definition.prompt), file };
 }
 
-async function systemPromptOf(file: string, prompt: { system?: string; system_file?: string } | undefined) {
+export async function systemPromptOf(file: string, prompt: { system?: string; system_file?: string } | undefined) {
   if (prompt?.system_file === undefined) return prompt?.system ?? "";
   const promptFile = resolve(dirname(file), prompt.system_file);
   try {

@@ -20,6 +20,15 @@ export const SCRIPT_FILES = {
   appendThread: "appendThread-4.lua",
   readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-1.lua",
+  // One workflow instance's keys ({w:<workflow>:<tag>}): src/workspace/.
+  startWorkspace: "startWorkspace-2.lua",
+  stopWorkspace: "stopWorkspace-1.lua",
+  discardWorkspace: "discardWorkspace-10.lua",
+  postChannel: "postChannel-4.lua",
+  markSeen: "markSeen-1.lua",
+  writeDocument: "writeDocument-3.lua",
+  createProposal: "createProposal-4.lua",
+  voteProposal: "voteProposal-4.lua",
   // The same with the global index set in the script: for a single Redis only (see CROSS_SLOT_SCRIPTS).
   appendInboxIndexed: "appendInboxIndexed-3.lua",
   ackInboxIndexed: "ackInboxIndexed-4.lua",

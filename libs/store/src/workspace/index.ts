@@ -1,0 +1,22 @@
+export { RedisWorkspaceStore, type RedisWorkspaceStoreOptions, WorkspaceInstance } from "./redis-workspace-store.js";
+export { DEFAULT_READ_LIMIT, MAX_READ_LIMIT, WorkspaceChannel } from "./workspace-channel.js";
+export { DEFAULT_WORKSPACE_LIMITS, type WorkspaceLimits } from "./workspace-context.js";
+export { WorkspaceDocuments } from "./workspace-documents.js";
+export { WORKSPACE_ERROR_CODES, WorkspaceError, type WorkspaceErrorCode } from "./workspace-error.js";
+export type {
+  Channel,
+  ChannelPage,
+  Document,
+  DocumentInfo,
+  Documents,
+  NamedMember,
+  PostResult,
+  ProposalState,
+  Proposals,
+  VoteResult,
+  Workspace,
+  WorkspaceState,
+  WorkspaceStore,
+  WriteDocumentOptions,
+} from "./workspace-port.js";
+export { DEFAULT_OPTIONS, MAX_OPTIONS, WorkspaceProposals } from "./workspace-proposals.js";

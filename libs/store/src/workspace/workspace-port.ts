@@ -1,0 +1,114 @@
+import type { ChannelEntry, Proposal, ProposalStatus, WorkspaceMember, WorkspaceStatus } from "@moniro/envelopes";
+
+/**
+ * The workspace store as a port: `RedisWorkspaceStore` implements it over
+ * Redis, `InMemoryWorkspaceStore` (`@moniro/store/test`) in memory, and one
+ * contract suite (`describeWorkspaceContract`) runs against both, so the fake
+ * cannot drift from Redis. Semantics: docs/workflows.md "The workspace store".
+ */
+export interface WorkspaceStore {
+  /** One instance's store; throws a WorkspaceError `bad_instance` for names that are not subject tokens. */
+  instance(workflow: string, tag: string): Workspace;
+  /** Every instance with state (running, or stopped and kept), by name. */
+  list(): Promise<WorkspaceState[]>;
+}
+
+export type NamedMember = WorkspaceMember & { name: string };
+
+/** An instance's state as stored: status, times, members. */
+export interface WorkspaceState {
+  workflow: string;
+  tag: string;
+  status: WorkspaceStatus;
+  createdAt: number;
+  startedAt: number;
+  stoppedAt?: number;
+  members: NamedMember[];
+}
+
+export interface Workspace {
+  readonly name: string;
+  readonly channel: Channel;
+  readonly documents: Documents;
+  readonly proposals: Proposals;
+  start(members: readonly NamedMember[]): Promise<{ started: boolean }>;
+  stop(): Promise<{ stopped: boolean }>;
+  discard(): Promise<void>;
+  state(): Promise<WorkspaceState | null>;
+  isRunning(): Promise<boolean>;
+  members(): Promise<NamedMember[]>;
+  member(name: string): Promise<NamedMember | undefined>;
+}
+
+/** What a post reached: its id, the members it notified, and mentioned names that are not members. */
+export interface PostResult {
+  id: string;
+  /** Members @mentioned (the sender excluded): each has it as an unread mention. */
+  mentions: string[];
+  /** @names that are not members of this instance: nobody was notified for them; the post is kept. */
+  unreached: string[];
+}
+
+export interface ChannelPage {
+  entries: ChannelEntry[];
+  /** The id of the last entry returned (read after it for more), or the cursor given when nothing was new. */
+  cursor: string | undefined;
+}
+
+export interface Channel {
+  post(input: { from: string; text: string }): Promise<PostResult>;
+  read(options?: { after?: string | undefined; limit?: number }): Promise<ChannelPage>;
+  last(count: number): Promise<ChannelPage>;
+  length(): Promise<number>;
+  seen(member: string): Promise<string | undefined>;
+  unseen(member: string, limit?: number): Promise<ChannelPage>;
+  markSeen(member: string, id: string): Promise<string>;
+  inbox(member: string, limit?: number): Promise<{ entries: ChannelEntry[]; unread: number }>;
+  ack(member: string, ids: readonly string[]): Promise<number>;
+  ackUpTo(member: string, id: string): Promise<number>;
+}
+
+export interface DocumentInfo {
+  name: string;
+  version: number;
+  bytes: number;
+  updatedBy: string;
+  updatedAt: number;
+}
+export type Document = DocumentInfo & { text: string };
+
+export interface WriteDocumentOptions {
+  /** Who writes: a member, or a tag from outside. */
+  by: string;
+  /** `set` (the default) replaces the text, `append` adds to its end (or creates it). */
+  mode?: "set" | "append";
+  /** Write only if the document is at this version (0: only if it does not exist yet). */
+  ifVersion?: number;
+}
+
+export interface Documents {
+  list(): Promise<DocumentInfo[]>;
+  read(name: string): Promise<Document>;
+  write(name: string, text: string, options: WriteDocumentOptions): Promise<{ version: number; bytes: number }>;
+}
+
+export interface ProposalState {
+  proposal: Proposal;
+  status: ProposalStatus;
+  /** Votes per option (every option, 0 when none). */
+  tally: Record<string, number>;
+  /** How many voters have voted. */
+  cast: number;
+}
+
+export type VoteResult = ProposalState & {
+  /** This vote closed the proposal (decided or tied): the proposer should hear of it. */
+  closedNow: boolean;
+};
+
+export interface Proposals {
+  create(input: { title: string; options?: readonly string[]; by: string }): Promise<Proposal>;
+  vote(input: { id: string; voter: string; option: string }): Promise<VoteResult>;
+  get(id: string): Promise<ProposalState & { votes: Record<string, string> }>;
+  list(): Promise<Array<{ proposal: Proposal; status: ProposalStatus }>>;
+}

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PrivateRedisCluster, startRedisCluster } from "../test/redis-cluster.js";
+import { testRedis } from "../test/redis-fixture.js";
+import { RedisWorkspaceStore } from "./redis-workspace-store.js";
+
+// Every workspace script on a private 3-master Redis Cluster: an instance's
+// keys share one slot, and the global index is written outside the scripts.
+let cluster: PrivateRedisCluster | undefined;
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+}, 60_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe("the workspace store on a Redis Cluster", () => {
+  it("runs every operation of several instances spread over the masters, then discards them", async () => {
+    if (!cluster) throw new Error("the cluster did not start");
+    const t = testRedis(cluster.url, { cluster: true });
+    try {
+      const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
+      const tags = Array.from({ length: 6 }, (_, index) => `pr-${index}`);
+      for (const tag of tags) {
+        const instance = store.instance("review", tag);
+        await instance.start([
+          { name: "alice", agent: "alice", kind: "ref" },
+          { name: "bob", agent: "bob", kind: "ref" },
+        ]);
+        const post = await instance.channel.post({ from: "alice", text: `@bob look at ${tag} @carol` });
+        expect(post).toMatchObject({ mentions: ["bob"], unreached: ["carol"] });
+        expect((await instance.channel.inbox("bob")).entries.map((entry) => entry.id)).toEqual([post.id]);
+        expect(await instance.channel.markSeen("bob", post.id)).toBe(post.id);
+        expect(await instance.channel.ack("bob", [post.id])).toBe(1);
+        await instance.documents.write("plan.md", tag, { by: "alice" });
+        const proposal = await instance.proposals.create({ title: "Merge?", by: "alice" });
+        await instance.proposals.vote({ id: proposal.id, voter: "alice", option: "yes" });
+        expect(await instance.proposals.vote({ id: proposal.id, voter: "bob", option: "yes" })).toMatchObject({
+          status: { status: "decided", result: "yes" },
+        });
+      }
+      const slots = new Set(
+        await Promise.all(
+          tags.map(async (tag) => Number(await t.redis.call("CLUSTER", "KEYSLOT", `{w:review:${tag}}`))),
+        ),
+      );
+      expect(slots.size).toBeGreaterThan(1);
+      expect((await store.list()).map((state) => state.tag)).toEqual(tags);
+      for (const tag of tags) {
+        const instance = store.instance("review", tag);
+        await instance.stop();
+        await instance.discard();
+      }
+      expect(await store.list()).toEqual([]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
