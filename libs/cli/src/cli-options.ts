@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { apiKeyOf } from "./gateway-options.js";
 import { DEFAULT_BASE_PORT, DEFAULT_GATEWAY_PORT, type StackOptions } from "./stack-plan.js";
 
 export interface StackFlags {
@@ -60,8 +61,8 @@ export function stackOptions(
   };
 }
 
-/** Headers for the gateway: the first of MONIRO_API_KEYS as bearer token, when set. */
+/** Headers for the gateway: MONIRO_API_KEY (else the first of MONIRO_API_KEYS) as bearer token, when set. */
 export function gatewayHeaders(env: Record<string, string | undefined>): Record<string, string> {
-  const key = env.MONIRO_API_KEYS?.split(",")[0]?.trim();
+  const key = apiKeyOf(env);
   return key ? { authorization: `Bearer ${key}` } : {};
 }
