@@ -25,7 +25,7 @@ function entryLines(entry: ThreadEntryView): string[] {
     case "assistant": {
       const lines = entry.monologue.trim() ? [`${when}  step ${entry.step} thinks: ${short(entry.monologue)}`] : [];
       for (const message of entry.messages)
-        lines.push(`${when}  ✉ to ${message.to ?? "?"}: ${short(message.text, 400)}`);
+        lines.push(`${when}  ✉ ${message.to ? `to ${message.to}` : "reply"}: ${short(message.text, 400)}`);
       for (const use of entry.toolUses.filter((u) => u.name !== "message")) {
         lines.push(`${when}  → calls ${use.name}(${short(JSON.stringify(use.input), 120)})`);
       }
@@ -64,7 +64,7 @@ export function register(program: Command): void {
         .command("thread")
         .description("show an agent's thread (what it read, thought, called and said), one page at a time")
         .argument("<agent>", "agent name")
-        .option("--limit <n>", "entries per page (1-500)", "50")
+        .option("--limit <n>", "entries per page (1-500; default 50)")
         .addOption(new Option("--order <order>", "oldest or newest first").choices(["oldest", "newest"]))
         .option("--after <entry>", "continue oldest-first after this entry id (a previous page's 'more')")
         .option("--before <entry>", "continue newest-first before this entry id")
