@@ -162,6 +162,38 @@ describe("@moniro/client against a real gateway (NATS, Redis)", () => {
     expect(received).toHaveLength(4);
   });
 
+  it("resumes where it was also when the connection drops before its first message", async () => {
+    const proxy = await startProxy(t.gateway.port);
+    const client = createClient({ baseUrl: proxy.url, apiKey: API_KEYS[0], env: {} });
+    const abort = new AbortController();
+    const opened: Array<string | undefined> = [];
+    const received: string[] = [];
+    const stream = client.events("alice", {
+      signal: abort.signal,
+      onOpen: ({ lastEventId }) => opened.push(lastEventId),
+    });
+    const pump = (async () => {
+      for await (const event of stream) if (event.event === "message") received.push(textOf(event));
+    })();
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 1000 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(check()).toBe(true);
+    };
+    await outbound("bob", "before alice connected");
+    await until(() => opened.length === 1);
+    // Let the preamble (retry:, id:) arrive before the drop.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await proxy.down();
+    const sequence = await outbound("alice", "sent while away");
+    await proxy.up();
+    await until(() => received.length === 1);
+    expect(received).toEqual(["sent while away"]);
+    // The preamble's id: the sequence just before what this connection would deliver next.
+    expect(Number(opened[1])).toBe(sequence - 1);
+    abort.abort();
+    await pump;
+  });
+
   it("fails the first connection with an error naming the URL when nothing listens", async () => {
     const proxy = await startProxy(t.gateway.port);
     const url = proxy.url;
