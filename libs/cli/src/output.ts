@@ -27,7 +27,11 @@ export function print<T>(value: T, format: OutputFormat | undefined, text: (valu
 /** Rows as aligned columns (the first row is the header); the last column is not padded. */
 export function table(rows: ReadonlyArray<ReadonlyArray<string>>): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
   return rows
     .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  "))
     .join("\n");

@@ -17,8 +17,9 @@ async function serve(handlers: Array<(request: IncomingMessage, response: Server
   server = createServer((request, response) =>
     handlers[Math.min(connection++, handlers.length - 1)]?.(request, response),
   );
-  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server?.address() as { port: number }).port}/events`;
+  const listening = server;
+  await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(listening.address() as { port: number }).port}/events`;
 }
 
 const sse = (response: ServerResponse, text: string) => {

@@ -46,7 +46,10 @@ export class SseParser {
   }
 
   private line(line: string, events: SseEvent[]): void {
-    if (line === "") return this.dispatch(events);
+    if (line === "") {
+      this.dispatch(events);
+      return;
+    }
     if (line.startsWith(":")) return;
     const colon = line.indexOf(":");
     const field = colon < 0 ? line : line.slice(0, colon);

@@ -33,8 +33,9 @@ async function startProxy(target: number) {
         upstream.on("error", drop).on("close", drop);
         socket.pipe(upstream).pipe(socket);
       });
-      server.listen(port, "127.0.0.1", () => {
-        port = (server?.address() as { port: number }).port;
+      const listening = server;
+      listening.listen(port, "127.0.0.1", () => {
+        port = (listening.address() as { port: number }).port;
         resolve();
       });
     });
@@ -132,7 +133,11 @@ describe("@moniro/client against a real gateway (NATS, Redis)", () => {
     const until = (check: () => boolean) =>
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`timed out; received ${JSON.stringify(received)}`)), 20_000);
-        const poll = () => (check() ? (clearTimeout(timer), resolve()) : setTimeout(poll, 20));
+        const poll = () => {
+          if (!check()) return void setTimeout(poll, 20);
+          clearTimeout(timer);
+          resolve();
+        };
         poll();
       });
     const pump = (async () => {
