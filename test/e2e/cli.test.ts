@@ -222,6 +222,16 @@ describe("moniro CLI against a running stack", () => {
       });
     }
 
+    // No signal-bridge runs in this stack: pairing is unavailable (503 → exit 6), said in one line.
+    const pairing = await moniro(["pairing", "list"]);
+    expect(pairing.code).toBe(6);
+    expect(pairing.stderr).toMatch(
+      new RegExp(
+        `^moniro pairing list: GET ${gateway}/v1/pairing answered 503 signal_bridge_unavailable: no signal-bridge answered .*docs/signal.md\\)\n$`,
+      ),
+    );
+
+    expect(await moniro(["--version"])).toEqual({ code: 0, stdout: "0.1.0\n", stderr: "" });
     const usage = await moniro(["thread"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/^error: missing required argument 'agent'\n/);
