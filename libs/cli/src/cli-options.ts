@@ -1,5 +1,4 @@
 import { join, resolve } from "node:path";
-import { apiKeyOf } from "./gateway-options.js";
 import { DEFAULT_BASE_PORT, DEFAULT_GATEWAY_PORT, type StackOptions } from "./stack-plan.js";
 
 export interface StackFlags {
@@ -59,10 +58,4 @@ export function stackOptions(
     ...(chosenNamespace ? { namespace: chosenNamespace } : {}),
     ...(redisPrefix ? { redisPrefix } : {}),
   };
-}
-
-/** Headers for the gateway: MONIRO_API_KEY (else the first of MONIRO_API_KEYS) as bearer token, when set. */
-export function gatewayHeaders(env: Record<string, string | undefined>): Record<string, string> {
-  const key = apiKeyOf(env);
-  return key ? { authorization: `Bearer ${key}` } : {};
 }

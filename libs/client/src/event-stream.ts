@@ -26,6 +26,9 @@ export interface EventStreamOptions {
   fetch?: typeof fetch;
 }
 
+/** A failed (re)connect worth retrying; its message says why. */
+class RetryLater extends Error {}
+
 /** Whether an error status is worth retrying (the gateway or its servers are away for a moment). */
 function transient(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
@@ -90,12 +93,12 @@ export async function* openEventStream(options: EventStreamOptions): AsyncGenera
       } catch (error) {
         if (outer.aborted) return;
         if (!everOpened) throw new GatewayUnreachableError(baseUrl, networkReason(error), { cause: error });
-        throw { retry: `cannot reach the gateway at ${baseUrl} (${networkReason(error)})` };
+        throw new RetryLater(`cannot reach the gateway at ${baseUrl} (${networkReason(error)})`);
       }
       if (!response.ok || !response.body) {
         const error = MoniroApiError.from(response.status, `GET ${options.url}`, await response.text());
         if (!everOpened || !transient(response.status)) throw error;
-        throw { retry: `the gateway answered ${response.status} (${error.code})` };
+        throw new RetryLater(`the gateway answered ${response.status} (${error.code})`);
       }
       everOpened = true;
       options.onOpen?.({ attempt: failures, lastEventId });
@@ -131,9 +134,8 @@ export async function* openEventStream(options: EventStreamOptions): AsyncGenera
       }
     } catch (error) {
       if (outer.aborted) return;
-      const retry = (error as { retry?: string }).retry;
-      if (retry === undefined) throw error;
-      reason = retry;
+      if (!(error instanceof RetryLater)) throw error;
+      reason = error.message;
     } finally {
       outer.removeEventListener("abort", abortConnection);
       connection.abort();
