@@ -1,5 +1,5 @@
 import { core } from "@moniro/api";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { createClient, MoniroClient } from "./client.js";
 import { GatewayUnreachableError, MoniroApiError } from "./errors.js";
 
@@ -102,5 +102,28 @@ describe("MoniroClient", () => {
   it("returns text for the metrics route", async () => {
     const client = createClient({ baseUrl: "http://gw:1", env: {}, fetch: fakeFetch(200, "# HELP x\nx 1\n") });
     expect(await client.metrics()).toBe("# HELP x\nx 1\n");
+  });
+});
+
+describe("types inferred from @moniro/api", () => {
+  it("types inputs and answers from the route schemas (checked by tsc)", () => {
+    const client = createClient({ baseUrl: "http://gw:1", env: {}, fetch: fakeFetch(200, "{}") });
+    // Only compiled, never run: the type checker refuses wrong inputs.
+    const unused = async () => {
+      // @ts-expect-error text must be a string
+      await client.sendMessage({ params: { agent: "a" }, body: { text: 1, from: "me" } });
+      // @ts-expect-error the agent parameter is required
+      await client.getAgentStatus({ params: {} });
+      // @ts-expect-error order is oldest or newest
+      await client.getThread({ params: { agent: "a" }, query: { order: "sideways" } });
+      const status = await client.getAgentStatus({ params: { agent: "a" } });
+      expectTypeOf(status.state).toEqualTypeOf<"idle" | "running" | "paused" | "stopped" | "error">();
+      expectTypeOf(status.inbox.normal).toEqualTypeOf<number>();
+      const reply = await client.pauseAgent({ params: { agent: "a" } });
+      expectTypeOf(reply.ok).toEqualTypeOf<boolean>();
+      expectTypeOf(await client.metrics()).toEqualTypeOf<string>();
+      expectTypeOf(await client.call(core.getThread, { params: { agent: "a" } })).toHaveProperty("next");
+    };
+    expect(typeof unused).toBe("function");
   });
 });
