@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { threadPageSchema } from "@moniro/api";
 import { createSubjects, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -118,6 +119,9 @@ describe("moniro CLI against a running stack", () => {
     };
     expect(page.entries).toHaveLength(1);
     expect(page.entries[0]).toMatchObject({ kind: "input", text: "hello from the cli" });
+    // The real entries (input, assistant, tool-result) match the route's response schema of @moniro/api.
+    const all = threadPageSchema.parse(JSON.parse((await moniro(["thread", "alice", "-o", "json"])).stdout));
+    expect(new Set(all.entries.map((entry) => entry.kind))).toEqual(new Set(["input", "assistant", "tool-result"]));
     const more = await moniro(["thread", "alice", "--limit", "1"]);
     expect(more.stdout).toContain(`more: moniro thread alice --after ${page.next}\n`);
   }, 60_000);
