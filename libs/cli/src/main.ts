@@ -11,6 +11,12 @@ function fail(error: unknown): void {
   process.exitCode = report.exitCode;
 }
 
+// `moniro events | head`: the reader went away; that is the end, not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  fail(error);
+  process.exit();
+});
 process.on("uncaughtException", (error) => {
   fail(error);
   process.exit();
