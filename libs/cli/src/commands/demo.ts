@@ -4,7 +4,8 @@ import { DEMO_AGENT, prepareDemoAgent } from "../demo-agent.js";
 import { apiKeyOf } from "../gateway-options.js";
 import { type RunningStack, tail } from "../stack.js";
 import type { StackOptions } from "../stack-plan.js";
-import { bringUp, terminalOf } from "./up.js";
+import { terminalOf } from "../terminal.js";
+import { bringUp } from "./up.js";
 
 function seconds(value: string, flag: string): number {
   const parsed = Number(value);

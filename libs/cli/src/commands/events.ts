@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { EventPrinter } from "../event-printer.js";
 import { clientFor, type GatewayFlags, withGateway } from "../gateway-options.js";
 import { type OutputFormat, render, withOutput } from "../output.js";
-import { terminalOf } from "./up.js";
+import { terminalOf } from "../terminal.js";
 
 interface EventsFlags extends GatewayFlags {
   output?: OutputFormat;

@@ -1,6 +1,4 @@
 import type { Command } from "commander";
-import { demoCommand } from "./demo.js";
-import { upCommand } from "./up.js";
 
 function stackFlags(command: Command): Command {
   return command
@@ -24,6 +22,8 @@ export function register(program: Command): void {
       .description("start NATS and Redis if needed, then the five services, in the foreground (Ctrl-C stops all)"),
   ).action(async (flags) => {
     // Every child is stopped by now; do not linger on keep-alive sockets.
+    // Loaded here: the stack's modules (NATS, process supervision) are not needed by the other commands.
+    const { upCommand } = await import("./up.js");
     process.exit(await upCommand(flags));
   });
 
@@ -33,6 +33,7 @@ export function register(program: Command): void {
       .description("bring the stack up, ask agent alice what is in her workspace, print what she does, stop")
       .option("--timeout <seconds>", "give up when alice has not answered after this long", "60"),
   ).action(async (flags) => {
+    const { demoCommand } = await import("./demo.js");
     process.exit(await demoCommand(flags));
   });
 }
