@@ -170,6 +170,8 @@ describe("@moniro/client against a real gateway (NATS, Redis)", () => {
   it("resumes where it was also when the connection drops before its first message", async () => {
     const proxy = await startProxy(t.gateway.port);
     const client = createClient({ baseUrl: proxy.url, apiKey: API_KEYS[0], env: {} });
+    // Stored before the stream opens: the preamble's id is its sequence.
+    await outbound("bob", "before alice connected");
     const abort = new AbortController();
     const opened: Array<string | undefined> = [];
     const received: string[] = [];
@@ -184,10 +186,9 @@ describe("@moniro/client against a real gateway (NATS, Redis)", () => {
       for (let i = 0; i < 1000 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(check()).toBe(true);
     };
-    await outbound("bob", "before alice connected");
     await until(() => opened.length === 1);
-    // Let the preamble (retry:, id:) arrive before the drop.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Let the preamble (retry:, id:), written right after the headers, be read before the drop.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     await proxy.down();
     const sequence = await outbound("alice", "sent while away");
     await proxy.up();
