@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { threadPageSchema } from "@moniro/api";
 import { createSubjects, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
-import { jetstream } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -75,6 +75,9 @@ describe("moniro CLI against a running stack", () => {
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     return { child, out, exited };
   };
+  /** The last sequence of the namespace's outbound stream (what `--last-event-id` resumes after). */
+  const lastOutSequence = async () =>
+    (await (await jetstreamManager(nc)).streams.info(createSubjects(stack.namespace).streams.out)).state.last_seq;
   const messagesIn = (ndjson: string) =>
     ndjson
       .split("\n")
@@ -83,10 +86,8 @@ describe("moniro CLI against a running stack", () => {
       .filter((item) => item.event === "message");
 
   it("send, then events -o json shows alice's answer; thread shows the conversation", async () => {
-    const events = background(["events", "alice", "-o", "json"]);
-    await eventually(async () => (await moniro(["status", "alice"])).code === 0, "the stack to answer");
-    // The events stream is open once the gateway's SSE consumer exists; give it the time a subscribe takes.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Resume from the stream's current end: whenever the command gets connected, alice's answer is in what it prints.
+    const events = background(["events", "alice", "-o", "json", "--last-event-id", String(await lastOutSequence())]);
 
     const sent = await moniro(["send", "alice", "hello from the cli", "-o", "json"]);
     expect(sent).toMatchObject({ code: 0, stderr: "" });
@@ -161,12 +162,11 @@ describe("moniro CLI against a running stack", () => {
   }, 60_000);
 
   it("events reconnects after the gateway restarts and prints what was sent meanwhile, once", async () => {
-    const events = background(["events", "alice", "-o", "json"]);
     const outbound = async (text: string) => {
       const envelope: OutboundEnvelopeInput = { ...stamp(), agent: "alice", to: "http:cli", text };
       await jetstream(nc).publish(createSubjects(stack.namespace).out("http"), JSON.stringify(envelope));
     };
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const events = background(["events", "alice", "-o", "json", "--last-event-id", String(await lastOutSequence())]);
     await outbound("before");
     await eventually(() => messagesIn(events.out.stdout).length === 1, "the first message");
 
