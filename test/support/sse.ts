@@ -1,7 +1,6 @@
-export interface SseEvent {
-  event: string;
-  data: string;
-}
+import { type SseEvent, SseParser } from "@moniro/client";
+
+export type { SseEvent };
 
 /**
  * Subscribes to a Server-Sent Events endpoint and collects events, so a test
@@ -17,28 +16,15 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   const events: SseEvent[] = [];
   const waiters = new Set<() => void>();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
+  const parser = new SseParser();
   const pump = (async () => {
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        buffer += value;
-        let boundary = buffer.indexOf("\n\n");
-        while (boundary >= 0) {
-          const frame = buffer.slice(0, boundary);
-          buffer = buffer.slice(boundary + 2);
-          let event = "message";
-          const data: string[] = [];
-          for (const line of frame.split("\n")) {
-            if (line.startsWith("event:")) event = line.slice(6).trim();
-            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-          }
-          if (data.length > 0) {
-            events.push({ event, data: data.join("\n") });
-            for (const wake of waiters) wake();
-          }
-          boundary = buffer.indexOf("\n\n");
+        for (const event of parser.push(value)) {
+          events.push(event);
+          for (const wake of waiters) wake();
         }
       }
     } catch {

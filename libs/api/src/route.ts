@@ -6,7 +6,7 @@ export interface ApiResponse {
   /** The JSON body; absent for an SSE stream or an empty answer. */
   schema?: z.ZodType;
   /** Defaults to application/json. */
-  contentType?: "application/json" | "text/event-stream";
+  contentType?: "application/json" | "text/event-stream" | "text/plain";
 }
 
 /**

@@ -59,9 +59,3 @@ export function stackOptions(
     ...(redisPrefix ? { redisPrefix } : {}),
   };
 }
-
-/** Headers for the gateway: the first of MONIRO_API_KEYS as bearer token, when set. */
-export function gatewayHeaders(env: Record<string, string | undefined>): Record<string, string> {
-  const key = env.MONIRO_API_KEYS?.split(",")[0]?.trim();
-  return key ? { authorization: `Bearer ${key}` } : {};
-}

@@ -76,7 +76,7 @@ describe("askAgent", () => {
       agent: "alice",
       text: "Hi Alice, what is in your workspace?",
       from: "demo",
-      headers: { authorization: "Bearer k" },
+      apiKey: "k",
       timeoutMs: 10_000,
       out,
     });
@@ -104,7 +104,6 @@ describe("askAgent", () => {
       agent: "alice",
       text: "q",
       from: "demo",
-      headers: {},
       timeoutMs: 10_000,
       deliveryGraceMs: 20,
       out: output().out,
@@ -126,7 +125,6 @@ describe("askAgent", () => {
       agent: "alice",
       text: "q",
       from: "demo",
-      headers: {},
       timeoutMs: 60_000,
       out: output().out,
     });
@@ -136,10 +134,10 @@ describe("askAgent", () => {
   it("fails with the reason when the gateway refuses the message, or nothing comes back in time", async () => {
     const refusing = await fakeGateway({ status: 401 });
     gateways.push(refusing);
-    const base = { agent: "alice", text: "q", from: "demo", headers: {}, out: output().out };
+    const base = { agent: "alice", text: "q", from: "demo", out: output().out };
     expect(await askAgent({ ...base, gateway: refusing.url, timeoutMs: 10_000 })).toEqual({
       ok: false,
-      reason: 'POST /v1/agents/alice/messages answered 401: {"error":"no"}',
+      reason: `POST ${refusing.url}/v1/agents/alice/messages answered 401: {"error":"no"}`,
     });
 
     const silent = await fakeGateway();

@@ -1,12 +1,13 @@
+import { createClient } from "@moniro/client";
 import { EventPrinter, type Output } from "./event-printer.js";
-import { openSse } from "./sse-parser.js";
 
 export interface AskOptions {
   gateway: string;
   agent: string;
   text: string;
   from: string;
-  headers: Record<string, string>;
+  /** The gateway's bearer key, if it needs one. */
+  apiKey?: string;
   timeoutMs: number;
   out: Output;
   /** After `message-sent`, how long to wait for the delivered `message` before calling it done. */
@@ -23,7 +24,8 @@ export type AskOutcome = { ok: true; reason: string } | { ok: false; reason: str
  * a cycle of its ends without a message, the stream ends, or the timeout passes.
  */
 export async function askAgent(options: AskOptions): Promise<AskOutcome> {
-  const { gateway, agent, headers, out } = options;
+  const { gateway, agent, out } = options;
+  const client = createClient({ baseUrl: gateway, env: {}, ...(options.apiKey ? { apiKey: options.apiKey } : {}) });
   const abort = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   const later = (ms: number, action: () => void) => {
@@ -32,7 +34,12 @@ export async function askAgent(options: AskOptions): Promise<AskOutcome> {
     timers.push(timer);
   };
   try {
-    const events = await openSse(`${gateway}/v1/agents/${agent}/events`, { headers, signal: abort.signal });
+    let opened: () => void = () => undefined;
+    const subscribed = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    // A short blip of the local gateway is survived; a gateway that stays away ends the demo.
+    const events = client.events(agent, { signal: abort.signal, maxReconnects: 2, onOpen: () => opened() });
     const printer = new EventPrinter(out);
     const finished = new Promise<AskOutcome>((resolve) => {
       later(options.timeoutMs, () =>
@@ -66,18 +73,11 @@ export async function askAgent(options: AskOptions): Promise<AskOutcome> {
       })();
     });
 
+    // Subscribed first, so nothing she does after the message is missed.
+    const failedEarly = await Promise.race([subscribed.then(() => undefined), finished]);
+    if (failedEarly) return failedEarly;
     out.write(`${options.from} → ${agent}: ${options.text}\n`);
-    const response = await fetch(`${gateway}/v1/agents/${agent}/messages`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify({ text: options.text, from: options.from }),
-    });
-    if (!response.ok) {
-      return {
-        ok: false,
-        reason: `POST /v1/agents/${agent}/messages answered ${response.status}: ${await response.text()}`,
-      };
-    }
+    await client.sendMessage({ params: { agent }, body: { text: options.text, from: options.from } });
     return await finished;
   } catch (error) {
     return { ok: false, reason: (error as Error).message };

@@ -1,5 +1,5 @@
+import type { SseEvent } from "@moniro/client";
 import { parseJson } from "@moniro/envelopes";
-import type { SseEvent } from "./sse-parser.js";
 
 export interface Output {
   /** Text without a newline (streamed monologue). */

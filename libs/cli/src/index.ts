@@ -4,7 +4,6 @@ export { askAgent } from "./conversation.js";
 export { EventPrinter } from "./event-printer.js";
 export { findExecutable, InfraError, installInstructions, planServers } from "./infra.js";
 export { formatLogLine, LineSplitter } from "./log-format.js";
-export { openSse, type SseEvent, SseParser } from "./sse-parser.js";
 export { type RunningStack, startStack } from "./stack.js";
 export { planService, STACK_SERVICES, type StackOptions, type StackService } from "./stack-plan.js";
 export { Supervisor } from "./supervisor.js";

@@ -1,69 +1,35 @@
 #!/usr/bin/env node
-import { Command } from "commander";
-import { agentCommand } from "./commands/agent-info.js";
-import { demoCommand } from "./commands/demo.js";
-import { registerPairing } from "./commands/pairing.js";
-import { eventsCommand, sendCommand } from "./commands/send-events.js";
-import { upCommand } from "./commands/up.js";
+import { reportError } from "./cli-errors.js";
+import { buildProgram } from "./program.js";
 
-function stackFlags(command: Command): Command {
-  return command
-    .option("--nats-url <url>", "NATS server (default: $MONIRO_NATS_URL or nats://127.0.0.1:4222)")
-    .option("--redis-url <url>", "Redis server (default: $MONIRO_REDIS_URL or redis://127.0.0.1:6379)")
-    .option("--gateway-port <port>", "gateway HTTP port (default: $MONIRO_GATEWAY_PORT or 8080; 0: any free port)")
-    .option(
-      "--base-port <port>",
-      "first health/metrics port of the other services (default: $MONIRO_BASE_PORT or 9101; 0: any free ports)",
-    )
-    .option("--namespace <name>", "first token of every NATS subject (default: $MONIRO_NAMESPACE or moniro)")
-    .option("--redis-prefix <prefix>", "prefix of every Redis key (default: $MONIRO_REDIS_PREFIX or moniro:)")
-    .option("--data-dir <dir>", "local state: server data, logs, workspaces (default: $MONIRO_DATA_DIR or .moniro)");
+let command = "";
+
+/** Prints what went wrong in one line (plus a hint), never a stack unless MONIRO_DEBUG=1; sets the exit code. */
+function fail(error: unknown): void {
+  const report = reportError(error, command);
+  for (const line of report.lines) process.stderr.write(`${line}\n`);
+  process.exitCode = report.exitCode;
 }
 
-const program = new Command()
-  .name("moniro")
-  .description("Moniro: a distributed runtime for persistent LLM agents")
-  .showHelpAfterError();
-
-stackFlags(
-  program
-    .command("up")
-    .description("start NATS and Redis if needed, then the five services, in the foreground (Ctrl-C stops all)"),
-).action(async (flags) => {
-  // Every child is stopped by now; do not linger on keep-alive sockets.
-  process.exit(await upCommand(flags));
+// `moniro events | head`: the reader went away; that is the end, not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  fail(error);
+  process.exit();
+});
+process.on("uncaughtException", (error) => {
+  fail(error);
+  process.exit();
+});
+process.on("unhandledRejection", (error) => {
+  fail(error);
+  process.exit();
 });
 
-stackFlags(
-  program
-    .command("demo")
-    .description("bring the stack up, ask agent alice what is in her workspace, print what she does, stop")
-    .option("--timeout <seconds>", "give up when alice has not answered after this long", "60"),
-).action(async (flags) => {
-  process.exit(await demoCommand(flags));
-});
-
-program
-  .command("send")
-  .description("send a message to an agent through the gateway")
-  .argument("<agent>", "agent name")
-  .argument("<text>", "message text")
-  .option("--from <user>", "who is writing (the agent answers to http:<user>)", "cli")
-  .option("--gateway <url>", "gateway URL (default: $MONIRO_GATEWAY_URL or http://127.0.0.1:8080)")
-  .action(async (agent: string, text: string, flags) => {
-    process.exitCode = await sendCommand(agent, text, flags);
-  });
-
-program
-  .command("events")
-  .description("print an agent's events (monologue, tool calls, messages) as they happen")
-  .argument("<agent>", "agent name")
-  .option("--gateway <url>", "gateway URL (default: $MONIRO_GATEWAY_URL or http://127.0.0.1:8080)")
-  .action(async (agent: string, flags) => {
-    process.exitCode = await eventsCommand(agent, flags);
-  });
-
-registerPairing(program);
-program.addCommand(agentCommand());
-
-await program.parseAsync(process.argv);
+try {
+  await buildProgram((path) => {
+    command = path;
+  }).parseAsync(process.argv);
+} catch (error) {
+  fail(error);
+}

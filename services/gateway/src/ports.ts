@@ -36,6 +36,12 @@ export interface AgentStreamItem {
 
 export interface AgentStream {
   close(): Promise<void>;
+  /**
+   * The stream sequence delivery starts after. The SSE preamble carries it as
+   * an `id:` without data, so a client that reconnects before its first
+   * message still resumes where it was.
+   */
+  startsAfter?: number;
 }
 
 /** The agent's events and its `http:` outbound messages, from `afterSequence` (exclusive) or from now. */

@@ -1,33 +1,20 @@
+import type { AgentStatusView, ChildrenView } from "@moniro/api";
 import { Command } from "commander";
-import { gatewayHeaders } from "../cli-options.js";
-
-interface StatusView {
-  agent: string;
-  state: string;
-  step: number | null;
-  restarts: number;
-  error: string | null;
-  leaseHolder: string | null;
-  inbox: Record<string, number>;
-}
-
-interface ChildView {
-  agent: string;
-  status: string;
-  state: string;
-  step: number | null;
-  leaseHolder: string | null;
-  wait: boolean;
-  createdAt: string | null;
-}
-
-interface ChildrenView {
-  children: ChildView[];
-  usage: { children: number; inputTokens: number; outputTokens: number };
-}
+import { clientFor, type GatewayFlags, withGateway } from "../gateway-options.js";
+import { type OutputFormat, print, withOutput } from "../output.js";
 
 /** The text `moniro agent info` prints: the agent's state, then one line per live sub-agent. */
-export function formatAgentInfo(status: StatusView, children: ChildrenView): string {
+export function formatAgentInfo(
+  status: Pick<AgentStatusView, "agent" | "state" | "step" | "leaseHolder" | "restarts" | "error" | "inbox">,
+  children: Pick<ChildrenView, "usage"> & {
+    children: Array<
+      Pick<
+        ChildrenView["children"][number],
+        "agent" | "status" | "state" | "step" | "wait" | "leaseHolder" | "createdAt"
+      >
+    >;
+  },
+): string {
   const inbox = Object.entries(status.inbox)
     .map(([lane, depth]) => `${lane} ${depth}`)
     .join(", ");
@@ -46,36 +33,38 @@ export function formatAgentInfo(status: StatusView, children: ChildrenView): str
   return `${lines.join("\n")}\n`;
 }
 
-async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { headers: gatewayHeaders(process.env) });
-  if (!response.ok) throw new Error(`GET ${url}: the gateway answered ${response.status}: ${await response.text()}`);
-  return (await response.json()) as T;
+interface InfoFlags extends GatewayFlags {
+  output?: OutputFormat;
+  json?: boolean;
 }
 
-/** `moniro agent info <agent>`: the agent's state and its sub-agents, over the gateway's HTTP API. */
+/**
+ * `moniro agent …`. Today: `agent info <agent>` (state and sub-agents). The
+ * definition commands (create/list/edit/delete, memory, notes, todo) are added
+ * as files of their own that register on this group (libs/cli/README.md).
+ */
 export function agentCommand(): Command {
-  const agent = new Command("agent").description("look at one agent");
-  agent
-    .command("info")
-    .description("show an agent's state and its live sub-agents")
-    .argument("<agent>", "agent name")
-    .option("--gateway <url>", "gateway URL (default: $MONIRO_GATEWAY_URL or http://127.0.0.1:8080)")
-    .option("--json", "print the gateway's JSON answers instead")
-    .action(async (name: string, flags: { gateway?: string; json?: boolean }) => {
-      const base = (flags.gateway ?? process.env.MONIRO_GATEWAY_URL ?? "http://127.0.0.1:8080").replace(/\/$/, "");
-      const path = `${base}/v1/agents/${encodeURIComponent(name)}`;
-      try {
-        const [status, children] = await Promise.all([
-          getJson<StatusView>(path),
-          getJson<ChildrenView>(`${path}/children`),
-        ]);
-        process.stdout.write(
-          flags.json ? `${JSON.stringify({ ...status, ...children }, null, 2)}\n` : formatAgentInfo(status, children),
-        );
-      } catch (error) {
-        process.stderr.write(`moniro agent info: ${(error as Error).message}\n`);
-        process.exitCode = 1;
-      }
-    });
+  const agent = new Command("agent").description("manage and look at agents");
+  withOutput(
+    withGateway(
+      agent
+        .command("info")
+        .description("show an agent's state and its live sub-agents")
+        .argument("<agent>", "agent name")
+        .option("--json", "same as -o json"),
+    ),
+  ).action(async (name: string, flags: InfoFlags) => {
+    const client = clientFor(flags);
+    const [status, children] = await Promise.all([
+      client.getAgentStatus({ params: { agent: name } }),
+      client.listChildren({ params: { agent: name } }),
+    ]);
+    const { agent: _same, ...childView } = children;
+    print({ ...status, ...childView }, flags.json ? "json" : flags.output, () => formatAgentInfo(status, children));
+  });
   return agent;
+}
+
+export function register(program: Command): void {
+  program.addCommand(agentCommand());
 }

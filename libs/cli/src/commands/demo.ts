@@ -1,9 +1,11 @@
-import { gatewayHeaders, type StackFlags, stackOptions } from "../cli-options.js";
+import { type StackFlags, stackOptions } from "../cli-options.js";
 import { askAgent } from "../conversation.js";
 import { DEMO_AGENT, prepareDemoAgent } from "../demo-agent.js";
+import { apiKeyOf } from "../gateway-options.js";
 import { type RunningStack, tail } from "../stack.js";
 import type { StackOptions } from "../stack-plan.js";
-import { bringUp, terminalOf } from "./up.js";
+import { terminalOf } from "../terminal.js";
+import { bringUp } from "./up.js";
 
 function seconds(value: string, flag: string): number {
   const parsed = Number(value);
@@ -61,6 +63,8 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
   const gateway = stack.services.find((s) => s.service === "gateway")?.url ?? "";
   terminal.line(`stack ready: gateway ${gateway}; logs in ${stack.logFile("<service>")}\n`);
 
+  const apiKey = apiKeyOf(process.env);
+  const apiKeyOption = apiKey ? { apiKey } : {};
   let outcome: { ok: boolean; reason: string };
   try {
     outcome = await Promise.race([
@@ -69,7 +73,7 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
         agent: DEMO_AGENT,
         text: QUESTION,
         from: "demo",
-        headers: gatewayHeaders(process.env),
+        ...apiKeyOption,
         timeoutMs,
         out: terminal,
         deliveryGraceMs: DELIVERY_GRACE_MS,

@@ -4,11 +4,7 @@ import { stackOptions } from "../cli-options.js";
 import { type RunningStack, startStack, type Terminal } from "../stack.js";
 import type { StackOptions } from "../stack-plan.js";
 import { Supervisor } from "../supervisor.js";
-
-export function terminalOf(stream: NodeJS.WriteStream): Terminal & { write(text: string): void } {
-  const colour = !process.env.NO_COLOR && (stream.isTTY === true || Boolean(process.env.FORCE_COLOR));
-  return { colour, line: (text) => stream.write(`${text}\n`), write: (text) => stream.write(text) };
-}
+import { terminalOf } from "../terminal.js";
 
 /**
  * Starts the stack for a command. From the first child on, SIGINT/SIGTERM

@@ -1,5 +1,5 @@
+import type { MessageBody } from "@moniro/api";
 import { defaultPriority, type InboundEnvelope, stamp } from "@moniro/envelopes";
-import type { MessageBody } from "./message-body.js";
 
 /**
  * The inbound envelope of a DM: built, not parsed a second time. Every part

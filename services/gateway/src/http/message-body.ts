@@ -1,22 +1,10 @@
+import { MESSAGE_BODY_FIELDS, type MessageBody, messageBodySchema } from "@moniro/api";
 import { closestKey } from "@moniro/config";
-import { attachmentSchema, contextSchema, httpUserSchema, issuesOf, laneSchema } from "@moniro/envelopes";
+import { issuesOf } from "@moniro/envelopes";
 import { z } from "zod";
 import { HttpError } from "./http-error.js";
 
-const FIELDS = ["text", "from", "attachments", "context", "priority"];
-
-/** `POST /v1/agents/:agent/messages` body. */
-export const messageBodySchema = z.strictObject({
-  text: z
-    .string({ error: "must be a string: the message for the agent" })
-    .min(1, "must not be empty")
-    .max(100_000, "must be at most 100,000 characters"),
-  from: httpUserSchema,
-  attachments: z.array(attachmentSchema).max(32, "at most 32 attachments").optional(),
-  context: contextSchema.optional(),
-  priority: laneSchema.optional(),
-});
-export type MessageBody = z.output<typeof messageBodySchema>;
+const FIELDS: readonly string[] = MESSAGE_BODY_FIELDS;
 
 /** Validates a parsed JSON body; a 400 names each bad field and says what to send. */
 export function parseMessageBody(body: unknown): MessageBody {

@@ -11,17 +11,20 @@ export function sseFrame(item: { event: string; data: string; id?: string }): st
 
 /**
  * Writes Server-Sent Events to a response: headers that keep proxies from
- * buffering, a reconnect hint, and a comment every `heartbeatMs` so idle
- * connections stay open and dead ones are noticed.
+ * buffering, a reconnect hint, the id to resume from when there is one (an
+ * `id:` without data sets the client's Last-Event-ID and dispatches nothing),
+ * and a comment every `heartbeatMs` so idle connections stay open and dead
+ * ones are noticed.
  */
-export function startSse(response: Response, options: { heartbeatMs: number; retryMs?: number }) {
+export function startSse(response: Response, options: { heartbeatMs: number; retryMs?: number; lastEventId?: string }) {
   response.status(200);
   response.setHeader("Content-Type", "text/event-stream; charset=utf-8");
   response.setHeader("Cache-Control", "no-cache, no-transform");
   response.setHeader("Connection", "keep-alive");
   response.setHeader("X-Accel-Buffering", "no");
   response.flushHeaders();
-  response.write(`retry: ${options.retryMs ?? 2000}\n: connected\n\n`);
+  const id = options.lastEventId !== undefined ? `id: ${options.lastEventId}\n` : "";
+  response.write(`retry: ${options.retryMs ?? 2000}\n${id}: connected\n\n`);
   const heartbeat = setInterval(() => response.write(": heartbeat\n\n"), options.heartbeatMs);
   heartbeat.unref();
   return {

@@ -1,25 +1,6 @@
-import { contextSchema } from "@moniro/envelopes";
-import { z } from "zod";
+import { threadQuerySchema } from "@moniro/api";
 import type { ThreadQuery } from "../ports.js";
 import { HttpError } from "./http-error.js";
-
-const entryId = z
-  .string()
-  .regex(/^\d+-\d+$/, "must be an entry id from a previous page's 'next' (like 1700000000000-0)");
-
-const threadQuerySchema = z.strictObject({
-  limit: z.coerce
-    .number({ error: "must be a number" })
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .max(500, "must be at most 500")
-    .default(50),
-  order: z.enum(["oldest", "newest"], { error: "must be 'oldest' or 'newest'" }).optional(),
-  after: entryId.optional(),
-  before: entryId.optional(),
-  /** The thread: `personal` (the unified thread) or `<workflow>:<tag>` when threads are per-context. */
-  context: contextSchema.default("personal"),
-});
 
 /**
  * `?limit=&order=&after=&before=&context=`. `after` pages oldest-first,

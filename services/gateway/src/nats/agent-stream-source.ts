@@ -91,6 +91,7 @@ export function natsAgentStreamSource(options: {
       await nc.flush();
       let closing: Promise<void> | undefined;
       return {
+        startsAfter: Math.max(1, startSequence) - 1,
         close() {
           closing ??= (async () => {
             events.unsubscribe();

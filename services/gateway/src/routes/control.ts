@@ -1,12 +1,10 @@
+import { controlBodySchema } from "@moniro/api";
 import { CONTROL_OPS, type ControlReply } from "@moniro/envelopes";
 import { Router } from "express";
-import { z } from "zod";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import type { AgentCatalog, ControlClient } from "../ports.js";
-
-const controlBodySchema = z.object({ reason: z.string().max(1000).optional() }).loose();
 
 /** Raised by a ControlClient when no agent-runner answers `moniro.ctl.<agent>`. */
 export class NoRunnerError extends Error {

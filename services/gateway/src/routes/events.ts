@@ -67,7 +67,10 @@ export function eventsRouter(deps: { agents: AgentCatalog; streams: AgentStreamS
       void stream.close();
       return;
     }
-    sse = startSse(response, { heartbeatMs: deps.heartbeatMs });
+    sse = startSse(response, {
+      heartbeatMs: deps.heartbeatMs,
+      ...(stream.startsAfter !== undefined ? { lastEventId: String(stream.startsAfter) } : {}),
+    });
     for (const item of early.splice(0)) sse.send(item);
   });
   router.all("/v1/agents/:agent/events", methodNotAllowed("GET"));

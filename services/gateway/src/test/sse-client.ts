@@ -1,9 +1,7 @@
+import { type SseEvent, SseParser } from "@moniro/client";
+
 /** One Server-Sent Event as a test sees it. */
-export interface ReceivedEvent {
-  id?: string;
-  event: string;
-  data: string;
-}
+export type ReceivedEvent = SseEvent;
 
 /** A minimal SSE client for tests: collects events (with their `id:`) and waits for one. */
 export async function openEvents(url: string, headers: Record<string, string> = {}) {
@@ -17,25 +15,13 @@ export async function openEvents(url: string, headers: Record<string, string> = 
   const events: ReceivedEvent[] = [];
   const waiters = new Set<() => void>();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
+  const parser = new SseParser();
   const pump = (async () => {
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        buffer += value;
-        for (let boundary = buffer.indexOf("\n\n"); boundary >= 0; boundary = buffer.indexOf("\n\n")) {
-          const frame = buffer.slice(0, boundary);
-          buffer = buffer.slice(boundary + 2);
-          const event: ReceivedEvent = { event: "message", data: "" };
-          const data: string[] = [];
-          for (const line of frame.split("\n")) {
-            if (line.startsWith("id:")) event.id = line.slice(3).trim();
-            else if (line.startsWith("event:")) event.event = line.slice(6).trim();
-            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-          }
-          if (data.length === 0) continue;
-          event.data = data.join("\n");
+        for (const event of parser.push(value)) {
           events.push(event);
           for (const wake of waiters) wake();
         }
