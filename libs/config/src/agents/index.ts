@@ -38,3 +38,11 @@ export {
   type TemplatePart,
   type TemplatePathStep,
 } from "./webhook-template.js";
+export { TOOL_POLICY_KEYS, type ToolPolicy, toolPolicySchema } from "./tool-policy.js";
+export {
+  CATALOG_TOOL_NAMES,
+  EXTERNAL_TOOL_NAMES,
+  PROFILE_NAMES,
+  TOOL_PROFILES,
+  type ToolProfileName,
+} from "./tool-profiles.js";
