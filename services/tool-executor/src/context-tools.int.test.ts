@@ -1,9 +1,9 @@
 import type { ThreadEntryData } from "@moniro/envelopes";
 import { createKeys, ENTRY_FIELD, encodeThreadEntry, RedisPersonalContext } from "@moniro/store";
 import { type TestRedis, testRedis } from "@moniro/store/test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runTool } from "@moniro/tool-catalog";
 import { testToolContext } from "@moniro/tool-catalog/test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 let t: TestRedis;
 beforeEach(() => {
@@ -91,7 +91,9 @@ describe("todos", () => {
     });
     await runTool("memory_write", { key: "name", value: "Ada" }, second);
     expect(a.id).toBe("1");
-    const snapshot = await new RedisPersonalContext(t.connect(), { prefix: t.prefix }).promptSnapshot("ada", { notes: 0 });
+    const snapshot = await new RedisPersonalContext(t.connect(), { prefix: t.prefix }).promptSnapshot("ada", {
+      notes: 0,
+    });
     expect(snapshot.memory).toEqual([{ key: "name", value: "Ada" }]);
     expect(snapshot.todos.map((todo) => [todo.id, todo.text])).toEqual([["2", "water plants"]]);
   });

@@ -7,11 +7,11 @@ import { announceInputs, injectInputs } from "./inject.js";
 import { watchStep } from "./interrupt.js";
 import type { PendingInput } from "./lanes.js";
 import { callModel } from "./llm-step.js";
-import { buildSystemPrompt } from "./prompt.js";
 import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit, noteState, noteStateWritten, now, setState } from "./run-context.js";
+import { assembleSystemPrompt } from "./system-prompt.js";
 import { isUnfinished } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, runToolCalls } from "./tools.js";
@@ -109,8 +109,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     envelopeIds: cycle.instruction.inputs.map((input) => input.envelopeId),
   });
   announceInputs(cycle, injected, false);
-  const personal = run.deps.promptContext ? await run.deps.promptContext(run.agent) : {};
-  cycle.system = buildSystemPrompt({ base: settings.systemPrompt, ...personal });
+  cycle.system = await assembleSystemPrompt(run);
 
   for (;;) {
     await run.control.whilePaused(
@@ -119,7 +118,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     );
     if (cycle.signal.aborted) throw cycle.signal.reason;
     if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
-    await compactIfNeeded(cycle);
+    if (await compactIfNeeded(cycle)) cycle.system = await assembleSystemPrompt(run);
 
     cycle.step++;
     noteState(run, { ...opening, step: cycle.step });

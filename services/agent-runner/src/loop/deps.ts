@@ -6,17 +6,12 @@ import type {
   Inbox,
   LlmProvider,
   Outbox,
+  PersonalContext,
   RunEnd,
   ThreadStore,
   ToolBus,
   Tracing,
 } from "@moniro/ports";
-
-/** Personal context that goes into the system prompt (DESIGN §5: soul, memory, active todos). */
-export interface PromptContext {
-  memory?: string;
-  todos?: string;
-}
 
 /** Everything the loop talks to. All ports: no Redis, NATS or SDK in here. */
 export interface LoopDeps {
@@ -34,8 +29,11 @@ export interface LoopDeps {
   tracing: Tracing;
   /** Jitter source in [0, 1); Math.random when absent. */
   random?: () => number;
-  /** Loaded once per cycle for the system prompt (memory, todos); none when absent. */
-  promptContext?: (agent: string) => Promise<PromptContext>;
+  /**
+   * Memory, active todos and recent notes for the system prompt: read once
+   * per cycle, and again after a compaction; none when absent.
+   */
+  personal?: Pick<PersonalContext, "promptSnapshot">;
 }
 
 /**

@@ -26,12 +26,13 @@ export async function loadAgentDefinitions(dir: string): Promise<AgentDefinition
 /** Maps a definition onto the loop's settings (DESIGN §5 defaults for what it leaves out). */
 export function loopSettingsOf(definition: AgentDefinition, tools: readonly LlmToolSpec[] = []) {
   const context = definition.context;
-  const base = [definition.systemPrompt.trim(), definition.soul?.trim() ? `## Soul\n${definition.soul.trim()}` : ""]
-    .filter((part) => part.length > 0)
-    .join("\n\n");
   const input: LoopSettingsInput = {
     model: definition.model,
-    systemPrompt: base,
+    systemPrompt: definition.systemPrompt,
+    ...(definition.soul ? { soul: definition.soul } : {}),
+    ...(context?.personal_tokens !== undefined || context?.recent_notes !== undefined
+      ? { personal: defined({ maxTokens: context.personal_tokens, recentNotes: context.recent_notes }) }
+      : {}),
     tools: toolSpecsFor(tools, definition.tools),
     ...(definition.max_tokens ? { maxTokens: definition.max_tokens } : {}),
     ...(definition.max_steps ? { maxSteps: definition.max_steps } : {}),

@@ -1,19 +1,19 @@
 import { type Bus, createBus, ensureStreams } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
-import type { Clock, Ids, Tracing } from "@moniro/ports";
+import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
 import type { RedisClient } from "@moniro/store";
 import {
   CachedThreadStore,
   createRedisStores,
   DEFAULT_THREAD_CACHE,
+  RedisPersonalContext,
   type RedisStores,
   type ThreadCacheOptions,
 } from "@moniro/store";
 import { withoutTrace } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import type { LoopDeps } from "../loop/index.js";
 import type { SubagentLimits } from "../subagents/subagent-tool-bus.js";
 import { subagentWiring } from "../subagents/wiring.js";
 import type { AgentDirectory } from "./agent-directory.js";
@@ -46,8 +46,8 @@ export interface RunnerOptions {
   onDlq?: (origin: string) => void;
   /** Called for every heartbeat the loop drops because the agent was active (metrics). */
   onHeartbeatSkipped?: (agent: string) => void;
-  /** Memory and todos for the system prompt. */
-  promptContext?: LoopDeps["promptContext"];
+  /** Memory, todos and notes for the system prompt; default the Redis one under `redisPrefix`. */
+  personal?: PersonalContext;
   /** Bounds of the in-memory thread cache (default DEFAULT_THREAD_CACHE; maxThreads 0 turns it off). */
   threadCache?: ThreadCacheOptions;
   /** Sub-agent limits (live children per parent, default step limit). */
@@ -84,6 +84,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         logger.error({ ...error.details, ...errorFields(error) }, "dropped an undecodable inbox entry"),
     },
   });
+  const personal = options.personal ?? new RedisPersonalContext(options.redis, { prefix: options.redisPrefix, clock });
   const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
   const events = countHeartbeatSkips(
     new NatsEventSink(messaging, subjects, {
@@ -129,7 +130,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         events,
         outbox,
         tracing: options.tracing ?? noopTracing,
-        ...(options.promptContext ? { promptContext: options.promptContext } : {}),
+        personal,
       }),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,

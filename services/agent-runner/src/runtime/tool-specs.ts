@@ -1,5 +1,5 @@
-import type { LlmToolSpec } from "@moniro/ports";
 import { toolPolicySchema } from "@moniro/config";
+import type { LlmToolSpec } from "@moniro/ports";
 import { resolvePolicy, specsForPolicy, subagentToolSpec } from "@moniro/tool-catalog";
 
 /**

@@ -25,12 +25,12 @@ export const historySearchTool = defineTool({
         ctx.agent,
         context,
         (item) => {
-        const text = entryText(item.entry);
-        const lower = text.toLowerCase();
-        if (words.every((word) => lower.includes(word))) {
-          hits.push({ entry: item, text, index: lower.indexOf(words[0] as string) });
-          found += 1;
-        }
+          const text = entryText(item.entry);
+          const lower = text.toLowerCase();
+          if (words.every((word) => lower.includes(word))) {
+            hits.push({ entry: item, text, index: lower.indexOf(words[0] as string) });
+            found += 1;
+          }
           return found < limit;
         },
         { signal: ctx.signal },
