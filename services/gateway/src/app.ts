@@ -1,4 +1,4 @@
-import type { Tracing } from "@moniro/ports";
+import type { PersonalContext, Tracing } from "@moniro/ports";
 import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
 import type { HookCatalog } from "./hooks/hook-catalog.js";
@@ -24,6 +24,7 @@ import { hooksRouter } from "./routes/hooks.js";
 import { inspectRouter } from "./routes/inspect.js";
 import { messagesRouter } from "./routes/messages.js";
 import { type PairingClient, pairingRouter } from "./routes/pairing.js";
+import { personalContextRouter } from "./routes/personal-context.js";
 
 export interface GatewayAppOptions {
   /**
@@ -51,6 +52,8 @@ export interface GatewayAppOptions {
   tracer?: Telemetry["tracer"];
   logger: GatewayLogger;
   now?: () => number;
+  /** Memory, notes and todos of agents (`/v1/agents/:agent/memory|notes|todos`); the routes are absent without. */
+  personal?: PersonalContext;
   /** Signal pairing (`/v1/pairing`), answered by the signal-bridge; the routes 404 without. */
   pairing?: PairingClient;
 }
@@ -117,6 +120,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
   if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));
+  if (options.personal) app.use(personalContextRouter({ agents: options.agents, personal: options.personal }));
   if (options.pairing) app.use(pairingRouter({ pairing: options.pairing }));
   app.use((request, _response, next) => {
     next(

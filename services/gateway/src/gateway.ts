@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import type { RedisClient } from "@moniro/store";
-import { ChildRecords, connectRedis } from "@moniro/store";
+import { ChildRecords, connectRedis, RedisPersonalContext } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { definitionCatalog } from "./agents/definition-catalog.js";
@@ -68,6 +68,7 @@ export async function startGateway(options: {
     streams: natsAgentStreamSource({ link, subjects, logger }),
     inspector: new RedisInspector(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     children: new ChildRecords(redis, config.MONIRO_REDIS_PREFIX),
+    personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     readiness: {
       nats: () => link.check(),
       redis: async () => {
