@@ -40,6 +40,7 @@ async function call(id: string, path: string, init: { method?: string; body?: un
   expect(parsed?.success, `${id} ${response.status} body ${JSON.stringify(body)}: ${parsed?.error?.message}`).toBe(
     true,
   );
+  // biome-ignore lint/suspicious/noExplicitAny: the schema check above typed it; the test reads fields loosely
   return { status: response.status, body: body as Record<string, any> };
 }
 
