@@ -61,6 +61,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
       async (span) => {
         const end = await steps(cycle, fresh);
         await thread.settled();
+        if (end === "completed") handOffCompleted(cycle);
         span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
         return end;
       },
@@ -246,6 +247,22 @@ async function recordCrash(cycle: CycleRun, error: unknown): Promise<void> {
     await requeue(cycle, cycle.instruction.items);
   } catch {
     // The inbox is unreachable too; the state record still names this thread for the restart.
+  }
+}
+
+/** Hands the finished instruction to `onInstructionCompleted` (auto-memory), off the loop's path. */
+function handOffCompleted(cycle: CycleRun): void {
+  const hook = cycle.run.deps.onInstructionCompleted;
+  if (!hook) return;
+  try {
+    hook({
+      agent: cycle.run.agent,
+      cycleId: cycle.cycleId,
+      context: cycle.thread.context,
+      entries: cycle.thread.entries.filter((entry) => entry.cycleId === cycle.cycleId),
+    });
+  } catch {
+    // An observer's failure is not the instruction's.
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ThreadEntry } from "@moniro/envelopes";
 import type {
   AgentStateStore,
   Clock,
@@ -12,6 +13,14 @@ import type {
   ToolBus,
   Tracing,
 } from "@moniro/ports";
+
+/** An instruction the loop finished (`cycle-ended` with reason `completed`): its cycle's thread entries. */
+export interface CompletedInstruction {
+  agent: string;
+  cycleId: string;
+  context: string;
+  entries: readonly ThreadEntry[];
+}
 
 /** Everything the loop talks to. All ports: no Redis, NATS or SDK in here. */
 export interface LoopDeps {
@@ -34,6 +43,11 @@ export interface LoopDeps {
    * per cycle, and again after a compaction; none when absent.
    */
   personal?: Pick<PersonalContext, "promptSnapshot">;
+  /**
+   * Told of every completed instruction after its cycle ended (auto-memory).
+   * The loop does not wait for what it starts and ignores its errors.
+   */
+  onInstructionCompleted?: (instruction: CompletedInstruction) => void;
 }
 
 /**

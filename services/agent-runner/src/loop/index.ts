@@ -5,7 +5,7 @@
  */
 export { LoopAbort, LoopControl } from "./control.js";
 export type { CycleEnd } from "./cycle.js";
-export type { LoopDeps, LoopOutcome } from "./deps.js";
+export type { CompletedInstruction, LoopDeps, LoopOutcome } from "./deps.js";
 export { HEARTBEAT_META, isHeartbeat } from "./heartbeat.js";
 export { effectiveLane, laneRank, orderPending, type PendingInput, threadOf, UNIFIED_THREAD } from "./lanes.js";
 export { estimateTokens, MAX_LINE_CHARS, type PersonalSections, personalSections } from "./personal-sections.js";

@@ -7,6 +7,7 @@ import {
 } from "@moniro/config";
 import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
 import { type LoopSettingsInput, loopSettings } from "../loop/index.js";
+import { DEFAULT_MAX_ENTRIES } from "../memory/auto-memory.js";
 import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
 import { toolSpecsFor } from "./tool-specs.js";
 
@@ -74,16 +75,29 @@ const agingOf = (aging: NonNullable<AgentDefinition["aging"]>) =>
     queuedMsToImmediate: aging.queued_ms_to_immediate,
   });
 
+/** One definition as the runtime runs it: loop settings, provider, auto-memory. */
+export function runtimeAgentOf(
+  definition: AgentDefinition,
+  options: { llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
+): RuntimeAgent {
+  const auto = definition.auto_memory;
+  return {
+    name: definition.name,
+    settings: loopSettingsOf(definition, options.tools),
+    llm: options.llmFor(definition),
+    ...(auto?.enabled
+      ? { autoMemory: { model: auto.model ?? definition.model, maxEntries: auto.max_entries ?? DEFAULT_MAX_ENTRIES } }
+      : {}),
+  };
+}
+
 /** A directory over loaded definitions; `llmFor` picks the provider of each (by backend and model). */
 export function definitionDirectory(
   definitions: readonly AgentDefinition[],
   options: { where: string; llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
 ): AgentDirectory {
   const agents = new Map<string, RuntimeAgent>(
-    definitions.map((definition) => [
-      definition.name,
-      { name: definition.name, settings: loopSettingsOf(definition, options.tools), llm: options.llmFor(definition) },
-    ]),
+    definitions.map((definition) => [definition.name, runtimeAgentOf(definition, options)]),
   );
   return {
     get: (name) => agents.get(name),

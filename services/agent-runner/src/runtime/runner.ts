@@ -14,6 +14,7 @@ import {
 import { withoutTrace } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { AutoMemory } from "../memory/auto-memory.js";
 import type { SubagentLimits } from "../subagents/subagent-tool-bus.js";
 import { subagentWiring } from "../subagents/wiring.js";
 import type { AgentDirectory } from "./agent-directory.js";
@@ -26,6 +27,9 @@ import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
 import { countHeartbeatSkips, NatsEventSink, NatsOutbox } from "./nats-events.js";
 import { NatsToolBus } from "./nats-tool-bus.js";
+
+/** How long a stopping runner waits for auto-memory extractions under way. */
+const AUTO_MEMORY_GRACE_MS = 5_000;
 
 export interface RunnerOptions {
   /** This runner's id (lease holder). */
@@ -61,6 +65,8 @@ export interface Runner {
   threads: CachedThreadStore;
   /** The ingest step the inbound consumer runs for every envelope of MONIRO_IN (append, wake, notify the holder). */
   ingest: ReturnType<typeof createIngest>;
+  /** Auto-memory extractions (tests wait for `idle()`). */
+  autoMemory: AutoMemory;
   /** Graceful stop: stop consuming, stop answering control, let loops reach a boundary, release leases. */
   stop(): Promise<void>;
 }
@@ -94,6 +100,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     options.onHeartbeatSkipped,
   );
   const ids = options.ids ?? ulidIds;
+  const shutdown = new AbortController();
+  const autoMemory = new AutoMemory({ personal, events, signal: shutdown.signal });
   const subagents = subagentWiring({
     redis: options.redis,
     redisPrefix: options.redisPrefix,
@@ -131,6 +139,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         outbox,
         tracing: options.tracing ?? noopTracing,
         personal,
+        ...(agent.autoMemory
+          ? {
+              onInstructionCompleted: (done) =>
+                autoMemory.extract(done, agent.llm, agent.autoMemory as NonNullable<typeof agent.autoMemory>),
+            }
+          : {}),
       }),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,
@@ -171,10 +185,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     stores,
     threads,
     ingest,
+    autoMemory,
     stop() {
       stopping ??= (async () => {
         await consumer?.stop();
         await runtime.stop();
+        // Extractions under way get a few seconds to write what they found, then are abandoned.
+        const grace = setTimeout(() => shutdown.abort(new Error("the runner is stopping")), AUTO_MEMORY_GRACE_MS);
+        await autoMemory.idle();
+        clearTimeout(grace);
         control?.unsubscribe();
         notices.subscription.unsubscribe();
         threads.close();
