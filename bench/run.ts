@@ -24,6 +24,7 @@ const ORDER = [
   "sandbox-exec",
   "webhook",
   "subagent",
+  "prompt-assembly",
 ];
 
 function moduleName(file: string): string {

@@ -50,30 +50,71 @@ function noteOf([id, fields]: [string, string[]]): Note {
 
 const byKey = (a: MemoryEntry, b: MemoryEntry) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
+/** Bounds of the prompt snapshot cache (see RedisPersonalContext). */
+export interface SnapshotCacheOptions {
+  /** Agents whose snapshot is kept (least recently used go first); 0 turns the cache off. */
+  maxAgents: number;
+  /** A snapshot older than this is read again even if no version change was seen. */
+  maxAgeMs: number;
+}
+
+export const DEFAULT_SNAPSHOT_CACHE: SnapshotCacheOptions = { maxAgents: 1_000, maxAgeMs: 60_000 };
+
+interface CachedSnapshot {
+  version: string;
+  notes: number;
+  readAt: number;
+  snapshot: PromptContextSnapshot;
+}
+
+/** The result of one command of a MULTI, or its error thrown. */
+function resultOf<T>(results: Array<[Error | null, unknown]> | null, index: number): T {
+  const entry = results?.[index];
+  if (!entry) throw new Error("the Redis transaction was aborted");
+  if (entry[0]) throw entry[0];
+  return entry[1] as T;
+}
+
 /**
  * PersonalContext over the DESIGN §4 keys: `:memory` (hash key → text),
  * `:notes` (stream, fields `text` and `context`), `:todo` (hash id → JSON)
  * with `:todo-seq` (the last id handed out), and the `:thread:<context>`
  * streams for recall. All of one agent's keys share its hash tag, so the
  * prompt's read is one pipelined round trip on one slot.
+ *
+ * Every write also bumps `:context-version` in the same MULTI. With
+ * `snapshotCache` (the runner's), `promptSnapshot` first reads only that
+ * version and reuses the snapshot it read before when it has not changed, so
+ * a large memory is not read and decoded again every cycle; a snapshot is
+ * read with its version in one MULTI, so the pair is consistent. Writers
+ * that do not bump the version (an older version of Moniro during an
+ * upgrade) are caught by `maxAgeMs`.
  */
 export class RedisPersonalContext implements PersonalContext {
   private readonly keys: Keys;
   private readonly history: RedisHistory;
   private readonly clock: Clock;
 
+  private readonly cacheOptions: SnapshotCacheOptions | undefined;
+  private readonly cache = new Map<string, CachedSnapshot>();
+
   constructor(
     private readonly redis: RedisClient,
-    options: { prefix?: string; clock?: Clock } = {},
+    options: { prefix?: string; clock?: Clock; snapshotCache?: SnapshotCacheOptions } = {},
   ) {
     this.keys = createKeys(options.prefix);
     this.history = new RedisHistory(redis, this.keys);
     this.clock = options.clock ?? systemClock;
+    this.cacheOptions = options.snapshotCache?.maxAgents ? options.snapshotCache : undefined;
   }
 
   async setMemory(agent: string, key: string, value: string) {
-    const created = await this.redis.hset(this.keys.memory(agent), key, value);
-    return { created: created === 1 };
+    const results = await this.redis
+      .multi()
+      .hset(this.keys.memory(agent), key, value)
+      .incr(this.keys.contextVersion(agent))
+      .exec();
+    return { created: resultOf<number>(results, 0) === 1 };
   }
 
   async getMemory(agent: string, key: string) {
@@ -88,12 +129,21 @@ export class RedisPersonalContext implements PersonalContext {
   }
 
   async deleteMemory(agent: string, key: string) {
-    return (await this.redis.hdel(this.keys.memory(agent), key)) > 0;
+    const results = await this.redis
+      .multi()
+      .hdel(this.keys.memory(agent), key)
+      .incr(this.keys.contextVersion(agent))
+      .exec();
+    return resultOf<number>(results, 0) > 0;
   }
 
   async addNote(agent: string, text: string, context: string): Promise<Note> {
-    const id = (await this.redis.xadd(this.keys.notes(agent), "*", "text", text, "context", context)) as string;
-    return noteOf([id, ["text", text, "context", context]]);
+    const results = await this.redis
+      .multi()
+      .xadd(this.keys.notes(agent), "*", "text", text, "context", context)
+      .incr(this.keys.contextVersion(agent))
+      .exec();
+    return noteOf([resultOf<string>(results, 0), ["text", text, "context", context]]);
   }
 
   async readNotes(agent: string, options: { last: number; query?: string }): Promise<Note[]> {
@@ -124,7 +174,7 @@ export class RedisPersonalContext implements PersonalContext {
   async addTodo(agent: string, text: string): Promise<Todo> {
     const id = String(await this.redis.incr(this.keys.todoSeq(agent)));
     const todo: Todo = { id, text, done: false, createdAt: new Date(this.clock.now()).toISOString() };
-    await this.redis.hset(this.keys.todo(agent), id, encodeTodo(todo));
+    await this.writeTodo(agent, todo);
     return todo;
   }
 
@@ -148,8 +198,17 @@ export class RedisPersonalContext implements PersonalContext {
     if (todo === undefined) return undefined;
     if (todo.done) return { todo, already: true };
     const done: Todo = { ...todo, done: true, doneAt: new Date(this.clock.now()).toISOString() };
-    await this.redis.hset(key, id, encodeTodo(done));
+    await this.writeTodo(agent, done);
     return { todo: done, already: false };
+  }
+
+  private async writeTodo(agent: string, todo: Todo): Promise<void> {
+    const results = await this.redis
+      .multi()
+      .hset(this.keys.todo(agent), todo.id, encodeTodo(todo))
+      .incr(this.keys.contextVersion(agent))
+      .exec();
+    resultOf(results, 0);
   }
 
   historyContexts(agent: string): Promise<string[]> {
@@ -174,20 +233,53 @@ export class RedisPersonalContext implements PersonalContext {
   }
 
   async promptSnapshot(agent: string, options: { notes: number }): Promise<PromptContextSnapshot> {
-    // Three commands issued together: one write on a pipelining connection, one slot on a cluster.
-    const [memory, todos, notes] = await Promise.all([
-      this.redis.hgetall(this.keys.memory(agent)),
-      this.redis.hgetall(this.keys.todo(agent)),
-      options.notes > 0
-        ? (this.redis.xrevrange(this.keys.notes(agent), "+", "-", "COUNT", options.notes) as Promise<RawEntries>)
-        : Promise.resolve([] as RawEntries),
-    ]);
+    if (!this.cacheOptions) return (await this.readSnapshot(agent, options.notes)).snapshot;
+    const cached = this.cache.get(agent);
+    const fresh =
+      cached !== undefined &&
+      cached.notes === options.notes &&
+      this.clock.now() - cached.readAt < this.cacheOptions.maxAgeMs &&
+      ((await this.redis.get(this.keys.contextVersion(agent))) ?? "0") === cached.version;
+    if (fresh) {
+      // Most recently used last: the first key of the map is the next to go.
+      this.cache.delete(agent);
+      this.cache.set(agent, cached);
+      return cached.snapshot;
+    }
+    const read = await this.readSnapshot(agent, options.notes);
+    this.cache.delete(agent);
+    this.cache.set(agent, { ...read, notes: options.notes, readAt: this.clock.now() });
+    while (this.cache.size > this.cacheOptions.maxAgents) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.cache.delete(oldest);
+    }
+    return read.snapshot;
+  }
+
+  /** Memory, todos, the newest notes and the version they are at, in one MULTI (one slot, one round trip). */
+  private async readSnapshot(
+    agent: string,
+    notes: number,
+  ): Promise<{ version: string; snapshot: PromptContextSnapshot }> {
+    const results = await this.redis
+      .multi()
+      .get(this.keys.contextVersion(agent))
+      .hgetall(this.keys.memory(agent))
+      .hgetall(this.keys.todo(agent))
+      .xrevrange(this.keys.notes(agent), "+", "-", "COUNT", Math.max(1, notes))
+      .exec();
+    const memory = resultOf<Record<string, string>>(results, 1);
+    const raw = notes > 0 ? resultOf<RawEntries>(results, 3) : [];
     return {
-      memory: Object.entries(memory)
-        .map(([key, value]) => ({ key, value }))
-        .sort(byKey),
-      todos: this.decodeTodos(todos, false),
-      notes: notes.map(noteOf).reverse(),
+      version: resultOf<string | null>(results, 0) ?? "0",
+      snapshot: {
+        memory: Object.entries(memory)
+          .map(([key, value]) => ({ key, value }))
+          .sort(byKey),
+        todos: this.decodeTodos(resultOf<Record<string, string>>(results, 2), false),
+        notes: raw.map(noteOf).reverse(),
+      },
     };
   }
 }

@@ -44,6 +44,9 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     step: 0,
     system: "",
   };
+  // The personal context is read while the inputs are written: its round trip overlaps theirs.
+  const system = assembleSystemPrompt(run);
+  system.catch(() => {});
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
     // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
@@ -59,7 +62,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
       "cycle",
       { "moniro.agent": run.agent, "moniro.cycle_id": cycle.cycleId, "moniro.context": thread.context },
       async (span) => {
-        const end = await steps(cycle, fresh);
+        const end = await steps(cycle, fresh, system);
         await thread.settled();
         if (end === "completed") handOffCompleted(cycle);
         span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
@@ -90,7 +93,7 @@ async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
   return thread;
 }
 
-async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<CycleEnd> {
+async function steps(cycle: CycleRun, injected: readonly InputEntry[], system: Promise<string>): Promise<CycleEnd> {
   const { run } = cycle;
   const { settings } = run;
   // The record of the cycle goes out with the first step's number: one write, not two. Its
@@ -110,7 +113,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     envelopeIds: cycle.instruction.inputs.map((input) => input.envelopeId),
   });
   announceInputs(cycle, injected, false);
-  cycle.system = await assembleSystemPrompt(run);
+  cycle.system = await system;
 
   for (;;) {
     await run.control.whilePaused(

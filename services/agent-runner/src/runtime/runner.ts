@@ -6,6 +6,7 @@ import type { RedisClient } from "@moniro/store";
 import {
   CachedThreadStore,
   createRedisStores,
+  DEFAULT_SNAPSHOT_CACHE,
   DEFAULT_THREAD_CACHE,
   RedisPersonalContext,
   type RedisStores,
@@ -90,7 +91,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         logger.error({ ...error.details, ...errorFields(error) }, "dropped an undecodable inbox entry"),
     },
   });
-  const personal = options.personal ?? new RedisPersonalContext(options.redis, { prefix: options.redisPrefix, clock });
+  const personal =
+    options.personal ??
+    new RedisPersonalContext(options.redis, {
+      prefix: options.redisPrefix,
+      clock,
+      snapshotCache: DEFAULT_SNAPSHOT_CACHE,
+    });
   const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
   const events = countHeartbeatSkips(
     new NatsEventSink(messaging, subjects, {
