@@ -14,6 +14,7 @@ export const historySearchTool = defineTool({
     context: z.string().optional().describe("Only this thread, e.g. 'personal'"),
     limit: z.number().int().min(1).max(100).optional().describe("Default 20"),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
     const words = input.query.toLowerCase().split(/\s+/).filter(Boolean);
     const limit = input.limit ?? 20;
@@ -60,6 +61,7 @@ export const historyReadTool = defineTool({
     since: z.iso.datetime({ offset: true }).optional(),
     until: z.iso.datetime({ offset: true }).optional(),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
     const context = input.context ?? ctx.context;
     const startMs = input.since === undefined ? undefined : Date.parse(input.since);
