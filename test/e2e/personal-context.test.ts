@@ -82,9 +82,18 @@ describe("personal context in the prompt, and auto-memory", () => {
     expect(systemText(body)).toContain(MEMORY_LINE);
     await idle("ada");
 
-    // The admin API reads the same records.
+    // The admin API reads the same records, and what it writes (another process) is in the next cycle's prompt.
     const memory = await gateway.request<{ entries: unknown[] }>("GET", "/v1/agents/ada/memory");
     expect(memory.body.entries).toEqual([{ key: "tea", value: "Alice drinks green tea" }]);
+    const put = await gateway.request("PUT", "/v1/agents/ada/memory/city", { value: "Alice lives in Lisbon" });
+    expect(put.status, put.text).toBe(200);
+    const done = await gateway.request("POST", "/v1/agents/ada/todos/1/done");
+    expect(done.status, done.text).toBe(200);
+    expect((await gateway.send("ada", "Where do I live?", "alice")).status).toBe(202);
+    const fourth = systemText((await model.waitForRequests("ada", 5))[4]?.body ?? { model: "", messages: [] });
+    expect(fourth).toContain("- city: Alice lives in Lisbon");
+    expect(fourth).not.toContain("## Active todos");
+    await idle("ada");
   });
 
   it("auto-memory: a real instruction writes what the fast model extracted, a trivial one nothing; the events show it", async () => {
