@@ -26,6 +26,7 @@ const ORDER = [
   "subagent",
   "llm-cost",
   "workspace-channel",
+  "prompt-assembly",
 ];
 
 function moduleName(file: string): string {

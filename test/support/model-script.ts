@@ -25,6 +25,8 @@ export interface ModelRequest {
 /** A scripted answer: a reply, or a function of the request (may wait, e.g. for the test to act). */
 export type ModelStep = FakeReply | ((request: ModelRequest) => FakeReply | Promise<FakeReply>);
 
+export { memoryExtractionReply } from "@moniro/llm/test";
+
 /** Served when an agent's script is used up: the model ends its turn. */
 const DONE = "(e2e: nothing more to do)";
 
@@ -46,7 +48,9 @@ export async function startModel() {
       const system = systemText(body);
       // A sub-agent's minimal prompt names its parent: its requests go to the script `child-of:<parent>`.
       const parent = /You are [a-z0-9_-]+--[a-z0-9]+, a sub-agent of ([a-z0-9_-]+)\./.exec(system)?.[1];
-      const agent = /\[e2e-agent:([a-z0-9_-]+)\]/.exec(system)?.[1] ?? (parent ? `child-of:${parent}` : "(unknown)");
+      // Requests without an agent's marker (auto-memory's extraction, …) go to the script `model:<model>`.
+      const agent =
+        /\[e2e-agent:([a-z0-9_-]+)\]/.exec(system)?.[1] ?? (parent ? `child-of:${parent}` : `model:${body.model}`);
       const list = requests.get(agent) ?? [];
       requests.set(agent, list);
       const child = /You are ([a-z0-9_-]+--[a-z0-9]+), a sub-agent/.exec(system)?.[1];

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   "input-injected",
   "subagent-spawned",
   "subagent-ended",
+  "memory-extracted",
   "error",
 ] as const;
 export const eventTypeSchema = z.enum(EVENT_TYPES);

@@ -3,6 +3,7 @@ import {
   InMemoryAgentStateStore,
   InMemoryInbox,
   InMemoryLease,
+  InMemoryPersonalContext,
   InMemoryRunEnd,
   InMemoryThreadStore,
 } from "@moniro/ports/test";
@@ -10,6 +11,7 @@ import { CachedThreadStore, DEFAULT_THREAD_CACHE } from "./cached-thread-store.j
 import { describeAgentStateContract } from "./contract/agent-state.contract.js";
 import { describeInboxContract } from "./contract/inbox.contract.js";
 import { describeLeaseContract } from "./contract/lease.contract.js";
+import { describePersonalContextContract } from "./contract/personal-context.contract.js";
 import { describeRunEndContract } from "./contract/run-end.contract.js";
 import { describeThreadStoreContract } from "./contract/thread-store.contract.js";
 
@@ -62,4 +64,9 @@ describeRunEndContract("InMemoryRunEnd", () => {
   const inbox = new InMemoryInbox(clock);
   const state = new InMemoryAgentStateStore(clock);
   return { runEnd: new InMemoryRunEnd({ lease, inbox, state }), lease, inbox, state, clock };
+});
+
+describePersonalContextContract("InMemoryPersonalContext", () => {
+  const clock = new FakeClock();
+  return { context: new InMemoryPersonalContext(clock), clock };
 });

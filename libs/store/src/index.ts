@@ -8,6 +8,7 @@ export * from "./redis-agent-state-store.js";
 export { deleteKeys, isCluster, type RedisClient, scanKeys } from "./redis-client.js";
 export * from "./redis-inbox.js";
 export * from "./redis-lease.js";
+export * from "./redis-personal-context.js";
 export * from "./redis-run-end.js";
 export * from "./redis-thread-store.js";
 export { defineScripts, hashTagOf, runScript, SCRIPT_FILES, type ScriptName } from "./scripts/loader.js";

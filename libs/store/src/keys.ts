@@ -52,6 +52,10 @@ export function createKeys(prefix = "moniro:") {
     memory: (a: string) => `${agent(a)}:memory`,
     notes: (a: string) => `${agent(a)}:notes`,
     todo: (a: string) => `${agent(a)}:todo`,
+    /** Counter: bumped by every write to memory, notes or todos (the prompt snapshot's cache check). */
+    contextVersion: (a: string) => `${agent(a)}:context-version`,
+    /** Counter: the last todo id handed out (ids are short numbers a person can type). */
+    todoSeq: (a: string) => `${agent(a)}:todo-seq`,
     /** Set of tool-executor ids that run background processes of the agent. */
     processExecutors: (a: string) => `${agent(a)}:process-executors`,
     /** Hash: a sub-agent's record (parent, call, status, its definition as JSON, report, usage). */

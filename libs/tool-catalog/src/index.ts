@@ -13,15 +13,7 @@ export {
 export { which } from "./exec/which.js";
 export { handToCommandUser } from "./exec/workspace-owner.js";
 export { type ExecLimits, type ExecLimitsInput, execLimits, execLimitsSchema } from "./limits.js";
-export {
-  type ResolvedPolicy,
-  resolvePolicy,
-  specsForPolicy,
-  TOOL_PROFILES,
-  type ToolPolicy,
-  type ToolProfileName,
-  toolPolicySchema,
-} from "./policy/policy.js";
+export { type ResolvedPolicy, resolvePolicy, specsForPolicy } from "./policy/policy.js";
 export { ownerOf, processCallOwner, processIdOf } from "./process/process-id.js";
 export {
   type ProcessInfo,
@@ -45,7 +37,6 @@ export {
   type ToolLogger,
   type ToolOutcome,
 } from "./tool.js";
-export { readPersonalContext } from "./tools/context/personal-context.js";
 export {
   SUBAGENT_TOOL,
   type SubagentInput,

@@ -1,5 +1,5 @@
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { RedisClient } from "@moniro/store";
+import type { PersonalContext } from "@moniro/ports";
 import type { z } from "zod";
 import type { ExecSandbox } from "./exec/sandbox.js";
 import type { ExecLimits } from "./limits.js";
@@ -37,9 +37,8 @@ export interface ToolContext {
   /** Absolute epoch ms. */
   deadlineMs: number;
   executorId: string;
-  /** For memory / notes / todos / history (DESIGN §4 keys under redisPrefix). */
-  redis: RedisClient;
-  redisPrefix: string;
+  /** Memory, notes, todos and thread history (the context tools use it with `agent`). */
+  personal: PersonalContext;
   /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
   publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;
   /** Whether something delivers outbound to `channel` (a bridge consumes it), and if not why. */

@@ -94,7 +94,7 @@ describe("admin routes over real NATS and Redis", () => {
     });
     expect((await errorOf(await t.fetch("/v1/dlq?after=x"))).message).toBe("after: must be a number");
     expect((await errorOf(await t.fetch("/v1/dlq?page=2"))).message).toBe(
-      "unknown field(s) page; allowed: limit, after",
+      "unknown parameter(s) page; allowed: limit, after",
     );
     expect((await t.fetch("/v1/dlq", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
   });
@@ -214,6 +214,7 @@ describe("admin routes over real NATS and Redis", () => {
     await stores.inbox.append(inbound({ agent: "alice", text: "one", source: "cron:daily" }));
     // A runner's subscription, as far as NATS can tell: something listens on the runner subject.
     const listening = t.nc.subscribe(`${t.subjects.namespace}.runner.input.*`);
+    await t.nc.flush();
 
     const response = await t.fetch("/v1/status");
     expect(response.status).toBe(200);

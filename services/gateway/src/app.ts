@@ -1,5 +1,5 @@
 import type { Subjects } from "@moniro/envelopes";
-import type { Tracing } from "@moniro/ports";
+import type { PersonalContext, Tracing } from "@moniro/ports";
 import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
 import type { HookCatalog } from "./hooks/hook-catalog.js";
@@ -30,6 +30,7 @@ import { inspectRouter } from "./routes/inspect.js";
 import { messagesRouter } from "./routes/messages.js";
 import { openApiRouter } from "./routes/openapi.js";
 import { type PairingClient, pairingRouter } from "./routes/pairing.js";
+import { personalContextRouter } from "./routes/personal-context.js";
 import { schedulesRouter } from "./routes/schedules.js";
 import { statusRouter } from "./routes/status.js";
 
@@ -59,6 +60,8 @@ export interface GatewayAppOptions {
   tracer?: Telemetry["tracer"];
   logger: GatewayLogger;
   now?: () => number;
+  /** Memory, notes and todos of agents (`/v1/agents/:agent/memory|notes|todos`); the routes are absent without. */
+  personal?: PersonalContext;
   /** Signal pairing (`/v1/pairing`), answered by the signal-bridge; the routes 404 without. */
   pairing?: PairingClient;
   /** Schedules (`/v1/schedules`, `/v1/agents/:agent/schedules`), answered by the scheduler; absent without. */
@@ -132,6 +135,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
   if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));
+  if (options.personal) app.use(personalContextRouter({ agents: options.agents, personal: options.personal }));
   if (options.pairing) app.use(pairingRouter({ pairing: options.pairing }));
   if (options.scheduler) app.use(schedulesRouter({ agents: options.agents, scheduler: options.scheduler }));
   if (options.dlq)

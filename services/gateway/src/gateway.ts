@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import type { RedisClient } from "@moniro/store";
-import { ChildRecords, connectRedis } from "@moniro/store";
+import { ChildRecords, connectRedis, RedisPersonalContext } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { definitionCatalog } from "./agents/definition-catalog.js";
@@ -80,6 +80,7 @@ export async function startGateway(options: {
       timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS,
       listenMs: STATUS_LISTEN_MS,
     }),
+    personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     readiness: {
       nats: () => link.check(),
       redis: async () => {

@@ -1,6 +1,7 @@
 import { NoRespondersError } from "@moniro/bus";
 import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
+import { InMemoryPersonalContext } from "@moniro/ports/test";
 import type { RedisClient } from "@moniro/store";
 import { detectSandbox, execLimits, ProcessRegistry } from "@moniro/tool-catalog";
 import { describe, expect, it } from "vitest";
@@ -55,6 +56,7 @@ function handlerWith(options: {
       subjects,
       redis: {} as RedisClient,
       redisPrefix: "unit:",
+      personal: new InMemoryPersonalContext(),
       workspaceOf: (agent) => `/tmp/unit-${agent}`,
       processes: new ProcessRegistry({ executorId: "x1", limits }),
       limits,

@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { createBus, outboundRoutes } from "@moniro/bus";
 import { parentOfChild, type Subjects } from "@moniro/envelopes";
 import { noopTracing, type Tracing } from "@moniro/ports";
-import type { RedisClient } from "@moniro/store";
+import { type RedisClient, RedisPersonalContext } from "@moniro/store";
 import { type LogSink, type Registry, silentLogger } from "@moniro/telemetry";
 import { detectSandbox, type ExecLimits, type ExecSandbox, ProcessRegistry } from "@moniro/tool-catalog";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -72,6 +72,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
       subjects: options.subjects,
       redis: options.redis,
       redisPrefix: options.redisPrefix,
+      personal: new RedisPersonalContext(options.redis, { prefix: options.redisPrefix }),
       // Agent names are validated tokens (no '/' or '..'), so this stays under the root.
       // A sub-agent looks at its parent's workspace (read-only tools only).
       workspaceOf: (agent) => join(workspacesRoot, parentOfChild(agent) ?? agent),

@@ -187,7 +187,7 @@ describe("tool-executor tools over real NATS and Redis", () => {
         "todo_add",
         {
           ok: { text: "call Bob" },
-          shows: "Added todo t",
+          shows: "Added todo 1.",
           fail: { text: "" },
           errorCode: "invalid-input",
           hint: invalid,
@@ -201,8 +201,8 @@ describe("tool-executor tools over real NATS and Redis", () => {
         "todo_done",
         {
           ok: () => ({ id: todoId }),
-          shows: "Done: t",
-          fail: { id: "t000000" },
+          shows: "Done: 1 call Bob",
+          fail: { id: "99" },
           errorCode: "not-found",
           hint: "Use todo_list",
         },

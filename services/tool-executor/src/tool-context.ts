@@ -2,6 +2,7 @@ import type { Bus, OutboundRoutes } from "@moniro/bus";
 import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope } from "@moniro/envelopes";
 import { channelOf, parseJson } from "@moniro/envelopes";
+import type { PersonalContext } from "@moniro/ports";
 import type { RedisClient } from "@moniro/store";
 import {
   type ExecLimits,
@@ -20,8 +21,11 @@ export interface ToolContextDeps {
   /** Which outbound channels a bridge serves (the `message` tool refuses the others). */
   outbound: OutboundRoutes;
   subjects: Subjects;
+  /** The process-owner index (`process-executors`). */
   redis: RedisClient;
   redisPrefix: string;
+  /** Memory, notes, todos and history for the context tools. */
+  personal: PersonalContext;
   /** `<workspacesDir>/<agent>` is the agent's workspace. */
   workspaceOf(agent: string): string;
   processes: ProcessRegistry;
@@ -56,8 +60,7 @@ export function toolContextFor(
     signal,
     deadlineMs: call.deadlineMs,
     executorId: deps.executorId,
-    redis: deps.redis,
-    redisPrefix: deps.redisPrefix,
+    personal: deps.personal,
     processes: deps.processes,
     limits: deps.limits,
     sandbox: deps.sandbox,

@@ -32,6 +32,40 @@ const promptSchema = strictObject({
   }
 });
 
+const wordList = (what: string) =>
+  z.array(z.string().min(1, "must not be empty"), `must be a list of ${what}, e.g. [typescript, testing]`);
+
+/**
+ * Who the agent is (seed 004 "Soul"), injected after the base prompt. Free
+ * text (`soul: curious and careful`) is short for `soul: { text: ... }`;
+ * the structured form names `role`, `expertise`, `style` and `principles`.
+ */
+const soulSchema = z.preprocess(
+  (value) => (typeof value === "string" ? { text: value } : value),
+  strictObject({
+    /** Free text, as in `soul: <text>`. */
+    text: z.string().optional(),
+    role: z.string().optional(),
+    expertise: wordList("areas").optional(),
+    style: z.string().optional(),
+    principles: wordList("principles").optional(),
+  }),
+);
+
+/**
+ * Auto-memory (seed 004 "Auto-Memory Extraction"): after each completed
+ * instruction a fast model reads the cycle and writes decisions, patterns and
+ * task outcomes into the agent's memory; a trivial exchange writes nothing.
+ */
+const autoMemorySchema = strictObject({
+  /** Default true: the block alone turns it on; `enabled: false` keeps the block but turns it off. */
+  enabled: z.boolean().default(true),
+  /** The extraction model (a fast one, e.g. 'claude-haiku-4-5'); the agent's own model when absent. */
+  model: z.string().min(1, "must name the model, e.g. 'claude-haiku-4-5'").optional(),
+  /** At most this many memories per instruction. */
+  max_entries: positiveInt("memories").min(1).max(20).optional(),
+});
+
 /** `context: thin_thread` is short for `context: { type: thin_thread }`. */
 const contextSchema = withShorthand(
   "type",
@@ -45,6 +79,10 @@ const contextSchema = withShorthand(
     keep_recent_turns: positiveInt("turns").min(1).optional(),
     /** thin_thread: only the last N turns are sent. */
     turns: positiveInt("turns").min(1).optional(),
+    /** Estimated tokens of the system prompt for memory, active todos and recent notes together (default 1200). */
+    personal_tokens: positiveInt("tokens").nonnegative().optional(),
+    /** How many of the newest notes the prompt shows (default 5; 0: none). */
+    recent_notes: positiveInt("notes").nonnegative().optional(),
   }),
 );
 
@@ -136,8 +174,8 @@ export const agentDefinitionSchema = strictObject({
   model: z.string().min(1, "must name the model, e.g. 'claude-sonnet-4-5'"),
   backend: z.enum(BACKENDS).default("anthropic"),
   prompt: promptSchema.optional(),
-  /** Personality text appended to the system prompt. */
-  soul: z.string().optional(),
+  soul: soulSchema.optional(),
+  auto_memory: autoMemorySchema.optional(),
   context: contextSchema.optional(),
   threads: z.enum(THREAD_MODES).optional(),
   max_tokens: positiveInt("tokens").positive().optional(),
@@ -172,6 +210,7 @@ export const AGENT_DEFINITION_KEYS = [
   "backend",
   "prompt",
   "soul",
+  "auto_memory",
   "context",
   "threads",
   "max_tokens",

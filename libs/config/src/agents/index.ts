@@ -21,6 +21,14 @@ export {
   loadAgentDefinitions,
   parseAgentDefinition,
 } from "./load-agent-definitions.js";
+export { TOOL_POLICY_KEYS, type ToolPolicy, toolPolicySchema } from "./tool-policy.js";
+export {
+  CATALOG_TOOL_NAMES,
+  EXTERNAL_TOOL_NAMES,
+  PROFILE_NAMES,
+  TOOL_PROFILES,
+  type ToolProfileName,
+} from "./tool-profiles.js";
 export {
   DEFAULT_MAX_CHARS,
   DEFAULT_TOLERANCE_S,

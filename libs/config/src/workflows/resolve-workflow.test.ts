@@ -21,7 +21,7 @@ function agent(name: string, fields: Partial<AgentDefinition> = {}): AgentDefini
 }
 
 const agents = new Map([
-  ["alice", agent("alice", { soul: "Kind.", max_steps: 20 })],
+  ["alice", agent("alice", { soul: { text: "Kind." }, max_steps: 20 })],
   ["bob", agent("bob", { max_tokens: 8000 })],
 ]);
 

@@ -91,7 +91,7 @@ describe("a workflow file", () => {
     expect(workflow.agents.get("specialist")).toMatchObject({
       kind: "inline",
       systemPrompt: "You tune queries.",
-      fields: { soul: "Calm and precise." },
+      fields: { soul: { text: "Calm and precise." } },
     });
   });
 

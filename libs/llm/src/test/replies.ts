@@ -137,3 +137,22 @@ export function streamErrorReply(
     ...rest,
   };
 }
+
+/** One memory as the auto-memory extraction model returns it. */
+export interface FakeExtractedMemory {
+  kind: "decision" | "pattern" | "outcome";
+  key: string;
+  value: string;
+}
+
+/**
+ * The answer agent-runner's auto-memory asks its extraction model for
+ * (services/agent-runner/src/memory/extraction-prompt.ts): JSON
+ * `{"memories":[{kind,key,value}]}`, an empty list for a trivial exchange.
+ */
+export function memoryExtractionReply(
+  memories: readonly FakeExtractedMemory[] = [],
+  options: ReplyTiming = {},
+): FakeReply {
+  return textReply(JSON.stringify({ memories }), options);
+}

@@ -6,6 +6,7 @@ export * from "./ids.js";
 export * from "./in-memory-agent-state-store.js";
 export * from "./in-memory-inbox.js";
 export * from "./in-memory-lease.js";
+export * from "./in-memory-personal-context.js";
 export * from "./in-memory-run-end.js";
 export * from "./in-memory-thread-store.js";
 export * from "./recorders.js";

@@ -3,12 +3,14 @@ import { CachedThreadStore, DEFAULT_THREAD_CACHE } from "../cached-thread-store.
 import { RedisAgentStateStore } from "../redis-agent-state-store.js";
 import { RedisInbox } from "../redis-inbox.js";
 import { RedisLease } from "../redis-lease.js";
+import { RedisPersonalContext } from "../redis-personal-context.js";
 import { RedisRunEnd } from "../redis-run-end.js";
 import { RedisThreadStore } from "../redis-thread-store.js";
 import type { TestRedis } from "../test/redis-fixture.js";
 import { describeAgentStateContract } from "./agent-state.contract.js";
 import { describeInboxContract } from "./inbox.contract.js";
 import { describeLeaseContract } from "./lease.contract.js";
+import { describePersonalContextContract } from "./personal-context.contract.js";
 import { describeRunEndContract } from "./run-end.contract.js";
 import { describeThreadStoreContract } from "./thread-store.contract.js";
 
@@ -78,5 +80,11 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
       clock,
       cleanup: t.cleanup,
     };
+  });
+
+  describePersonalContextContract(`RedisPersonalContext${label}`, () => {
+    const t = open();
+    const clock = new FakeClock();
+    return { context: new RedisPersonalContext(t.redis, { prefix: t.prefix, clock }), clock, cleanup: t.cleanup };
   });
 }

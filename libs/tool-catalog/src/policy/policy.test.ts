@@ -1,11 +1,16 @@
+import { CATALOG_TOOL_NAMES, TOOL_PROFILES, toolPolicySchema } from "@moniro/config";
 import { describe, expect, it } from "vitest";
 import { ZodError } from "zod";
 import { toolNames } from "../catalog.js";
 import { runTool } from "../run-tool.js";
 import { testToolContext } from "../test/test-context.js";
-import { resolvePolicy, specsForPolicy, TOOL_PROFILES, toolPolicySchema } from "./policy.js";
+import { resolvePolicy, specsForPolicy } from "./policy.js";
 
 describe("tool policy", () => {
+  it("@moniro/config names exactly the catalog's tools, in the catalog's order (the policy schema validates with them)", () => {
+    expect([...CATALOG_TOOL_NAMES]).toEqual([...toolNames]);
+  });
+
   it("defaults to the full profile, which is every catalog tool", () => {
     expect(resolvePolicy().tools).toEqual([...toolNames]);
     expect([...TOOL_PROFILES.full].sort()).toEqual([...toolNames].sort());
@@ -118,8 +123,11 @@ describe("runTool", () => {
     ctx.abort.abort();
     expect((await runTool("ls", {}, ctx)).errorCode).toBe("canceled");
     const crashing = testToolContext();
-    const outcome = await runTool("memory_get", {}, crashing); // this context has no Redis: the tool throws
+    crashing.personal.listMemory = async () => {
+      throw new Error("the store is down");
+    };
+    const outcome = await runTool("memory_get", {}, crashing);
     expect(outcome).toMatchObject({ isError: true, errorCode: "tool-failed" });
-    expect(outcome.content).toContain("no Redis");
+    expect(outcome.content).toContain("the store is down");
   });
 });

@@ -1,48 +1,10 @@
+import { TOOL_PROFILES, type ToolPolicy, toolPolicySchema } from "@moniro/config";
 import type { LlmToolSpec } from "@moniro/ports";
-import { z } from "zod";
+import type { z } from "zod";
 import { allToolSpecs, toolNames } from "../catalog.js";
-import { EXTERNAL_TOOL_NAMES, PROFILE_NAMES, TOOL_PROFILES, type ToolProfileName } from "./profiles.js";
 
-export { TOOL_PROFILES, type ToolProfileName } from "./profiles.js";
-
-const knownNames = (): Set<string> => new Set<string>([...toolNames, ...EXTERNAL_TOOL_NAMES]);
-
-const toolNameList = z.array(z.string()).superRefine((names, ctx) => {
-  const known = knownNames();
-  names.forEach((name, index) => {
-    if (!known.has(name)) {
-      ctx.addIssue({
-        code: "custom",
-        path: [index],
-        message: `unknown tool '${name}'; known tools: ${[...known].join(", ")}`,
-      });
-    }
-  });
-});
-
-/**
- * The `tools:` block of an agent YAML. `profile` picks a base set (default
- * `full`); `allow` adds tools to the profile, or, without a profile, is the
- * exact set; `deny` removes tools and always wins; `subagent: true` caps the
- * result at the `readonly` profile; `network: true` lets the agent's
- * commands use the network (off by default).
- */
-export const toolPolicySchema = z
-  .strictObject({
-    profile: z.enum(PROFILE_NAMES as [ToolProfileName, ...ToolProfileName[]]).optional(),
-    allow: toolNameList.optional(),
-    deny: toolNameList.optional(),
-    subagent: z.boolean().optional(),
-    network: z
-      .boolean()
-      .optional()
-      .describe(
-        "Give this agent's exec / process commands the network (default false: they have only a private loopback). " +
-          "The sandbox then shares the executor's network, loopback included: NATS and Redis are reachable and only their own auth protects them.",
-      ),
-  })
-  .default({});
-export type ToolPolicy = z.input<typeof toolPolicySchema>;
+// The `tools:` block's schema and the profiles are @moniro/config's (an agent definition embeds them).
+export type { ToolPolicy } from "@moniro/config";
 
 export interface ResolvedPolicy {
   allowed(name: string): boolean;

@@ -2,7 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { RedisClient } from "@moniro/store";
+import type { PersonalContext } from "@moniro/ports";
+import { InMemoryPersonalContext } from "@moniro/ports/test";
 import { detectSandbox, type ExecSandbox } from "../exec/sandbox.js";
 import { type ExecLimitsInput, execLimits } from "../limits.js";
 import { ProcessRegistry } from "../process/process-registry.js";
@@ -18,8 +19,8 @@ export interface TestToolContext extends ToolContext {
 
 export interface TestToolContextOptions {
   workspace?: string;
-  redis?: RedisClient;
-  redisPrefix?: string;
+  /** Default: a fresh InMemoryPersonalContext. */
+  personal?: PersonalContext;
   agent?: string;
   context?: string;
   replyTo?: string;
@@ -41,13 +42,6 @@ export function tempWorkspace(): string {
   return mkdtempSync(join(tmpdir(), "moniro-ws-"));
 }
 
-const noRedis = new Proxy({} as RedisClient, {
-  get(_target, property) {
-    if (property === "then") return undefined;
-    throw new Error(`this test context has no Redis (redis.${String(property)} was used)`);
-  },
-});
-
 /** A ToolContext over fakes that records what the tools publish and request. */
 export function testToolContext(options: TestToolContextOptions = {}): TestToolContext {
   const limits = execLimits({ killGraceMs: 300, ...options.limits });
@@ -62,8 +56,7 @@ export function testToolContext(options: TestToolContextOptions = {}): TestToolC
     signal: abort.signal,
     deadlineMs: Date.now() + 60_000,
     executorId: "exec-test",
-    redis: options.redis ?? noRedis,
-    redisPrefix: options.redisPrefix ?? "moniro-test:",
+    personal: options.personal ?? new InMemoryPersonalContext(),
     async publishOutbound(envelope) {
       published.push(envelope);
     },

@@ -51,11 +51,12 @@ export function planCompaction(entries: readonly ThreadEntry[], policy: ContextP
  * Summarises older turns with a separate LLM call and appends a compaction
  * entry; the window then starts from the summary. The history itself is never
  * deleted. A failed summary is reported as an event and the step goes on.
+ * True when a compaction entry was written.
  */
-export async function compactIfNeeded(cycle: CycleRun): Promise<void> {
+export async function compactIfNeeded(cycle: CycleRun): Promise<boolean> {
   const { run } = cycle;
   const plan = planCompaction(cycle.thread.entries, run.settings.context);
-  if (!plan) return;
+  if (!plan) return false;
   const messages = renderMessages(plan.summarise, {
     queue: run.settings.queue,
     ...(plan.previousSummary ? { preface: summaryNote(plan.previousSummary) } : {}),
@@ -84,7 +85,8 @@ export async function compactIfNeeded(cycle: CycleRun): Promise<void> {
       errorClass: classify(cause),
       message: `compaction failed: ${(cause as Error)?.message ?? String(cause)}`,
     });
-    return;
+    return false;
   }
   await cycle.thread.append([{ kind: "compaction", cycleId: cycle.cycleId, ts: now(run), summary, upTo: plan.upTo }]);
+  return true;
 }

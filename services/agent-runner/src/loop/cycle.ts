@@ -7,11 +7,11 @@ import { announceInputs, injectInputs } from "./inject.js";
 import { watchStep } from "./interrupt.js";
 import type { PendingInput } from "./lanes.js";
 import { callModel } from "./llm-step.js";
-import { buildSystemPrompt } from "./prompt.js";
 import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit, noteState, noteStateWritten, now, setState } from "./run-context.js";
+import { assembleSystemPrompt } from "./system-prompt.js";
 import { isUnfinished } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, runToolCalls } from "./tools.js";
@@ -46,6 +46,9 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     step: 0,
     system: "",
   };
+  // The personal context is read while the inputs are written: its round trip overlaps theirs.
+  const system = assembleSystemPrompt(run);
+  system.catch(() => {});
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
     // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
@@ -61,8 +64,9 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
       "cycle",
       { "moniro.agent": run.agent, "moniro.cycle_id": cycle.cycleId, "moniro.context": thread.context },
       async (span) => {
-        const end = await steps(cycle, fresh);
+        const end = await steps(cycle, fresh, system);
         await thread.settled();
+        if (end === "completed") handOffCompleted(cycle);
         span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
         return end;
       },
@@ -91,7 +95,7 @@ async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
   return thread;
 }
 
-async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<CycleEnd> {
+async function steps(cycle: CycleRun, injected: readonly InputEntry[], system: Promise<string>): Promise<CycleEnd> {
   const { run } = cycle;
   const { settings } = run;
   // The record of the cycle goes out with the first step's number: one write, not two. Its
@@ -111,8 +115,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     envelopeIds: cycle.instruction.inputs.map((input) => input.envelopeId),
   });
   announceInputs(cycle, injected, false);
-  const personal = run.deps.promptContext ? await run.deps.promptContext(run.agent) : {};
-  cycle.system = buildSystemPrompt({ base: settings.systemPrompt, ...personal });
+  cycle.system = await system;
 
   for (;;) {
     await run.control.whilePaused(
@@ -121,7 +124,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[]): Promise<
     );
     if (cycle.signal.aborted) throw cycle.signal.reason;
     if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
-    await compactIfNeeded(cycle);
+    if (await compactIfNeeded(cycle)) cycle.system = await assembleSystemPrompt(run);
 
     cycle.step++;
     noteState(run, { ...opening, step: cycle.step });
@@ -253,6 +256,22 @@ async function recordCrash(cycle: CycleRun, error: unknown): Promise<void> {
     await requeue(cycle, cycle.instruction.items);
   } catch {
     // The inbox is unreachable too; the state record still names this thread for the restart.
+  }
+}
+
+/** Hands the finished instruction to `onInstructionCompleted` (auto-memory), off the loop's path. */
+function handOffCompleted(cycle: CycleRun): void {
+  const hook = cycle.run.deps.onInstructionCompleted;
+  if (!hook) return;
+  try {
+    hook({
+      agent: cycle.run.agent,
+      cycleId: cycle.cycleId,
+      context: cycle.thread.context,
+      entries: cycle.thread.entries.filter((entry) => entry.cycleId === cycle.cycleId),
+    });
+  } catch {
+    // An observer's failure is not the instruction's.
   }
 }
 

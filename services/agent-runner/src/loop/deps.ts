@@ -1,3 +1,4 @@
+import type { ThreadEntry } from "@moniro/envelopes";
 import type {
   AgentStateStore,
   Clock,
@@ -6,16 +7,19 @@ import type {
   Inbox,
   LlmProvider,
   Outbox,
+  PersonalContext,
   RunEnd,
   ThreadStore,
   ToolBus,
   Tracing,
 } from "@moniro/ports";
 
-/** Personal context that goes into the system prompt (DESIGN §5: soul, memory, active todos). */
-export interface PromptContext {
-  memory?: string;
-  todos?: string;
+/** An instruction the loop finished (`cycle-ended` with reason `completed`): its cycle's thread entries. */
+export interface CompletedInstruction {
+  agent: string;
+  cycleId: string;
+  context: string;
+  entries: readonly ThreadEntry[];
 }
 
 /** Everything the loop talks to. All ports: no Redis, NATS or SDK in here. */
@@ -34,8 +38,16 @@ export interface LoopDeps {
   tracing: Tracing;
   /** Jitter source in [0, 1); Math.random when absent. */
   random?: () => number;
-  /** Loaded once per cycle for the system prompt (memory, todos); none when absent. */
-  promptContext?: (agent: string) => Promise<PromptContext>;
+  /**
+   * Memory, active todos and recent notes for the system prompt: read once
+   * per cycle, and again after a compaction; none when absent.
+   */
+  personal?: Pick<PersonalContext, "promptSnapshot">;
+  /**
+   * Told of every completed instruction after its cycle ended (auto-memory).
+   * The loop does not wait for what it starts and ignores its errors.
+   */
+  onInstructionCompleted?: (instruction: CompletedInstruction) => void;
 }
 
 /**

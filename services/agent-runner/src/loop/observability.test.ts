@@ -1,4 +1,4 @@
-import { textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { InMemoryPersonalContext, textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
 import { buildSystemPrompt, MESSAGING_CONTRACT } from "./prompt.js";
 import { harness } from "./test-harness.js";
@@ -68,13 +68,18 @@ describe("what the outside world sees of a cycle", () => {
 
   it("sends the system prompt with the messaging contract and the agent's tools", async () => {
     const h = await harness({ llm: textReply("ok") });
-    h.deps.promptContext = async () => ({ memory: "likes tea", todos: "- ship v1" });
+    const personal = new InMemoryPersonalContext();
+    await personal.setMemory("ada", "drink", "likes tea");
+    await personal.addTodo("ada", "ship v1");
+    h.deps.personal = personal;
     await h.send("hi");
 
     await h.run();
 
     const request = h.llm.requests[0];
-    expect(request?.system).toBe(buildSystemPrompt({ base: "You are Ada.", memory: "likes tea", todos: "- ship v1" }));
+    expect(request?.system).toBe(
+      buildSystemPrompt({ base: "You are Ada.", memory: "- drink: likes tea", todos: "- 1: ship v1" }),
+    );
     expect(request?.system).toContain(MESSAGING_CONTRACT);
     expect(request?.system.startsWith("You are Ada.")).toBe(true);
     expect(request?.tools.map((tool) => tool.name)).toEqual(["message", "skip", "ls"]);

@@ -1,4 +1,4 @@
-import type { PromptContext } from "./deps.js";
+import type { LoopSettings } from "./settings.js";
 
 /**
  * The contract every agent works under (DESIGN §5): its text is private, it
@@ -15,23 +15,50 @@ export const MESSAGING_CONTRACT = `## How you work
 - \`[cron:heartbeat] health check\`: answer with message({ text: "HEARTBEAT_OK", final: true }) and nothing else.
 - When nothing is left to do, stop: end your turn without tool calls (or with a \`final\` message). You are woken when new input arrives.`;
 
-export interface SystemPromptParts extends PromptContext {
+/** The seed's soul: free text and/or who the agent is as `role`, `expertise`, `style`, `principles`. */
+export type Soul = NonNullable<LoopSettings["soul"]>;
+
+export interface SystemPromptParts {
   /** The agent's own prompt (prompt.system / system_file). */
   base: string;
-  soul?: string;
-  /** Added by the workflow the agent runs in. */
+  soul?: Soul | undefined;
+  /** Personal sections, already within their token budget (personal-sections.ts). */
+  memory?: string;
+  todos?: string;
+  notes?: string;
+  /** Added by the workflow the agent runs in (its `prompt.append`). */
   workflowAppend?: string;
 }
 
-/** System prompt = base + soul + memory + active todos + workflow append + messaging contract. */
+/** The soul as prompt text ('' when there is none). */
+export function soulText(soul: Soul | undefined): string {
+  if (soul === undefined) return "";
+  const lines = [
+    soul.text?.trim() ?? "",
+    soul.role?.trim() ? `Role: ${soul.role.trim()}` : "",
+    soul.expertise?.length ? `Expertise: ${soul.expertise.join(", ")}` : "",
+    soul.style?.trim() ? `Style: ${soul.style.trim()}` : "",
+    soul.principles?.length ? `Principles:\n${soul.principles.map((p) => `- ${p}`).join("\n")}` : "",
+  ];
+  return lines.filter((line) => line.length > 0).join("\n");
+}
+
+const section = (title: string, body: string | undefined) => (body?.trim() ? `## ${title}\n${body.trim()}` : "");
+
+/**
+ * System prompt in seed 004's order: base prompt, soul, memory, active
+ * todos, recent notes, the workflow's append, then the messaging contract
+ * every agent works under. Empty parts leave no heading.
+ */
 export function buildSystemPrompt(parts: SystemPromptParts): string {
   const sections = [
     parts.base.trim(),
-    parts.soul?.trim() ? `## Soul\n${parts.soul.trim()}` : "",
-    parts.memory?.trim() ? `## Memory\n${parts.memory.trim()}` : "",
-    parts.todos?.trim() ? `## Active todos\n${parts.todos.trim()}` : "",
+    section("Soul", soulText(parts.soul)),
+    section("Memory (yours, from memory_write)", parts.memory),
+    section("Active todos", parts.todos),
+    section("Recent notes", parts.notes),
     parts.workflowAppend?.trim() ?? "",
     MESSAGING_CONTRACT,
   ];
-  return sections.filter((section) => section.length > 0).join("\n\n");
+  return sections.filter((part) => part.length > 0).join("\n\n");
 }

@@ -33,8 +33,29 @@ export type ContextPolicy = z.output<typeof contextPolicySchema>;
 export const loopSettingsSchema = z.object({
   model: z.string().min(1),
   maxTokens: z.number().int().positive().default(4096),
-  /** The agent's base prompt (prompt.system + soul + workflow append, as the runtime composes it). */
+  /** The agent's base prompt (prompt.system or the text of prompt.system_file). */
   systemPrompt: z.string().default(""),
+  /** Who the agent is (seed 004): free text and/or role, expertise, style, principles. */
+  soul: z
+    .object({
+      text: z.string().optional(),
+      role: z.string().optional(),
+      expertise: z.array(z.string()).optional(),
+      style: z.string().optional(),
+      principles: z.array(z.string()).optional(),
+    })
+    .optional(),
+  /** The `prompt.append` of the workflow entry the agent runs under ('' outside a workflow). */
+  workflowAppend: z.string().default(""),
+  /** The share of the system prompt for memory, active todos and recent notes. */
+  personal: z
+    .object({
+      /** Estimated tokens (chars / 4) for the three sections together; the rest stays reachable by the tools. */
+      maxTokens: z.number().int().nonnegative().default(1200),
+      /** Newest notes read for the prompt (0: none). */
+      recentNotes: z.number().int().nonnegative().default(5),
+    })
+    .default({ maxTokens: 1200, recentNotes: 5 }),
   /** Tool schemas sent on every call, including `message` and `skip`. */
   tools: z.array(toolSpecSchema).default([]),
   maxSteps: z.number().int().positive().default(50),

@@ -31,6 +31,8 @@ describe("agent definitions → loop settings", () => {
         "  type: thin_thread",
         "  threads: per-context",
         "  turns: 5",
+        "  personal_tokens: 600",
+        "  recent_notes: 2",
         "schedule: '*/5 * * * *'",
       ].join("\n"),
     );
@@ -45,8 +47,54 @@ describe("agent definitions → loop settings", () => {
       threads: "per-context",
       context: { type: "thin_thread", turns: 5 },
     });
-    expect(settings.systemPrompt).toBe("You are Ada, a careful engineer.\n\n## Soul\ncurious");
+    expect(settings.systemPrompt).toBe("You are Ada, a careful engineer.");
+    expect(settings.soul).toEqual({ text: "curious" });
+    expect(settings.personal).toEqual({ maxTokens: 600, recentNotes: 2 });
     expect(settings.tools.map((tool) => tool.name).slice(0, 2)).toEqual(["message", "skip"]);
+  });
+
+  it("reads the structured soul and the auto_memory block; bad ones are named with the fix", async () => {
+    writeFileSync(
+      join(dir, "rev.yaml"),
+      [
+        "name: rev",
+        "model: claude-test",
+        "soul:",
+        "  role: code-reviewer",
+        "  expertise: [typescript, testing]",
+        "  style: thorough but constructive",
+        "  principles:",
+        "    - Explain the why",
+        "auto_memory:",
+        "  model: claude-fast",
+      ].join("\n"),
+    );
+    const [definition] = await loadAgentDefinitions(dir);
+    expect(definition?.auto_memory).toEqual({ enabled: true, model: "claude-fast" });
+    expect(loopSettingsOf(definition as NonNullable<typeof definition>).soul).toEqual({
+      role: "code-reviewer",
+      expertise: ["typescript", "testing"],
+      style: "thorough but constructive",
+      principles: ["Explain the why"],
+    });
+    writeFileSync(
+      join(dir, "rev.yaml"),
+      [
+        "name: rev",
+        "model: m",
+        "soul:",
+        "  principals: [x]",
+        "  expertise: typescript",
+        "auto_memory:",
+        "  enabled: yes please",
+      ].join("\n"),
+    );
+    const error = await loadAgentDefinitions(dir).catch((thrown: Error) => thrown);
+    expect(String(error)).toMatch(/rev\.yaml/);
+    expect(String(error)).toMatch(/soul\.principals.*did you mean 'principles'/);
+    expect(String(error)).toMatch(/soul\.expertise.*must be a list of areas/);
+    expect(String(error)).toMatch(/auto_memory\.enabled/);
+    rmSync(join(dir, "rev.yaml"));
   });
 
   it("names the file and the field of a bad definition, and the lookup path of a missing agent", async () => {

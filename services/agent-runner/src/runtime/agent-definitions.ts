@@ -7,6 +7,7 @@ import {
 } from "@moniro/config";
 import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
 import { type LoopSettingsInput, loopSettings } from "../loop/index.js";
+import { DEFAULT_MAX_ENTRIES } from "../memory/auto-memory.js";
 import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
 import { toolSpecsFor } from "./tool-specs.js";
 
@@ -26,12 +27,13 @@ export async function loadAgentDefinitions(dir: string): Promise<AgentDefinition
 /** Maps a definition onto the loop's settings (DESIGN §5 defaults for what it leaves out). */
 export function loopSettingsOf(definition: AgentDefinition, tools: readonly LlmToolSpec[] = []) {
   const context = definition.context;
-  const base = [definition.systemPrompt.trim(), definition.soul?.trim() ? `## Soul\n${definition.soul.trim()}` : ""]
-    .filter((part) => part.length > 0)
-    .join("\n\n");
   const input: LoopSettingsInput = {
     model: definition.model,
-    systemPrompt: base,
+    systemPrompt: definition.systemPrompt,
+    ...(definition.soul ? { soul: definition.soul } : {}),
+    ...(context?.personal_tokens !== undefined || context?.recent_notes !== undefined
+      ? { personal: defined({ maxTokens: context.personal_tokens, recentNotes: context.recent_notes }) }
+      : {}),
     tools: toolSpecsFor(tools, definition.tools),
     ...(definition.max_tokens ? { maxTokens: definition.max_tokens } : {}),
     ...(definition.max_steps ? { maxSteps: definition.max_steps } : {}),
@@ -73,16 +75,29 @@ const agingOf = (aging: NonNullable<AgentDefinition["aging"]>) =>
     queuedMsToImmediate: aging.queued_ms_to_immediate,
   });
 
+/** One definition as the runtime runs it: loop settings, provider, auto-memory. */
+export function runtimeAgentOf(
+  definition: AgentDefinition,
+  options: { llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
+): RuntimeAgent {
+  const auto = definition.auto_memory;
+  return {
+    name: definition.name,
+    settings: loopSettingsOf(definition, options.tools),
+    llm: options.llmFor(definition),
+    ...(auto?.enabled
+      ? { autoMemory: { model: auto.model ?? definition.model, maxEntries: auto.max_entries ?? DEFAULT_MAX_ENTRIES } }
+      : {}),
+  };
+}
+
 /** A directory over loaded definitions; `llmFor` picks the provider of each (by backend and model). */
 export function definitionDirectory(
   definitions: readonly AgentDefinition[],
   options: { where: string; llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
 ): AgentDirectory {
   const agents = new Map<string, RuntimeAgent>(
-    definitions.map((definition) => [
-      definition.name,
-      { name: definition.name, settings: loopSettingsOf(definition, options.tools), llm: options.llmFor(definition) },
-    ]),
+    definitions.map((definition) => [definition.name, runtimeAgentOf(definition, options)]),
   );
   return {
     get: (name) => agents.get(name),

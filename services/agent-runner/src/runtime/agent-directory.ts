@@ -1,11 +1,14 @@
 import type { LlmProvider } from "@moniro/ports";
 import type { LoopSettings } from "../loop/index.js";
+import type { AutoMemorySettings } from "../memory/auto-memory.js";
 
 /** One agent as the runtime runs it: its loop settings and the model provider it talks to. */
 export interface RuntimeAgent {
   name: string;
   settings: LoopSettings;
   llm: LlmProvider;
+  /** `auto_memory:` of the definition, when on. */
+  autoMemory?: AutoMemorySettings;
   /** A sub-agent's parent and the parent's `subagent` call that spawned it. */
   parent?: { name: string; callId: string };
 }

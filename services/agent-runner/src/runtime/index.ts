@@ -2,6 +2,8 @@
  * The agent-runner's runtime: everything around the pure loop (leases,
  * wakeups, takeover, ingest, NATS and Redis adapters). main.ts wires it.
  */
+
+export { definitionDirectory, loadAgentDefinitions, loopSettingsOf } from "./agent-definitions.js";
 export { type AgentDirectory, type RuntimeAgent, staticDirectory } from "./agent-directory.js";
 export {
   AgentRuntime,

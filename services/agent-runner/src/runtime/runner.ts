@@ -1,19 +1,21 @@
 import { type Bus, createBus, ensureStreams } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
-import type { Clock, Ids, Tracing } from "@moniro/ports";
+import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
 import type { RedisClient } from "@moniro/store";
 import {
   CachedThreadStore,
   createRedisStores,
+  DEFAULT_SNAPSHOT_CACHE,
   DEFAULT_THREAD_CACHE,
+  RedisPersonalContext,
   type RedisStores,
   type ThreadCacheOptions,
 } from "@moniro/store";
 import { withoutTrace } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import type { LoopDeps } from "../loop/index.js";
+import { AutoMemory } from "../memory/auto-memory.js";
 import type { SubagentLimits } from "../subagents/subagent-tool-bus.js";
 import { subagentWiring } from "../subagents/wiring.js";
 import type { AgentDirectory } from "./agent-directory.js";
@@ -26,6 +28,9 @@ import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
 import { countHeartbeatSkips, NatsEventSink, NatsOutbox } from "./nats-events.js";
 import { NatsToolBus } from "./nats-tool-bus.js";
+
+/** How long a stopping runner waits for auto-memory extractions under way. */
+const AUTO_MEMORY_GRACE_MS = 5_000;
 
 export interface RunnerOptions {
   /** This runner's id (lease holder). */
@@ -46,8 +51,8 @@ export interface RunnerOptions {
   onDlq?: (origin: string) => void;
   /** Called for every heartbeat the loop drops because the agent was active (metrics). */
   onHeartbeatSkipped?: (agent: string) => void;
-  /** Memory and todos for the system prompt. */
-  promptContext?: LoopDeps["promptContext"];
+  /** Memory, todos and notes for the system prompt; default the Redis one under `redisPrefix`. */
+  personal?: PersonalContext;
   /** Bounds of the in-memory thread cache (default DEFAULT_THREAD_CACHE; maxThreads 0 turns it off). */
   threadCache?: ThreadCacheOptions;
   /** Sub-agent limits (live children per parent, default step limit). */
@@ -61,6 +66,8 @@ export interface Runner {
   threads: CachedThreadStore;
   /** The ingest step the inbound consumer runs for every envelope of MONIRO_IN (append, wake, notify the holder). */
   ingest: ReturnType<typeof createIngest>;
+  /** Auto-memory extractions (tests wait for `idle()`). */
+  autoMemory: AutoMemory;
   /** Graceful stop: stop consuming, stop answering control, let loops reach a boundary, release leases. */
   stop(): Promise<void>;
 }
@@ -84,6 +91,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         logger.error({ ...error.details, ...errorFields(error) }, "dropped an undecodable inbox entry"),
     },
   });
+  const personal =
+    options.personal ??
+    new RedisPersonalContext(options.redis, {
+      prefix: options.redisPrefix,
+      clock,
+      snapshotCache: DEFAULT_SNAPSHOT_CACHE,
+    });
   const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
   const events = countHeartbeatSkips(
     new NatsEventSink(messaging, subjects, {
@@ -93,6 +107,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     options.onHeartbeatSkipped,
   );
   const ids = options.ids ?? ulidIds;
+  const shutdown = new AbortController();
+  const autoMemory = new AutoMemory({ personal, events, signal: shutdown.signal });
   const subagents = subagentWiring({
     redis: options.redis,
     redisPrefix: options.redisPrefix,
@@ -129,7 +145,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         events,
         outbox,
         tracing: options.tracing ?? noopTracing,
-        ...(options.promptContext ? { promptContext: options.promptContext } : {}),
+        personal,
+        ...(agent.autoMemory
+          ? {
+              onInstructionCompleted: (done) =>
+                autoMemory.extract(done, agent.llm, agent.autoMemory as NonNullable<typeof agent.autoMemory>),
+            }
+          : {}),
       }),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,
@@ -170,10 +192,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     stores,
     threads,
     ingest,
+    autoMemory,
     stop() {
       stopping ??= (async () => {
         await consumer?.stop();
         await runtime.stop();
+        // Extractions under way get a few seconds to write what they found, then are abandoned.
+        const grace = setTimeout(() => shutdown.abort(new Error("the runner is stopping")), AUTO_MEMORY_GRACE_MS);
+        await autoMemory.idle();
+        clearTimeout(grace);
         control?.unsubscribe();
         notices.subscription.unsubscribe();
         threads.close();

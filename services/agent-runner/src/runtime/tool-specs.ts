@@ -1,5 +1,6 @@
+import { toolPolicySchema } from "@moniro/config";
 import type { LlmToolSpec } from "@moniro/ports";
-import { resolvePolicy, specsForPolicy, subagentToolSpec, toolPolicySchema } from "@moniro/tool-catalog";
+import { resolvePolicy, specsForPolicy, subagentToolSpec } from "@moniro/tool-catalog";
 
 /**
  * The tool schemas an agent's model sees. `skip` is the runner's own tool

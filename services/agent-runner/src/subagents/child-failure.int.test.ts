@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createSubjects, inboundEnvelopeSchema, isChildName, stamp } from "@moniro/envelopes";
 import type { LlmRequest } from "@moniro/ports";
-import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { InMemoryPersonalContext, ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { ChildRecords } from "@moniro/store";
 import { type TestRedis, testRedis } from "@moniro/store/test";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -12,6 +12,14 @@ import { staticDirectory } from "../runtime/agent-directory.js";
 import { startRunner } from "../runtime/runner.js";
 import { eventually, testAgent } from "../runtime/test-support.js";
 import { toolSpecsFor } from "../runtime/tool-specs.js";
+
+/** Personal context a child cannot read (its prompt assembly fails). */
+const unreadableForChildren = new InMemoryPersonalContext();
+const readSnapshot = unreadableForChildren.promptSnapshot.bind(unreadableForChildren);
+unreadableForChildren.promptSnapshot = async (agent, options) => {
+  if (isChildName(agent)) throw new Error("the memory store is unreadable");
+  return readSnapshot(agent, options);
+};
 
 // A child whose loop crashes on every run (its prompt context cannot be
 // read) is given up after its restarts, like any agent; over real NATS and
@@ -60,10 +68,7 @@ describe("a sub-agent given up after its restarts", () => {
         testAgent("boss", model, { tools: toolSpecsFor([], { allow: ["message", "subagent"] }) }),
       ]),
       subagents: { maxLive: 1 },
-      promptContext: async (agent) => {
-        if (isChildName(agent)) throw new Error("the memory store is unreadable");
-        return {};
-      },
+      personal: unreadableForChildren,
       timing: { leaseTtlMs: 1_000, leaseRenewMs: 250, sweepEveryMs: 200 },
     });
     cleanups.push(() => runner.stop());

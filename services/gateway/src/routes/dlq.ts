@@ -4,7 +4,7 @@ import { Router } from "express";
 import { deadLetterView, replayPlan } from "../http/dead-letter-view.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
-import { parseWith } from "../http/validate.js";
+import { validated } from "../http/validate.js";
 import type { AgentCatalog, DeadLetterQueue } from "../ports.js";
 
 function natsDown(what: string, error: unknown): HttpError {
@@ -26,7 +26,7 @@ export function dlqRouter(deps: { agents: AgentCatalog; dlq: DeadLetterQueue; su
   const router = Router();
 
   router.get(listDlq.path, async (request, response) => {
-    const query = parseWith(listDlqQuerySchema, request.query, "invalid_query");
+    const query = validated(listDlqQuerySchema, request.query, "query");
     const page = await deps.dlq
       .list(query.after ?? 0, query.limit)
       .catch((error: unknown) => Promise.reject(natsDown("read the DLQ", error)));
@@ -36,7 +36,7 @@ export function dlqRouter(deps: { agents: AgentCatalog; dlq: DeadLetterQueue; su
   router.all(listDlq.path, methodNotAllowed("GET"));
 
   router.post(replayDlq.path, async (request, response) => {
-    const { seq } = parseWith(dlqSeqParamsSchema, request.params, "bad_request");
+    const { seq } = validated(dlqSeqParamsSchema, request.params, "path");
     const stored = await deps.dlq.get(seq).catch((error: unknown) => Promise.reject(natsDown("read the DLQ", error)));
     if (!stored) {
       throw new HttpError(

@@ -12,7 +12,7 @@ import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
-import { parseWith } from "../http/validate.js";
+import { validated } from "../http/validate.js";
 import type { AgentCatalog, SchedulerAsk, SchedulerClient } from "../ports.js";
 
 /** Raised by a SchedulerClient when no scheduler answers `<ns>.sched.<op>`. */
@@ -80,7 +80,7 @@ export function schedulesRouter(deps: { agents: AgentCatalog; scheduler: Schedul
   const router = Router();
 
   router.get(listSchedules.path, async (request, response) => {
-    const query = parseWith(listSchedulesQuerySchema, request.query, "invalid_query");
+    const query = validated(listSchedulesQuerySchema, request.query, "query");
     const reply = await ask(deps.scheduler, { op: "list", ...(query.agent ? { agent: query.agent } : {}) });
     if (!reply.ok) throw refused(reply);
     response.status(200).json({ schedules: (reply.jobs ?? []).map(scheduleView) });
@@ -89,7 +89,7 @@ export function schedulesRouter(deps: { agents: AgentCatalog; scheduler: Schedul
 
   router.post(addSchedule.path, async (request, response) => {
     const agent = await knownAgent(deps.agents, request.params.agent);
-    const body = parseWith(addScheduleBodySchema, request.body ?? {}, "invalid_body");
+    const body = validated(addScheduleBodySchema, request.body ?? {}, "body");
     const reply = await ask(deps.scheduler, {
       op: "upsert",
       agent,
@@ -105,7 +105,7 @@ export function schedulesRouter(deps: { agents: AgentCatalog; scheduler: Schedul
 
   router.delete(removeSchedule.path, async (request, response) => {
     const agent = await knownAgent(deps.agents, request.params.agent);
-    const { id } = parseWith(scheduleParamsSchema.pick({ id: true }), request.params, "bad_request");
+    const { id } = validated(scheduleParamsSchema.pick({ id: true }), request.params, "path");
     const reply = await ask(deps.scheduler, { op: "delete", agent, job: id });
     if (!reply.ok) throw refused(reply);
     response.status(200).json({ agent, id, removed: true });

@@ -1,9 +1,9 @@
+import type { HistoryItem } from "@moniro/ports";
 import { z } from "zod";
 import { defineTool, fail, ok } from "../../tool.js";
-import { type RecalledEntry, readRange, scanNewestFirst, threadContexts } from "./thread-reader.js";
 import { clip, entryText } from "./thread-text.js";
 
-const at = (entry: RecalledEntry) => new Date(Number(entry.entryId.split("-")[0])).toISOString();
+const at = (entry: HistoryItem) => new Date(Number(entry.entryId.split("-")[0])).toISOString();
 
 export const historySearchTool = defineTool({
   name: "history_search",
@@ -14,22 +14,28 @@ export const historySearchTool = defineTool({
     context: z.string().optional().describe("Only this thread, e.g. 'personal'"),
     limit: z.number().int().min(1).max(100).optional().describe("Default 20"),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
     const words = input.query.toLowerCase().split(/\s+/).filter(Boolean);
     const limit = input.limit ?? 20;
-    const contexts = input.context === undefined ? await threadContexts(ctx) : [input.context];
-    const hits: { entry: RecalledEntry; text: string; index: number }[] = [];
+    const contexts = input.context === undefined ? await ctx.personal.historyContexts(ctx.agent) : [input.context];
+    const hits: { entry: HistoryItem; text: string; index: number }[] = [];
     for (const context of contexts) {
       let found = 0;
-      await scanNewestFirst(ctx, context, (item) => {
-        const text = entryText(item.entry);
-        const lower = text.toLowerCase();
-        if (words.every((word) => lower.includes(word))) {
-          hits.push({ entry: item, text, index: lower.indexOf(words[0] as string) });
-          found += 1;
-        }
-        return found < limit;
-      });
+      await ctx.personal.scanHistory(
+        ctx.agent,
+        context,
+        (item) => {
+          const text = entryText(item.entry);
+          const lower = text.toLowerCase();
+          if (words.every((word) => lower.includes(word))) {
+            hits.push({ entry: item, text, index: lower.indexOf(words[0] as string) });
+            found += 1;
+          }
+          return found < limit;
+        },
+        { signal: ctx.signal },
+      );
     }
     hits.sort((a, b) => b.entry.entryId.localeCompare(a.entry.entryId, "en", { numeric: true }));
     const shown = hits.slice(0, limit);
@@ -55,6 +61,7 @@ export const historyReadTool = defineTool({
     since: z.iso.datetime({ offset: true }).optional(),
     until: z.iso.datetime({ offset: true }).optional(),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
     const context = input.context ?? ctx.context;
     const startMs = input.since === undefined ? undefined : Date.parse(input.since);
@@ -64,14 +71,14 @@ export const historyReadTool = defineTool({
     }
     const count = input.last ?? 20;
     // With only `since`, read forward from it; otherwise the newest entries of the range.
-    const entries = await readRange(ctx, context, {
+    const entries = await ctx.personal.readHistory(ctx.agent, context, {
       startMs,
       endMs,
       count,
       newest: startMs === undefined || endMs !== undefined,
     });
     if (entries.length === 0) {
-      const known = await threadContexts(ctx);
+      const known = await ctx.personal.historyContexts(ctx.agent);
       return ok(
         { entries: [] },
         `No entries in thread '${context}' for that range. Threads: ${known.join(", ") || "(none)"}.`,

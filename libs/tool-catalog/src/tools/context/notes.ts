@@ -1,16 +1,15 @@
-import { fieldValue } from "@moniro/store";
 import { z } from "zod";
 import { defineTool, ok } from "../../tool.js";
-import { agentKeys } from "./keys.js";
 
-/** Notes: an append-only stream, fields `text` and `context`. */
+/** Notes: an append-only notebook; each note keeps the thread it was written from. */
 export const noteWriteTool = defineTool({
   name: "note_write",
   description: "Append a timestamped note to your personal notebook (persists across conversations).",
   input: z.object({ text: z.string().min(1).max(20_000) }),
+  usesWorkspace: false,
   async run(input, ctx) {
-    const id = await ctx.redis.xadd(agentKeys(ctx).notes, "*", "text", input.text, "context", ctx.context);
-    return ok({ noteId: id }, `Note saved (${id}).`);
+    const note = await ctx.personal.addNote(ctx.agent, input.text, ctx.context);
+    return ok({ noteId: note.id }, `Note saved (${note.id}).`);
   },
 });
 
@@ -21,24 +20,16 @@ export const noteReadTool = defineTool({
     last: z.number().int().min(1).max(200).optional().describe("Default 20"),
     query: z.string().optional(),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
-    const limit = input.last ?? 20;
-    const words = (input.query ?? "").toLowerCase().split(/\s+/).filter(Boolean);
-    // Without a query the newest N; with one, scan newest first until N matches.
-    const key = agentKeys(ctx).notes;
-    const raw =
-      words.length === 0
-        ? await ctx.redis.xrevrange(key, "+", "-", "COUNT", limit)
-        : await ctx.redis.xrevrange(key, "+", "-");
-    const notes: { id: string; at: string; text: string }[] = [];
-    for (const [id, fields] of raw) {
-      const text = fieldValue(fields, "text") ?? "";
-      if (words.length > 0 && !words.every((word) => text.toLowerCase().includes(word))) continue;
-      notes.push({ id, at: new Date(Number(id.split("-")[0])).toISOString(), text });
-      if (notes.length >= limit) break;
-    }
-    notes.reverse();
-    if (notes.length === 0) return ok({ notes }, words.length > 0 ? "No notes match." : "No notes yet.");
+    const notes = (
+      await ctx.personal.readNotes(ctx.agent, {
+        last: input.last ?? 20,
+        ...(input.query === undefined ? {} : { query: input.query }),
+      })
+    ).map((note) => ({ id: note.id, at: note.at, text: note.text }));
+    const filtered = (input.query ?? "").trim() !== "";
+    if (notes.length === 0) return ok({ notes }, filtered ? "No notes match." : "No notes yet.");
     return ok({ notes }, notes.map((note) => `[${note.at}] ${note.text}`).join("\n"));
   },
 });

@@ -1,4 +1,34 @@
 /**
+ * The tools of @moniro/tool-catalog by name, in the order the model sees
+ * them. Named here so the `tools:` block of a definition validates without
+ * loading the catalog; the catalog's own test checks the two lists agree.
+ */
+export const CATALOG_TOOL_NAMES = [
+  "message",
+  "read",
+  "write",
+  "edit",
+  "apply_patch",
+  "grep",
+  "glob",
+  "ls",
+  "exec",
+  "process",
+  "memory_write",
+  "memory_get",
+  "memory_search",
+  "memory_delete",
+  "note_write",
+  "note_read",
+  "todo_add",
+  "todo_list",
+  "todo_done",
+  "history_search",
+  "history_read",
+  "cron",
+] as const;
+
+/**
  * Named tool profiles (the `tools.profile` of an agent YAML). `skip` is not
  * listed: the runner handles it itself for every agent.
  */

@@ -1,10 +1,9 @@
 import type { ThreadEntryData } from "@moniro/envelopes";
-import { createKeys, ENTRY_FIELD, encodeThreadEntry } from "@moniro/store";
+import { createKeys, ENTRY_FIELD, encodeThreadEntry, RedisPersonalContext } from "@moniro/store";
 import { type TestRedis, testRedis } from "@moniro/store/test";
+import { runTool } from "@moniro/tool-catalog";
+import { testToolContext } from "@moniro/tool-catalog/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runTool } from "../../run-tool.js";
-import { testToolContext } from "../../test/test-context.js";
-import { readPersonalContext } from "./personal-context.js";
 
 let t: TestRedis;
 beforeEach(() => {
@@ -14,8 +13,11 @@ afterEach(async () => {
   await t.cleanup();
 });
 
+// The context tools of @moniro/tool-catalog over the Redis PersonalContext the executor wires in.
+
 /** A context over a connection of its own, as a new executor process would have. */
-const freshContext = (agent = "ada") => testToolContext({ redis: t.connect(), redisPrefix: t.prefix, agent });
+const freshContext = (agent = "ada") =>
+  testToolContext({ personal: new RedisPersonalContext(t.connect(), { prefix: t.prefix }), agent });
 
 describe("memory", () => {
   it("write / get / search / delete, persisting for a new connection", async () => {
@@ -88,10 +90,12 @@ describe("todos", () => {
       content: "No todo 't000000'. Use todo_list to see ids.",
     });
     await runTool("memory_write", { key: "name", value: "Ada" }, second);
-    expect(await readPersonalContext(t.connect(), t.prefix, "ada")).toEqual({
-      memory: "- name: Ada",
-      todos: expect.stringMatching(/^- t[0-9a-f]{6}: water plants$/),
+    expect(a.id).toBe("1");
+    const snapshot = await new RedisPersonalContext(t.connect(), { prefix: t.prefix }).promptSnapshot("ada", {
+      notes: 0,
     });
+    expect(snapshot.memory).toEqual([{ key: "name", value: "Ada" }]);
+    expect(snapshot.todos.map((todo) => [todo.id, todo.text])).toEqual([["2", "water plants"]]);
   });
 });
 
