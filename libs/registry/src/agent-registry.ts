@@ -90,6 +90,19 @@ export class AgentRegistry {
     return cached ? publicRecord(cached) : undefined;
   }
 
+  /**
+   * `get`, or when the cache does not know the agent, one read of the buckets
+   * (a record written elsewhere that the watch has not delivered yet).
+   */
+  async fetch(name: string): Promise<AgentRecord | undefined> {
+    const cached = this.cache.get(name);
+    if (cached) return publicRecord(cached);
+    const record = await this.read(name);
+    if (!record) return undefined;
+    this.apply(name, record.ephemeral, record.revision, record);
+    return publicRecord(record);
+  }
+
   /** The agent was removed from the registry (and not defined again since): when, and at which revision. */
   removed(name: string): RemovedAgent | undefined {
     return this.cache.has(name) ? undefined : this.removedAgents.get(name);
