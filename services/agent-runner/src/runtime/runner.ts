@@ -26,6 +26,7 @@ import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
 import { countHeartbeatSkips, NatsEventSink, NatsOutbox } from "./nats-events.js";
 import { NatsToolBus } from "./nats-tool-bus.js";
+import { removedAgents } from "./removed-agents.js";
 
 export interface RunnerOptions {
   /** This runner's id (lease holder). */
@@ -107,6 +108,16 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     limits: options.subagents,
   });
   const directory = subagents.directory;
+  const removed = removedAgents({
+    inbox: stores.inbox,
+    lease: stores.lease,
+    holder: options.holder,
+    js,
+    subjects,
+    logger,
+    removedReason: (agent) => options.directory.removedReason?.(agent),
+    onDlq: options.onDlq,
+  });
   const tools = subagents.tools(new NatsToolBus(messaging, subjects, { clock }));
   const outbox = new NatsOutbox(messaging, subjects);
   const runtime = new AgentRuntime({
@@ -117,23 +128,29 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     directory,
     activeAgents: () => stores.state.activeAgents(),
     loopDeps: (agent) =>
-      subagents.loopDeps(agent, {
-        inbox: stores.inbox,
-        threads,
-        state: stores.state,
-        runEnd: stores.runEnd,
-        llm: agent.llm,
-        tools,
-        clock,
-        ids,
-        events,
-        outbox,
-        tracing: options.tracing ?? noopTracing,
-        ...(options.promptContext ? { promptContext: options.promptContext } : {}),
-      }),
+      removed.loopDeps(
+        agent.name,
+        subagents.loopDeps(agent, {
+          inbox: stores.inbox,
+          threads,
+          state: stores.state,
+          runEnd: stores.runEnd,
+          llm: agent.llm,
+          tools,
+          clock,
+          ids,
+          events,
+          outbox,
+          tracing: options.tracing ?? noopTracing,
+          ...(options.promptContext ? { promptContext: options.promptContext } : {}),
+        }),
+      ),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,
     onGivenUp: subagents.onGivenUp,
+    onUnknownWork: async (agent) => {
+      await removed.drain(agent);
+    },
   });
 
   await ensureStreams(nc, subjects);
@@ -162,6 +179,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     threads.close();
     throw error;
   }
+  // A deleted agent: what waits in its inbox goes to the DLQ (its holder does that after its cycle), and its
+  // sub-agents are canceled as for a canceled parent. Every runner hears it; both steps are idempotent.
+  const stopRemovals = options.directory.onRemoved?.((agent) => {
+    logger.info({ agent, reason: options.directory.removedReason?.(agent) }, "agent deleted from the registry");
+    void removed.drain(agent);
+    void subagents.cancelChildrenOf(agent, `${agent} was deleted`).catch((error: unknown) => {
+      logger.warn({ agent, ...errorFields(error) }, "could not cancel the sub-agents of a deleted agent");
+    });
+  });
   logger.info({ holder: options.holder, agents: options.directory.names() }, "agent runner started");
 
   let stopping: Promise<void> | undefined;
@@ -172,6 +198,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     ingest,
     stop() {
       stopping ??= (async () => {
+        stopRemovals?.();
         await consumer?.stop();
         await runtime.stop();
         control?.unsubscribe();
