@@ -1,9 +1,9 @@
+import { agentSourceSchema } from "@moniro/api";
 import { z } from "zod";
 import type { StoredDefinition } from "./validate.js";
 
-/** Where a definition came from: the agents directory, the API, or an ephemeral agent (`moniro new`). */
-export const AGENT_SOURCES = ["file", "api", "ephemeral"] as const;
-export const agentSourceSchema = z.enum(AGENT_SOURCES);
+/** Where a definition came from: the agents directory, the API, or an ephemeral agent (`moniro new`); @moniro/api defines it. */
+export { AGENT_SOURCES, agentSourceSchema } from "@moniro/api";
 export type AgentSource = z.output<typeof agentSourceSchema>;
 
 /** The JSON a registry entry holds (the key is the agent's name, the revision the KV's). */

@@ -131,6 +131,7 @@ export class AgentRegistry {
         existing.ephemeral
           ? `agent '${name}' exists as an ephemeral agent: delete it first, then apply the definition`
           : `agent '${name}' exists (source: ${existing.source}): an ephemeral agent needs a name nobody uses`,
+        "exists",
       );
     }
     if (options.create && existing) {
@@ -138,6 +139,7 @@ export class AgentRegistry {
         name,
         existing.revision,
         `agent '${name}' already exists (revision ${existing.revision}): replace it with PUT /v1/agents/${name}/definition, or pick another name`,
+        "exists",
       );
     }
     const ifRevision = options.ifRevision;
@@ -159,6 +161,14 @@ export class AgentRegistry {
     } catch (error) {
       if (!isWrongSequence(error)) throw error;
       const current = await this.read(name);
+      if (options.create && current) {
+        throw new RegistryConflictError(
+          name,
+          current.revision,
+          `agent '${name}' already exists (revision ${current.revision}): replace it with PUT /v1/agents/${name}/definition, or pick another name`,
+          "exists",
+        );
+      }
       throw new RegistryConflictError(
         name,
         current?.revision,

@@ -24,6 +24,8 @@ export class RegistryConflictError extends Error {
     /** The revision the registry holds now (undefined when the agent does not exist). */
     readonly current: number | undefined,
     message: string,
+    /** `exists`: the name is taken (create, or the other bucket); `revision`: not at the expected revision. */
+    readonly kind: "exists" | "revision" = "revision",
   ) {
     super(message);
   }

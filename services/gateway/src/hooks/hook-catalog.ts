@@ -1,4 +1,5 @@
 import {
+  type AgentDefinition,
   AgentDefinitionError,
   type CompiledTemplate,
   compileTemplate,
@@ -66,6 +67,58 @@ function secretOf(env: Env, variable: string, where: string): string | { problem
   return value;
 }
 
+/** The hooks an agent list defines, keyed by hook name, with secrets resolved from `env` (problems named by file and field). */
+export function hooksOf(
+  definitions: Iterable<Pick<AgentDefinition, "name" | "file" | "webhooks">>,
+  env: Env,
+): { hooks: Map<string, Hook | BrokenHook>; problems: string[]; unauthenticated: string[] } {
+  const next = new Map<string, Hook | BrokenHook>();
+  const files = new Map<string, string>();
+  const problems: string[] = [];
+  const unauthenticated: string[] = [];
+  for (const definition of definitions) {
+    for (const [name, hook] of Object.entries(definition.webhooks ?? {})) {
+      const where = `${displayPath(definition.file)}: webhooks.${name}`;
+      const other = files.get(name);
+      if (other !== undefined) {
+        const problem = `${where}: hook '${name}' is also defined in ${other}: hook names are global, rename one of them`;
+        problems.push(problem);
+        next.set(name, { name, agent: definition.name, problem });
+        continue;
+      }
+      files.set(name, displayPath(definition.file));
+      const base = {
+        name,
+        agent: definition.name,
+        priority: hook.priority ?? "background",
+        maxChars: hook.max_chars ?? DEFAULT_MAX_CHARS,
+        ...(hook.template !== undefined ? { template: compileTemplate(hook.template) } : {}),
+      } as const;
+      if (hook.auth === "none") {
+        unauthenticated.push(name);
+        next.set(name, { ...base, auth: { kind: "none" } });
+        continue;
+      }
+      const variable = hook.auth === "bearer" ? hook.token_env : hook.secret_env;
+      const field = hook.auth === "bearer" ? "token_env" : "secret_env";
+      const secret = secretOf(env, variable ?? "", `${where}.${field}`);
+      if (typeof secret !== "string") {
+        problems.push(secret.problem);
+        next.set(name, { name, agent: definition.name, problem: secret.problem });
+        continue;
+      }
+      const auth: HookAuth =
+        hook.auth === "bearer"
+          ? { kind: "bearer", token: secret }
+          : hook.auth === "github"
+            ? { kind: "github", secret }
+            : { kind: "hmac", secret, toleranceS: hook.tolerance_s ?? DEFAULT_TOLERANCE_S };
+      next.set(name, { ...base, auth });
+    }
+  }
+  return { hooks: next, problems, unauthenticated };
+}
+
 /**
  * Every agent's `webhooks:` (in MONIRO_AGENTS_DIR), keyed by hook name, with
  * secrets resolved from `env`. A hook name defined twice and a missing secret
@@ -96,50 +149,7 @@ export async function definitionHookCatalog(
       // The last good hooks stay served; the agent catalog logs the same broken file.
       return;
     }
-    const next = new Map<string, Hook | BrokenHook>();
-    const files = new Map<string, string>();
-    const problems: string[] = [];
-    const unauthenticated: string[] = [];
-    for (const definition of definitions.values()) {
-      for (const [name, hook] of Object.entries(definition.webhooks ?? {})) {
-        const where = `${displayPath(definition.file)}: webhooks.${name}`;
-        const other = files.get(name);
-        if (other !== undefined) {
-          const problem = `${where}: hook '${name}' is also defined in ${other}: hook names are global, rename one of them`;
-          problems.push(problem);
-          next.set(name, { name, agent: definition.name, problem });
-          continue;
-        }
-        files.set(name, displayPath(definition.file));
-        const base = {
-          name,
-          agent: definition.name,
-          priority: hook.priority ?? "background",
-          maxChars: hook.max_chars ?? DEFAULT_MAX_CHARS,
-          ...(hook.template !== undefined ? { template: compileTemplate(hook.template) } : {}),
-        } as const;
-        if (hook.auth === "none") {
-          unauthenticated.push(name);
-          next.set(name, { ...base, auth: { kind: "none" } });
-          continue;
-        }
-        const variable = hook.auth === "bearer" ? hook.token_env : hook.secret_env;
-        const field = hook.auth === "bearer" ? "token_env" : "secret_env";
-        const secret = secretOf(options.env, variable ?? "", `${where}.${field}`);
-        if (typeof secret !== "string") {
-          problems.push(secret.problem);
-          next.set(name, { name, agent: definition.name, problem: secret.problem });
-          continue;
-        }
-        const auth: HookAuth =
-          hook.auth === "bearer"
-            ? { kind: "bearer", token: secret }
-            : hook.auth === "github"
-              ? { kind: "github", secret }
-              : { kind: "hmac", secret, toleranceS: hook.tolerance_s ?? DEFAULT_TOLERANCE_S };
-        next.set(name, { ...base, auth });
-      }
-    }
+    const { hooks: next, problems, unauthenticated } = hooksOf(definitions.values(), options.env);
     hooks = next;
     // Logged when the set of hooks or problems changes, not on every reload.
     const summary = JSON.stringify([[...next.keys()].sort(), problems, unauthenticated]);
