@@ -1,4 +1,4 @@
-import { StorageType } from "@nats-io/jetstream";
+import { type JetStreamManager, StorageType } from "@nats-io/jetstream";
 import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import {
@@ -317,4 +317,11 @@ function publicRecord({ ephemeral: _ephemeral, ...record }: Cached): AgentRecord
 function isWrongSequence(error: unknown): boolean {
   const message = (error as Error)?.message ?? "";
   return /wrong last sequence|key exists/i.test(message);
+}
+
+/** Deletes a namespace's registry buckets (tests and benchmarks clean up what they made); refuses production's. */
+export async function deleteRegistryBuckets(jsm: JetStreamManager, namespace: string): Promise<void> {
+  if (namespace === "moniro") throw new Error("deleteRegistryBuckets refuses to delete the production registry");
+  const names = registryBucketNames(namespace);
+  for (const bucket of [names.durable, names.ephemeral]) await jsm.streams.delete(`KV_${bucket}`).catch(() => false);
 }

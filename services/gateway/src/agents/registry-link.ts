@@ -31,7 +31,7 @@ export class RegistryLink {
           new HttpError(
             503,
             "nats_unavailable",
-            "the agent registry (NATS KV) is not reachable yet: the gateway is still connecting to NATS; retry shortly",
+            "the request was not accepted: the agent registry (NATS KV) is not reachable yet (the gateway is still connecting to NATS); retry shortly",
             { "Retry-After": "2" },
           ),
         );
