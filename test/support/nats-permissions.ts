@@ -44,7 +44,7 @@ export function natsAuthorization(namespace: string): string {
   const streams = [IN, OUT, DLQ].flatMap((name) => [`${api}.STREAM.INFO.${name}`, `${api}.STREAM.CREATE.${name}`]);
   const common = [`${api}.INFO`, ...streams];
   const ns = s.namespace;
-  // The agent registry (docs/registry.md): the gateway writes it, the runner and the scheduler watch it.
+  // The agent registry (docs/registry.md): the gateway writes it, the runner, executor and scheduler watch it.
   const registry = [...kvBucket(`${ns}_agents`), ...kvBucket(`${ns}_agents_ephemeral`)];
   const publish: Record<NatsUser, string[]> = {
     gateway: [
@@ -84,6 +84,7 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.dlq.tool`,
       `${api}.CONSUMER.INFO.${OUT}.*`,
       "_INBOX.>",
+      ...registry,
     ],
     scheduler: [`${ns}.in.*`, `${ns}.dlq.sched`, "_INBOX.>", ...registry],
     "signal-bridge": [
