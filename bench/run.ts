@@ -24,6 +24,7 @@ const ORDER = [
   "sandbox-exec",
   "webhook",
   "subagent",
+  "registry",
 ];
 
 function moduleName(file: string): string {
