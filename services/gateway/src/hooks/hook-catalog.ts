@@ -1,12 +1,10 @@
 import {
   type AgentDefinition,
-  AgentDefinitionError,
   type CompiledTemplate,
   compileTemplate,
   DEFAULT_MAX_CHARS,
   DEFAULT_TOLERANCE_S,
   displayPath,
-  loadAgentDefinitions,
 } from "@moniro/config";
 import type { Lane } from "@moniro/envelopes";
 import type { GatewayLogger } from "../ports.js";
@@ -117,73 +115,4 @@ export function hooksOf(
     }
   }
   return { hooks: next, problems, unauthenticated };
-}
-
-/**
- * Every agent's `webhooks:` (in MONIRO_AGENTS_DIR), keyed by hook name, with
- * secrets resolved from `env`. A hook name defined twice and a missing secret
- * are logged with file, field and fix; such hooks answer 503 instead of
- * accepting anything. An unknown name re-reads the directory (at most once per
- * `reloadAfterMs`), so a hook added while the gateway runs is found; a known
- * one is served at once while the directory is re-read in the background
- * (at most once per `refreshAfterMs`), so edits and removals apply too.
- */
-export async function definitionHookCatalog(
-  dir: string,
-  options: { env: Env; logger: GatewayLogger; reloadAfterMs?: number; refreshAfterMs?: number; now?: () => number },
-): Promise<HookCatalog> {
-  const now = options.now ?? Date.now;
-  const reloadAfterMs = options.reloadAfterMs ?? 1_000;
-  const refreshAfterMs = options.refreshAfterMs ?? 10_000;
-  let hooks = new Map<string, Hook | BrokenHook>();
-  let loadedAt = 0;
-  let reported = "";
-
-  const load = async () => {
-    loadedAt = now();
-    let definitions: Awaited<ReturnType<typeof loadAgentDefinitions>>;
-    try {
-      definitions = await loadAgentDefinitions(dir);
-    } catch (error) {
-      if (error instanceof AgentDefinitionError && error.kind === "missing-dir") hooks = new Map();
-      // The last good hooks stay served; the agent catalog logs the same broken file.
-      return;
-    }
-    const { hooks: next, problems, unauthenticated } = hooksOf(definitions.values(), options.env);
-    hooks = next;
-    // Logged when the set of hooks or problems changes, not on every reload.
-    const summary = JSON.stringify([[...next.keys()].sort(), problems, unauthenticated]);
-    if (summary === reported) return;
-    reported = summary;
-    options.logger.info({ hooks: [...next.keys()].sort(), agentsDir: dir }, "webhooks known to the gateway");
-    for (const problem of problems) options.logger.error({ problem }, "a webhook cannot be served; it answers 503");
-    for (const name of unauthenticated) {
-      options.logger.warn(
-        { hook: name },
-        "webhook with 'auth: none': anybody who can reach the gateway can post to it (an explicit opt-out of authentication)",
-      );
-    }
-  };
-
-  // One read of the directory at a time: a burst of requests for unknown hooks shares it.
-  let loading: Promise<void> | undefined;
-  const reload = () => {
-    loading ??= load().finally(() => {
-      loading = undefined;
-    });
-    return loading;
-  };
-
-  await reload();
-  return {
-    async get(name) {
-      const known = hooks.get(name);
-      if (known) {
-        if (now() - loadedAt >= refreshAfterMs) void reload();
-        return known;
-      }
-      if (now() - loadedAt >= reloadAfterMs) await reload();
-      return hooks.get(name);
-    },
-  };
 }
