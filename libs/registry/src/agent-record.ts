@@ -40,8 +40,9 @@ export interface RegistryChange {
 /** An agent removed from the registry, remembered for error messages ("was deleted at …"). */
 export interface RemovedAgent {
   name: string;
-  /** The revision it had before it was removed. */
+  /** The revision it had before it was removed (the deletion's own, for a deletion from before this process started). */
   revision: number;
-  source: AgentSource;
+  /** Absent for a deletion from before this process started. */
+  source?: AgentSource;
   removedAt: string;
 }

@@ -61,6 +61,10 @@ describe("the agent registry in NATS KV", () => {
     expect(removed.revision).toBe(replaced.record.revision);
     await until(() => two.get("alice") === undefined);
     expect(two.removed("alice")).toMatchObject({ name: "alice", revision: replaced.record.revision, source: "api" });
+    // A process started after the deletion knows of it too (the key's deletion marker).
+    const later = await open(nc);
+    expect(later.get("alice")).toBeUndefined();
+    expect(later.removed("alice")).toMatchObject({ name: "alice", removedAt: expect.any(String) });
     expect(changes.map((change) => [change.name, change.record?.definition.model ?? null])).toEqual([
       ["alice", "claude-sonnet-4-5"],
       ["alice", "claude-haiku-4-5"],

@@ -261,7 +261,12 @@ export class AgentRegistry {
       void (async () => {
         for await (const entry of iterator) {
           const record = entry.operation === "PUT" ? this.decode(entry, ephemeral) : undefined;
-          this.apply(entry.key, ephemeral, entry.revision, record);
+          // An unreadable record (onInvalid said so) changes nothing: the last good one stays.
+          if (entry.operation === "PUT" && !record) {
+            if (entry.revision >= lastSeq || entry.delta === 0) resolve();
+            continue;
+          }
+          this.apply(entry.key, ephemeral, entry.revision, record, entry.created);
           if (entry.revision >= lastSeq || entry.delta === 0) resolve();
         }
         resolve();
@@ -269,8 +274,22 @@ export class AgentRegistry {
     });
   }
 
+  private remember(removed: RemovedAgent): void {
+    if (this.removedAgents.size >= REMOVED_KEPT) {
+      this.removedAgents.delete(this.removedAgents.keys().next().value as string);
+    }
+    this.removedAgents.set(removed.name, removed);
+  }
+
   /** Applies one version (undefined: removed) unless a newer one of that name and bucket was seen. */
-  private apply(name: string, ephemeral: boolean, revision: number, record: Cached | undefined): void {
+  private apply(
+    name: string,
+    ephemeral: boolean,
+    revision: number,
+    record: Cached | undefined,
+    /** When the deletion marker was written (a removal the watch delivers). */
+    deletedAt?: Date,
+  ): void {
     const key = `${ephemeral ? "e" : "d"}:${name}`;
     if ((this.seen.get(key) ?? 0) >= revision && record !== undefined) return;
     if ((this.seen.get(key) ?? 0) > revision) return;
@@ -282,16 +301,19 @@ export class AgentRegistry {
       this.cache.set(name, record);
       this.removedAgents.delete(name);
     } else {
-      if (!previous) return;
-      this.cache.delete(name);
-      if (this.removedAgents.size >= REMOVED_KEPT) {
-        this.removedAgents.delete(this.removedAgents.keys().next().value as string);
+      if (!previous) {
+        // A deletion from before this process started (its marker is the key's last value): remembered, no change.
+        if (deletedAt && !this.removedAgents.has(name)) {
+          this.remember({ name, revision, removedAt: deletedAt.toISOString() });
+        }
+        return;
       }
-      this.removedAgents.set(name, {
+      this.cache.delete(name);
+      this.remember({
         name,
         revision: previous.revision,
         source: previous.source,
-        removedAt: new Date(this.options.now()).toISOString(),
+        removedAt: (deletedAt ?? new Date(this.options.now())).toISOString(),
       });
     }
     const change: RegistryChange = {
