@@ -101,6 +101,35 @@ describe("the live agent registry end to end (two runners)", () => {
     runners.push(await stack.start("agent-runner", { MONIRO_RUNNER_ID: "runner-d" }));
   });
 
+  it("a change made while an agent works applies from its next cycle, within the same run", async () => {
+    const busy = parse(testAgentYaml("busy", { queue: "followup" })) as { prompt: { system: string } };
+    expect((await put("busy", busy)).status).toBe(201);
+    const reply = held();
+    model.script(
+      "busy",
+      async () => {
+        await reply.promise;
+        return textReply("First answer.");
+      },
+      textReply("Second answer."),
+    );
+    try {
+      expect((await gateway.send("busy", "First question.")).status).toBe(202);
+      await model.waitForRequests("busy", 1);
+      // Queue mode followup: the second question waits for the next cycle of this run.
+      expect((await gateway.send("busy", "Second question.")).status).toBe(202);
+      const changed = { ...busy, prompt: { system: `Changed mid-run. ${busy.prompt.system}` } };
+      expect((await put("busy", changed)).status).toBe(200);
+      reply.release();
+      const [first, second] = await model.waitForRequests("busy", 2);
+      expect(systemText(first?.body ?? { model: "", messages: [] })).toMatch(/^You are busy/);
+      expect(systemText(second?.body ?? { model: "", messages: [] })).toMatch(/^Changed mid-run\. You are busy/);
+      expect(userTexts(second?.body ?? { model: "", messages: [] })).toContain("[http:bob] Second question.");
+    } finally {
+      reply.release();
+    }
+  });
+
   it("an agent deleted while it runs finishes its cycle; what was queued goes to the DLQ naming the deletion and the gateway refuses new input", async () => {
     const subjects = createSubjects(stack.namespace);
     const dlq = nc.subscribe(subjects.dlqAll);

@@ -11,6 +11,7 @@ import type {
   ToolBus,
   Tracing,
 } from "@moniro/ports";
+import type { LoopSettings } from "./settings.js";
 
 /** Personal context that goes into the system prompt (DESIGN §5: soul, memory, active todos). */
 export interface PromptContext {
@@ -34,6 +35,12 @@ export interface LoopDeps {
   tracing: Tracing;
   /** Jitter source in [0, 1); Math.random when absent. */
   random?: () => number;
+  /**
+   * The agent's definition as it is now (the live registry), read before each
+   * cycle: a change applies from the next cycle, even within one run. Absent
+   * or undefined: the run keeps the settings and provider it started with.
+   */
+  refresh?: () => { settings: LoopSettings; llm: LlmProvider } | undefined;
   /** Loaded once per cycle for the system prompt (memory, todos); none when absent. */
   promptContext?: (agent: string) => Promise<PromptContext>;
 }

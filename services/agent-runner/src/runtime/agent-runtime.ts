@@ -442,7 +442,9 @@ export class AgentRuntime {
         }
       },
     };
-    return { ...deps, state: observed, runEnd: releasing };
+    // The live registry: each cycle starts with the definition as it is then.
+    const refresh = () => this.options.directory.get(definition.name);
+    return { ...deps, state: observed, runEnd: releasing, refresh };
   }
 
   private boundary(local: Local): Promise<void> {
