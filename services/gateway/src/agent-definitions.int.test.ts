@@ -94,6 +94,15 @@ describe("agent definitions over HTTP", () => {
     );
     expect(systemFile.message).toMatch(/prompt\.system_file: .*inline the prompt as 'prompt\.system'/);
 
+    const badName = await errorOf(
+      await send(g, "PUT", "/v1/agents/Not%20A%20Name/definition", { definition: { model: "m" } }),
+    );
+    expect(badName).toMatchObject({ status: 400, code: "invalid_definition" });
+    expect(badName.message).toMatch(/is not an agent name: names are 1-63 characters/);
+    const reserved = await errorOf(await send(g, "PUT", "/v1/agents/a--b/definition", { definition: { model: "m" } }));
+    expect(reserved).toMatchObject({ status: 400, code: "invalid_definition" });
+    expect(reserved.message).toMatch(/name: may not contain '--'/);
+
     const unknown = await errorOf(await g.fetch("/v1/agents/nobody/definition"));
     expect(unknown).toMatchObject({ status: 404, code: "unknown_agent" });
     expect(unknown.message).toMatch(/no agent named 'nobody'.*known agents: alice, bob/);

@@ -60,14 +60,12 @@ function asHttpError(error: unknown, registry: AgentRegistry): unknown {
   );
 }
 
-function agentParam(value: string | string[] | undefined): string {
+/** The path's agent name: a malformed one is unknown (404) when read, invalid (400) when written. */
+function agentParam(value: string | string[] | undefined, writing = false): string {
   const name = typeof value === "string" ? value : "";
   if (NAME_PATTERN.test(name)) return name;
-  throw new HttpError(
-    404,
-    "unknown_agent",
-    `'${name}' is not an agent name: names are 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter or digit`,
-  );
+  const why = `'${name}' is not an agent name: names are 1-63 characters of a-z, 0-9, '-' and '_', starting with a letter or digit`;
+  throw writing ? new HttpError(400, "invalid_definition", why) : new HttpError(404, "unknown_agent", why);
 }
 
 /**
@@ -148,7 +146,7 @@ export function agentDefinitionsRouter(deps: {
 
   router.put("/v1/agents/:agent/definition", async (request, response) => {
     const registry = await deps.registry.get();
-    const name = agentParam(request.params.agent);
+    const name = agentParam(request.params.agent, true);
     const body = parseBody(
       applyAgentBodySchema,
       request.body,
