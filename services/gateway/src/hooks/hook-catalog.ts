@@ -7,7 +7,6 @@ import {
   displayPath,
 } from "@moniro/config";
 import type { Lane } from "@moniro/envelopes";
-import type { GatewayLogger } from "../ports.js";
 
 /** How one hook authenticates, with its secret read from the environment. */
 export type HookAuth =
