@@ -27,6 +27,7 @@ const ORDER = [
   "llm-cost",
   "workspace-channel",
   "prompt-assembly",
+  "registry",
 ];
 
 function moduleName(file: string): string {

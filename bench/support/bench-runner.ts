@@ -10,6 +10,7 @@ import {
 } from "@moniro/agent-runner";
 import { createSubjects, type Subjects, stamp } from "@moniro/envelopes";
 import type { LlmProvider } from "@moniro/ports";
+import { deleteRegistryBuckets } from "@moniro/registry";
 import { deleteKeys, type RedisClient, scanKeys } from "@moniro/store";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -172,5 +173,6 @@ export async function cleanup(
 ): Promise<void> {
   const jsm = await jetstreamManager(nc);
   for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
+  await deleteRegistryBuckets(jsm, subjects.namespace);
   for await (const keys of scanKeys(redis, `${prefix}*`, 1000)) await deleteKeys(redis, keys);
 }

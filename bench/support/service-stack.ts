@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { deleteRegistryBuckets } from "@moniro/registry";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
@@ -162,6 +163,7 @@ async function cleanupNamespace(namespace: string, prefix: string): Promise<void
     for await (const info of jsm.streams.list()) {
       if (info.config.name.startsWith(streamPrefix)) await jsm.streams.delete(info.config.name);
     }
+    await deleteRegistryBuckets(jsm, namespace);
   } finally {
     await nc.close();
   }

@@ -44,8 +44,11 @@ export function natsAuthorization(namespace: string): string {
   const streams = [IN, OUT, DLQ].flatMap((name) => [`${api}.STREAM.INFO.${name}`, `${api}.STREAM.CREATE.${name}`]);
   const common = [`${api}.INFO`, ...streams];
   const ns = s.namespace;
+  // The agent registry (docs/registry.md): the gateway writes it, the runner, executor and scheduler watch it.
+  const registry = [...kvBucket(`${ns}_agents`), ...kvBucket(`${ns}_agents_ephemeral`)];
   const publish: Record<NatsUser, string[]> = {
     gateway: [
+      ...registry,
       `${ns}.in.*`,
       `${ns}.ctl.*`,
       `${ns}.signal.pairing`,
@@ -72,6 +75,7 @@ export function natsAuthorization(namespace: string): string {
       `${api}.CONSUMER.MSG.NEXT.${IN}.agent-runner`,
       `$JS.ACK.${IN}.agent-runner.>`,
       "_INBOX.>",
+      ...registry,
     ],
     "tool-executor": [
       `${ns}.out.>`,
@@ -80,8 +84,9 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.dlq.tool`,
       `${api}.CONSUMER.INFO.${OUT}.*`,
       "_INBOX.>",
+      ...registry,
     ],
-    scheduler: [`${ns}.in.*`, `${ns}.dlq.sched`, "_INBOX.>"],
+    scheduler: [`${ns}.in.*`, `${ns}.dlq.sched`, "_INBOX.>", ...registry],
     "signal-bridge": [
       `${ns}.in.*`,
       `${ns}.dlq.signal`,

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { deleteRegistryBuckets } from "@moniro/registry";
 import { deleteKeys, scanKeys } from "@moniro/store";
 import { testClient } from "@moniro/store/test";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -207,6 +208,7 @@ export async function cleanupNamespace(
     for await (const info of jsm.streams.list()) {
       if (info.config.name.startsWith(streamPrefix)) await jsm.streams.delete(info.config.name);
     }
+    await deleteRegistryBuckets(jsm, namespace);
   } finally {
     await nc.close();
   }

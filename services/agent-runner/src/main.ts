@@ -2,11 +2,13 @@ import { hostname } from "node:os";
 import { connectNats, drainNats, onShutdown } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { createProvider } from "@moniro/llm";
+import { AgentRegistry } from "@moniro/registry";
 import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { definitionDirectory, loadAgentDefinitions } from "./runtime/agent-definitions.js";
+import type { AgentDirectory } from "./runtime/agent-directory.js";
 import { RUNNER_REDIS_OPTIONS } from "./runtime/redis-options.js";
+import { registryDirectory } from "./runtime/registry-directory.js";
 import { type Runner, startRunner } from "./runtime/runner.js";
 import { loadRunnerConfig, threadCacheOf, timingOf } from "./runtime/runner-config.js";
 import { registerRunnerMetrics } from "./runtime/runner-metrics.js";
@@ -20,23 +22,19 @@ const starting = new AbortController();
 let runner: Runner | undefined;
 let nats: NatsConnection | undefined;
 let ready = false;
+let agents: AgentRegistry | undefined;
+let directory: AgentDirectory | undefined;
 
-const definitions = await loadAgentDefinitions(config.MONIRO_AGENTS_DIR).catch((error: Error) => {
-  logger.fatal({ agentsDir: config.MONIRO_AGENTS_DIR }, error.message);
-  process.exit(1);
-});
 const redis = connectRedis(config, {
   logger,
   name: `agent-runner:${holder}`,
   redis: RUNNER_REDIS_OPTIONS,
 });
-const directory = definitionDirectory(definitions, {
-  where: config.MONIRO_AGENTS_DIR,
-  llmFor: (definition) => createProvider(definition, process.env),
-});
 const registry = createMetricsRegistry("agent-runner");
 const metrics = registerRunnerMetrics(registry, () =>
-  runner ? { runtime: runner.runtime, inbox: runner.stores.inbox, threads: runner.threads, directory } : undefined,
+  runner && directory
+    ? { runtime: runner.runtime, inbox: runner.stores.inbox, threads: runner.threads, directory }
+    : undefined,
 );
 
 const ops = await startOpsServer({
@@ -62,6 +60,7 @@ onShutdown(
     ready = false;
     starting.abort(new Error(`${signal} during startup`));
     await runner?.stop();
+    agents?.close();
     await drainNats(nats, logger);
     await redis.quit();
     await ops.close();
@@ -73,6 +72,12 @@ onShutdown(
 try {
   await waitForRedis(redis, starting.signal);
   nats = await connectNats(config, { name: `agent-runner:${holder}`, logger, signal: starting.signal });
+  // Definitions come from the live registry (docs/registry.md); the gateway syncs the agents directory into it.
+  agents = await AgentRegistry.open(nats, {
+    namespace: config.MONIRO_NAMESPACE,
+    onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
+  });
+  directory = registryDirectory(agents, { llmFor: (definition) => createProvider(definition, process.env) });
   runner = await startRunner({
     holder,
     subjects: createSubjects(config.MONIRO_NAMESPACE),

@@ -2,6 +2,7 @@ import type { Subjects } from "@moniro/envelopes";
 import type { PersonalContext, Tracing } from "@moniro/ports";
 import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
+import type { RegistryLink } from "./agents/registry-link.js";
 import type { HookCatalog } from "./hooks/hook-catalog.js";
 import { bearerAuth } from "./http/auth.js";
 import { errorHandler, HttpError } from "./http/http-error.js";
@@ -20,6 +21,7 @@ import type {
   SchedulerClient,
   ServiceProbes,
 } from "./ports.js";
+import { agentDefinitionsRouter } from "./routes/agent-definitions.js";
 import { childrenRouter } from "./routes/children.js";
 import { controlRouter } from "./routes/control.js";
 import { dlqRouter } from "./routes/dlq.js";
@@ -43,6 +45,8 @@ export interface GatewayAppOptions {
   bodyLimitBytes: number;
   heartbeatMs: number;
   agents: AgentCatalog;
+  /** The live registry: the agent-definition routes (`/v1/agents`, `…/definition`); absent without. */
+  definitions?: RegistryLink;
   /** Webhooks (`POST /v1/hooks/:name`), which authenticate their callers themselves; none without. */
   hooks?: { catalog: HookCatalog; bodyLimitBytes: number };
   publisher: InboundPublisher;
@@ -132,6 +136,11 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
     }),
   );
   app.use(eventsRouter({ agents: options.agents, streams: options.streams, heartbeatMs: options.heartbeatMs }));
+  if (options.definitions) {
+    app.use(
+      agentDefinitionsRouter({ registry: options.definitions, inspector: options.inspector, logger: options.logger }),
+    );
+  }
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
   if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));

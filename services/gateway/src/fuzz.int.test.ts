@@ -167,7 +167,7 @@ const INPUT_CASES: Case[] = [
     code: "body_too_large",
   },
   { name: "an unknown route", request: { path: "/v2/anything" }, status: 404, code: "not_found" },
-  { name: "an unknown /v1 route", request: { path: "/v1/agents", headers: KEY }, status: 404, code: "not_found" },
+  { name: "an unknown /v1 route", request: { path: "/v1/nowhere", headers: KEY }, status: 404, code: "not_found" },
   {
     name: "GET on the messages route",
     request: { path: MESSAGES, headers: KEY },
@@ -175,10 +175,10 @@ const INPUT_CASES: Case[] = [
     code: "method_not_allowed",
   },
   {
-    name: "DELETE an agent",
+    name: "DELETE an agent its file defines",
     request: { method: "DELETE", path: "/v1/agents/alice", headers: KEY },
-    status: 405,
-    code: "method_not_allowed",
+    status: 409,
+    code: "file_agent",
   },
   { name: "POST /readyz", request: { method: "POST", path: "/readyz" }, status: 405, code: "method_not_allowed" },
   {
@@ -306,7 +306,7 @@ describe("fuzzing a running gateway (API keys): every refusal is a 4xx with a JS
     expect(JSON.parse(ready.text)).toEqual({
       ok: true,
       ready: true,
-      checks: { nats: "ok", redis: "ok" },
+      checks: { nats: "ok", redis: "ok", registry: "ok" },
       failures: {},
     });
   });

@@ -3,14 +3,15 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
+import { AgentRegistry, syncAgentsDir } from "@moniro/registry";
 import type { RedisClient } from "@moniro/store";
 import { ChildRecords, connectRedis, RedisPersonalContext } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { definitionCatalog } from "./agents/definition-catalog.js";
+import { registryCatalog, registryHookCatalog } from "./agents/registry-catalog.js";
+import { RegistryLink } from "./agents/registry-link.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
-import { definitionHookCatalog } from "./hooks/hook-catalog.js";
 import { answerClientErrorsWithJson } from "./http/client-error.js";
 import { httpMetrics } from "./http/http-metrics.js";
 import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
@@ -53,9 +54,12 @@ export async function startGateway(options: {
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
   const link = new NatsLink();
   const redis: RedisClient = connectRedis(config, { logger, name: "gateway" });
-  const agents = await definitionCatalog(config.MONIRO_AGENTS_DIR, { logger });
-  logger.info({ agents: agents.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
-  const hooks = await definitionHookCatalog(config.MONIRO_AGENTS_DIR, { env: options.env ?? process.env, logger });
+  // Agents and hooks come from the live registry (docs/registry.md), open once NATS is.
+  const registryLink = new RegistryLink();
+  const agents = registryCatalog(registryLink);
+  const hooks = registryHookCatalog(registryLink, { env: options.env ?? process.env, logger });
+  let registry: AgentRegistry | undefined;
+  let sync: Awaited<ReturnType<typeof syncAgentsDir>> | undefined;
 
   const app = createGatewayApp({
     auth: {
@@ -67,6 +71,7 @@ export async function startGateway(options: {
     bodyLimitBytes: config.MONIRO_GATEWAY_BODY_LIMIT,
     heartbeatMs: config.MONIRO_GATEWAY_HEARTBEAT_MS,
     agents,
+    definitions: registryLink,
     hooks: { catalog: hooks, bodyLimitBytes: config.MONIRO_GATEWAY_HOOK_BODY_LIMIT },
     publisher: natsInboundPublisher(link, subjects),
     control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
@@ -83,6 +88,7 @@ export async function startGateway(options: {
     personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     readiness: {
       nats: () => link.check(),
+      registry: async () => registryLink.check(),
       redis: async () => {
         if (redis.status !== "ready") throw new Error(`not connected (${redis.status}); retrying`);
         await redis.ping();
@@ -133,6 +139,15 @@ export async function startGateway(options: {
       const js = jetstream(nc);
       link.set({ nc, js, jsm, bus: createBus(nc, js) });
       logger.info({ namespace: subjects.namespace }, "gateway connected to NATS");
+      registry = await AgentRegistry.open(nc, {
+        namespace: config.MONIRO_NAMESPACE,
+        onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
+      });
+      // Every replica syncs the agents directory (idempotent passes); API records are left alone.
+      sync = await syncAgentsDir(registry, config.MONIRO_AGENTS_DIR, { logger });
+      stopping.signal.throwIfAborted();
+      registryLink.set(registry);
+      logger.info({ agents: registry.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
     } catch (error) {
       await nc.close().catch(() => undefined);
       throw error;
@@ -154,6 +169,8 @@ export async function startGateway(options: {
         server.closeAllConnections();
       });
       await connected.catch(() => undefined);
+      sync?.close();
+      registry?.close();
       await link.close();
       await redis.quit().catch(() => redis.disconnect());
     },

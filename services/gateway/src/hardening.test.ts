@@ -175,14 +175,14 @@ describe("every error is a JSON body with the right status", () => {
   it("404 for unknown routes, 405 with Allow for methods a route does not answer", async () => {
     const { base } = await start();
     expect(jsonError(await rawRequest(base, { path: "/nowhere" }))).toMatchObject({ status: 404, code: "not_found" });
-    expect(jsonError(await rawRequest(base, { path: "/v1/agents", headers: KEY }))).toMatchObject({
+    expect(jsonError(await rawRequest(base, { path: "/v1/nowhere", headers: KEY }))).toMatchObject({
       status: 404,
       code: "not_found",
     });
     const cases: Array<[string, string, string]> = [
       ["GET", "/v1/agents/alice/messages", "POST"],
       ["PUT", "/v1/agents/alice/messages", "POST"],
-      ["DELETE", "/v1/agents/alice", "GET, HEAD"],
+      ["PATCH", "/v1/agents/alice", "GET, DELETE, HEAD"],
       ["POST", "/v1/agents/alice/thread", "GET, HEAD"],
       ["POST", "/v1/agents/alice/events", "GET, HEAD"],
       ["GET", "/v1/agents/alice/pause", "POST"],
@@ -195,7 +195,7 @@ describe("every error is a JSON body with the right status", () => {
       expect(jsonError(reply), `${method} ${path}`).toEqual({
         status: 405,
         code: "method_not_allowed",
-        message: `${method} is not allowed on ${path}; use ${allow.replace(", ", " or ")}`,
+        message: `${method} is not allowed on ${path}; use ${allow.replaceAll(", ", " or ")}`,
       });
       expect(reply.headers.allow).toBe(allow);
     }

@@ -8,10 +8,12 @@ import type {
 } from "@moniro/envelopes";
 import type { AgentStateRecord } from "@moniro/ports";
 
-/** The agents the gateway accepts messages for (MONIRO_AGENTS_DIR). */
+/** The agents the gateway accepts messages for (the live registry, docs/registry.md). */
 export interface AgentCatalog {
   has(agent: string): Promise<boolean>;
   names(): readonly string[];
+  /** Why `agent` is unknown, when the catalog knows more than "not defined" (e.g. it was deleted). */
+  explainMissing?(agent: string): string | undefined;
 }
 
 /** Publishes an inbound envelope on `moniro.in.<agent>` and waits for the JetStream ack. */
@@ -76,6 +78,8 @@ export interface ThreadQuery {
 /** Read-only view of an agent's Redis state. */
 export interface AgentInspector {
   status(agent: string): Promise<AgentStatus>;
+  /** The `state` field of many agents in one pipelined read (null: no state record). */
+  states?(agents: readonly string[]): Promise<Array<AgentStateRecord["state"] | null>>;
   thread(agent: string, query: ThreadQuery): Promise<ThreadPage>;
 }
 

@@ -1,14 +1,16 @@
 import { connectNats, ensureStreams, inMessageSpan, publishEnvelope } from "@moniro/bus";
 import { createSubjects, type DlqRecord, type InboundEnvelope } from "@moniro/envelopes";
+import { AgentRegistry } from "@moniro/registry";
 import { connectRedis } from "@moniro/store";
 import { type ReadinessCheck as Check, otelTracing } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { createIdleCheck } from "./agent-idle.js";
 import { type DefinitionSync, startDefinitionSync } from "./definition-sync.js";
-import { type DefinitionsSource, directoryDefinitions } from "./definitions-source.js";
+import type { DefinitionsSource } from "./definitions-source.js";
 import type { Logger } from "./logger.js";
 import { createSchedulerMetrics, type SchedulerMetrics } from "./metrics.js";
+import { registryDefinitions } from "./registry-definitions.js";
 import { createRequestResponder } from "./request-responder.js";
 import type { SchedulerConfig } from "./scheduler-config.js";
 import { startSchedulerRuntime } from "./scheduler-runtime.js";
@@ -89,9 +91,19 @@ export async function startScheduler(
     onFired: (outcome) => metrics.firings.inc(outcome.status),
   });
 
+  // Definitions come from the live registry (the gateway syncs the agents directory into it).
+  let agents: AgentRegistry | undefined;
+  let source = options.definitions;
+  if (!source) {
+    agents = await AgentRegistry.open(nc, {
+      namespace: config.MONIRO_NAMESPACE,
+      onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
+    });
+    source = registryDefinitions(agents, config.MONIRO_NAMESPACE);
+  }
   let definitionsReady: true | string = "reconciling the definitions' schedules";
   const definitions = startDefinitionSync({
-    source: options.definitions ?? directoryDefinitions(config.MONIRO_AGENTS_DIR),
+    source,
     queue: runtime.queue,
     logger,
     resyncMs: config.MONIRO_SCHEDULER_RESYNC_MS,
@@ -148,6 +160,7 @@ export async function startScheduler(
     },
     async stop() {
       definitions.stop();
+      agents?.close();
       subscription.unsubscribe();
       await runtime.close();
       await nc.drain().catch(() => {});

@@ -5,7 +5,10 @@ import { isChildName } from "@moniro/envelopes";
 import { type ResolvedPolicy, resolvePolicy } from "@moniro/tool-catalog";
 
 /** Every sub-agent (`<parent>--<id>`, a name no definition can take) has the read-only set, whatever it asks. */
-const CHILD_LOOKUP: AgentPolicyLookup = { ok: true, policy: resolvePolicy({ profile: "readonly", subagent: true }) };
+export const CHILD_LOOKUP: AgentPolicyLookup = {
+  ok: true,
+  policy: resolvePolicy({ profile: "readonly", subagent: true }),
+};
 
 /** What the executor knows about one agent when a call arrives. */
 export type AgentPolicyLookup =

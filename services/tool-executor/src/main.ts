@@ -2,11 +2,14 @@ import { resolve } from "node:path";
 import { connectNats, drainNats, ensureStreams, onShutdown } from "@moniro/bus";
 import { ConfigError } from "@moniro/config/service";
 import { createSubjects } from "@moniro/envelopes";
+import { AgentRegistry } from "@moniro/registry";
 import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { agentPoliciesFromDirectory } from "./agent-policies.js";
 import { type ExecutorApp, startExecutorApp } from "./executor-app.js";
 import { type ExecutorConfig, execLimitsOf, executorIdOf, loadExecutorConfig } from "./executor-config.js";
+import { agentPoliciesFromRegistry } from "./registry-policies.js";
 import { setUpSandbox } from "./sandbox-setup.js";
 
 // Wiring only: configuration, telemetry, connections, the executor, the ops server, shutdown.
@@ -25,6 +28,7 @@ const starting = new AbortController();
 const redis = connectRedis(config, { logger, name: `tool-executor:${executorId}` });
 let nats: NatsConnection | undefined;
 let app: ExecutorApp | undefined;
+let agents: AgentRegistry | undefined;
 
 const ops = await startOpsServer({
   host: config.MONIRO_HTTP_HOST,
@@ -48,6 +52,7 @@ onShutdown(
   async (signal) => {
     starting.abort(new Error(`${signal} during startup`));
     await app?.stop(config.MONIRO_SHUTDOWN_GRACE_MS);
+    agents?.close();
     app = undefined;
     await drainNats(nats, logger);
     await redis.quit().catch(() => {});
@@ -70,8 +75,14 @@ try {
     unsafeNoSandbox: config.MONIRO_EXEC_UNSAFE_NO_SANDBOX,
     logger,
   });
+  // Tool policies from the live registry (API agents too), the agents directory for what it does not hold yet.
+  agents = await AgentRegistry.open(nats, {
+    namespace: config.MONIRO_NAMESPACE,
+    onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
+  });
   app = startExecutorApp({
     executorId,
+    policies: agentPoliciesFromRegistry(agents, agentPoliciesFromDirectory(config.MONIRO_AGENTS_DIR)),
     nc: nats,
     subjects,
     redis,

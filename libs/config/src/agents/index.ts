@@ -15,6 +15,7 @@ export {
   THREAD_MODES,
 } from "./agent-definition-schema.js";
 export { closestKey } from "./closest-key.js";
+export { definitionIssues } from "./format-issues.js";
 export {
   AgentDefinitionsError,
   loadAgentDefinition,

@@ -13,6 +13,7 @@ import type {
   ToolBus,
   Tracing,
 } from "@moniro/ports";
+import type { LoopSettings } from "./settings.js";
 
 /** An instruction the loop finished (`cycle-ended` with reason `completed`): its cycle's thread entries. */
 export interface CompletedInstruction {
@@ -48,6 +49,12 @@ export interface LoopDeps {
    * The loop does not wait for what it starts and ignores its errors.
    */
   onInstructionCompleted?: (instruction: CompletedInstruction) => void;
+  /**
+   * The agent's definition as it is now (the live registry), read before each
+   * cycle: a change applies from the next cycle, even within one run. Absent
+   * or undefined: the run keeps the settings and provider it started with.
+   */
+  refresh?: () => { settings: LoopSettings; llm: LlmProvider } | undefined;
 }
 
 /**

@@ -77,6 +77,7 @@ export async function runAgent(
       if (afterCycle && (await letGo(run))) return { reason: "idle", cycles };
       const items = dropHeartbeats(run, drained ?? (await deps.inbox.pending(run.agent)), worked);
       drained = undefined;
+      refreshDefinition(run);
       const work = nextWork(run, items, takeover);
       takeover = undefined;
       afterCycle = work !== null;
@@ -105,6 +106,14 @@ export async function runAgent(
     await settleDeferred(run);
     control.endRun();
   }
+}
+
+/** Before a cycle: the definition as it is now (a registry change applies from the next cycle). */
+function refreshDefinition(run: AgentRun): void {
+  const current = run.deps.refresh?.();
+  if (!current) return;
+  run.settings = current.settings;
+  if (current.llm !== run.deps.llm) run.deps = { ...run.deps, llm: current.llm };
 }
 
 /**

@@ -21,6 +21,10 @@ export interface AgentDirectory {
   names(): string[];
   /** Why `name` is unknown, naming where definitions are looked up (for DLQ reasons and control replies). */
   explainMissing(name: string): string;
+  /** Why a deleted agent takes no more input (live registry); undefined when it was not deleted. */
+  removedReason?(name: string): string | undefined;
+  /** Calls `listener` with the name of each agent deleted from now on; returns the function that stops it. */
+  onRemoved?(listener: (name: string) => void): () => void;
 }
 
 /** A directory over a fixed list (tests, and the wiring once definitions are loaded). */

@@ -48,6 +48,8 @@ export interface AgentRuntimeOptions {
    * Called again for the same agent by later sweeps; it must be idempotent.
    */
   onGivenUp?: (agent: RuntimeAgent, why: string) => Promise<void>;
+  /** A sweep found work for an agent the directory does not know (e.g. deleted): its inputs go to the DLQ here. */
+  onUnknownWork?: (agent: string) => Promise<void>;
 }
 
 export type WakeResult = "started" | "running-here" | "held-elsewhere" | "unknown-agent" | "stopping";
@@ -191,6 +193,9 @@ export class AgentRuntime {
       if (local?.run || local?.acquiring) continue;
       const definition = await this.definitionOf(agent);
       if (!definition) {
+        await this.options.onUnknownWork?.(agent).catch((error: unknown) => {
+          this.logger.warn({ agent, ...errorFields(error) }, "could not deal with work of an unknown agent");
+        });
         if (!this.warnedUnknown.has(agent)) {
           this.warnedUnknown.add(agent);
           this.logger.warn(
@@ -345,8 +350,10 @@ export class AgentRuntime {
     const agent = definition.name;
     let fence: Fence = first;
     let start = firstStart;
-    const deps = this.depsFor(local, definition);
+    let current = definition;
     for (;;) {
+      // The live registry: a run taken up again after an idle end uses the definition as it is now.
+      const deps = this.depsFor(local, current);
       local.fence = fence;
       const keeper = new LeaseKeeper(
         this.options.lease,
@@ -362,7 +369,7 @@ export class AgentRuntime {
       this.logger.debug({ agent, epoch: fence.epoch }, "loop started");
       let outcome: Awaited<ReturnType<typeof runSupervised>>;
       try {
-        outcome = await runSupervised(deps, fence, definition.settings, local.control, start);
+        outcome = await runSupervised(deps, fence, current.settings, local.control, start);
         start = undefined;
       } finally {
         keeper.stop();
@@ -378,7 +385,7 @@ export class AgentRuntime {
           .catch((error: unknown) => this.logger.warn({ agent, ...errorFields(error) }, "could not record the stop"));
       }
       if (outcome.reason === "error") {
-        await this.givenUp(definition, outcome.error instanceof Error ? outcome.error.message : String(outcome.error));
+        await this.givenUp(current, outcome.error instanceof Error ? outcome.error.message : String(outcome.error));
       }
       // An idle loop has let the lease go already (RunEnd, atomically with its last look at the inbox).
       if (outcome.reason !== "idle") await this.options.lease.release(fence);
@@ -394,9 +401,13 @@ export class AgentRuntime {
       // wake on this runner was answered "running-here" meanwhile and tried nothing: take the lease for it.
       if (!local.wakeRequested) return;
       local.wakeRequested = false;
-      const next = await this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
+      const next = await this.definitionOf(agent);
+      // Deleted meanwhile: its inputs go to the DLQ (a sweep, or the runner that heard the deletion).
       if (!next) return;
-      fence = next;
+      current = next;
+      const taken = await this.options.lease.acquire(agent, this.holder, this.timing.leaseTtlMs);
+      if (!taken) return;
+      fence = taken;
     }
   }
 
@@ -431,7 +442,9 @@ export class AgentRuntime {
         }
       },
     };
-    return { ...deps, state: observed, runEnd: releasing };
+    // The live registry: each cycle starts with the definition as it is then.
+    const refresh = () => this.options.directory.get(definition.name);
+    return { ...deps, state: observed, runEnd: releasing, refresh };
   }
 
   private boundary(local: Local): Promise<void> {

@@ -28,6 +28,7 @@ import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
 import { countHeartbeatSkips, NatsEventSink, NatsOutbox } from "./nats-events.js";
 import { NatsToolBus } from "./nats-tool-bus.js";
+import { removedAgents } from "./removed-agents.js";
 
 /** How long a stopping runner waits for auto-memory extractions under way. */
 const AUTO_MEMORY_GRACE_MS = 5_000;
@@ -123,6 +124,16 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     limits: options.subagents,
   });
   const directory = subagents.directory;
+  const removed = removedAgents({
+    inbox: stores.inbox,
+    lease: stores.lease,
+    holder: options.holder,
+    js,
+    subjects,
+    logger,
+    removedReason: (agent) => options.directory.removedReason?.(agent),
+    onDlq: options.onDlq,
+  });
   const tools = subagents.tools(new NatsToolBus(messaging, subjects, { clock }));
   const outbox = new NatsOutbox(messaging, subjects);
   const runtime = new AgentRuntime({
@@ -133,29 +144,35 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     directory,
     activeAgents: () => stores.state.activeAgents(),
     loopDeps: (agent) =>
-      subagents.loopDeps(agent, {
-        inbox: stores.inbox,
-        threads,
-        state: stores.state,
-        runEnd: stores.runEnd,
-        llm: agent.llm,
-        tools,
-        clock,
-        ids,
-        events,
-        outbox,
-        tracing: options.tracing ?? noopTracing,
-        personal,
-        ...(agent.autoMemory
-          ? {
-              onInstructionCompleted: (done) =>
-                autoMemory.extract(done, agent.llm, agent.autoMemory as NonNullable<typeof agent.autoMemory>),
-            }
-          : {}),
-      }),
+      removed.loopDeps(
+        agent.name,
+        subagents.loopDeps(agent, {
+          inbox: stores.inbox,
+          threads,
+          state: stores.state,
+          runEnd: stores.runEnd,
+          llm: agent.llm,
+          tools,
+          clock,
+          ids,
+          events,
+          outbox,
+          tracing: options.tracing ?? noopTracing,
+          personal,
+          ...(agent.autoMemory
+            ? {
+                onInstructionCompleted: (done) =>
+                  autoMemory.extract(done, agent.llm, agent.autoMemory as NonNullable<typeof agent.autoMemory>),
+              }
+            : {}),
+        }),
+      ),
     ...(options.timing ? { timing: options.timing } : {}),
     logger,
     onGivenUp: subagents.onGivenUp,
+    onUnknownWork: async (agent) => {
+      await removed.drain(agent);
+    },
   });
 
   await ensureStreams(nc, subjects);
@@ -184,6 +201,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     threads.close();
     throw error;
   }
+  // A deleted agent: what waits in its inbox goes to the DLQ (its holder does that after its cycle), and its
+  // sub-agents are canceled as for a canceled parent. Every runner hears it; both steps are idempotent.
+  const stopRemovals = options.directory.onRemoved?.((agent) => {
+    logger.info({ agent, reason: options.directory.removedReason?.(agent) }, "agent deleted from the registry");
+    void removed.drain(agent);
+    void subagents.cancelChildrenOf(agent, `${agent} was deleted`).catch((error: unknown) => {
+      logger.warn({ agent, ...errorFields(error) }, "could not cancel the sub-agents of a deleted agent");
+    });
+  });
   logger.info({ holder: options.holder, agents: options.directory.names() }, "agent runner started");
 
   let stopping: Promise<void> | undefined;
@@ -195,6 +221,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     autoMemory,
     stop() {
       stopping ??= (async () => {
+        stopRemovals?.();
         await consumer?.stop();
         await runtime.stop();
         // Extractions under way get a few seconds to write what they found, then are abandoned.

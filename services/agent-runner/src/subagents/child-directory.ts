@@ -32,6 +32,8 @@ export function withChildren(
   return {
     get: (name) => base.get(name) ?? children.get(name),
     names: () => base.names(),
+    ...(base.removedReason ? { removedReason: (name: string) => base.removedReason?.(name) } : {}),
+    ...(base.onRemoved ? { onRemoved: base.onRemoved.bind(base) } : {}),
     explainMissing: (name) => {
       if (!isChildName(name)) return base.explainMissing(name);
       const parent = parentOfChild(name) ?? "";
@@ -51,7 +53,9 @@ export function withChildren(
     },
     async load(name) {
       const known = base.get(name) ?? children.get(name);
-      if (known || !isChildName(name)) return known;
+      if (known) return known;
+      // A defined agent this runner has not heard of yet (the registry's watch is behind): one read.
+      if (!isChildName(name)) return base.load?.(name);
       const parent = base.get(parentOfChild(name) ?? "");
       // A child is run only where its parent is defined: no Redis read for any other.
       if (!parent) return undefined;

@@ -11,7 +11,7 @@ import { withChildren } from "./child-directory.js";
 import { linkedEvents, linkedTracing, reportGivenUp, reportingRunEnd } from "./child-report.js";
 import { InternalChannel } from "./internal-channel.js";
 import { internalIngest } from "./internal-ingest.js";
-import { withChildCancel } from "./parent-control.js";
+import { cancelChildren, withChildCancel } from "./parent-control.js";
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits, SubagentToolBus } from "./subagent-tool-bus.js";
 
 type Ingest = ReturnType<typeof createIngest>;
@@ -77,5 +77,7 @@ export function subagentWiring(options: {
     /** A child given up after its restarts reports its failure (a no-op for other agents). */
     onGivenUp: (agent: RuntimeAgent, why: string) => reportGivenUp(agent, why, reportDeps),
     control: (runtime: Pick<AgentRuntime, "control">) => withChildCancel(runtime, { records, channel, logger, now }),
+    /** A parent deleted from the registry: its live children are canceled like those of a canceled parent. */
+    cancelChildrenOf: (parent: string, why: string) => cancelChildren(parent, why, { records, channel, logger, now }),
   };
 }

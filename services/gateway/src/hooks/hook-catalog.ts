@@ -1,14 +1,12 @@
 import {
-  AgentDefinitionError,
+  type AgentDefinition,
   type CompiledTemplate,
   compileTemplate,
   DEFAULT_MAX_CHARS,
   DEFAULT_TOLERANCE_S,
   displayPath,
-  loadAgentDefinitions,
 } from "@moniro/config";
 import type { Lane } from "@moniro/envelopes";
-import type { GatewayLogger } from "../ports.js";
 
 /** How one hook authenticates, with its secret read from the environment. */
 export type HookAuth =
@@ -66,114 +64,54 @@ function secretOf(env: Env, variable: string, where: string): string | { problem
   return value;
 }
 
-/**
- * Every agent's `webhooks:` (in MONIRO_AGENTS_DIR), keyed by hook name, with
- * secrets resolved from `env`. A hook name defined twice and a missing secret
- * are logged with file, field and fix; such hooks answer 503 instead of
- * accepting anything. An unknown name re-reads the directory (at most once per
- * `reloadAfterMs`), so a hook added while the gateway runs is found; a known
- * one is served at once while the directory is re-read in the background
- * (at most once per `refreshAfterMs`), so edits and removals apply too.
- */
-export async function definitionHookCatalog(
-  dir: string,
-  options: { env: Env; logger: GatewayLogger; reloadAfterMs?: number; refreshAfterMs?: number; now?: () => number },
-): Promise<HookCatalog> {
-  const now = options.now ?? Date.now;
-  const reloadAfterMs = options.reloadAfterMs ?? 1_000;
-  const refreshAfterMs = options.refreshAfterMs ?? 10_000;
-  let hooks = new Map<string, Hook | BrokenHook>();
-  let loadedAt = 0;
-  let reported = "";
-
-  const load = async () => {
-    loadedAt = now();
-    let definitions: Awaited<ReturnType<typeof loadAgentDefinitions>>;
-    try {
-      definitions = await loadAgentDefinitions(dir);
-    } catch (error) {
-      if (error instanceof AgentDefinitionError && error.kind === "missing-dir") hooks = new Map();
-      // The last good hooks stay served; the agent catalog logs the same broken file.
-      return;
-    }
-    const next = new Map<string, Hook | BrokenHook>();
-    const files = new Map<string, string>();
-    const problems: string[] = [];
-    const unauthenticated: string[] = [];
-    for (const definition of definitions.values()) {
-      for (const [name, hook] of Object.entries(definition.webhooks ?? {})) {
-        const where = `${displayPath(definition.file)}: webhooks.${name}`;
-        const other = files.get(name);
-        if (other !== undefined) {
-          const problem = `${where}: hook '${name}' is also defined in ${other}: hook names are global, rename one of them`;
-          problems.push(problem);
-          next.set(name, { name, agent: definition.name, problem });
-          continue;
-        }
-        files.set(name, displayPath(definition.file));
-        const base = {
-          name,
-          agent: definition.name,
-          priority: hook.priority ?? "background",
-          maxChars: hook.max_chars ?? DEFAULT_MAX_CHARS,
-          ...(hook.template !== undefined ? { template: compileTemplate(hook.template) } : {}),
-        } as const;
-        if (hook.auth === "none") {
-          unauthenticated.push(name);
-          next.set(name, { ...base, auth: { kind: "none" } });
-          continue;
-        }
-        const variable = hook.auth === "bearer" ? hook.token_env : hook.secret_env;
-        const field = hook.auth === "bearer" ? "token_env" : "secret_env";
-        const secret = secretOf(options.env, variable ?? "", `${where}.${field}`);
-        if (typeof secret !== "string") {
-          problems.push(secret.problem);
-          next.set(name, { name, agent: definition.name, problem: secret.problem });
-          continue;
-        }
-        const auth: HookAuth =
-          hook.auth === "bearer"
-            ? { kind: "bearer", token: secret }
-            : hook.auth === "github"
-              ? { kind: "github", secret }
-              : { kind: "hmac", secret, toleranceS: hook.tolerance_s ?? DEFAULT_TOLERANCE_S };
-        next.set(name, { ...base, auth });
+/** The hooks an agent list defines, keyed by hook name, with secrets resolved from `env` (problems named by file and field). */
+export function hooksOf(
+  definitions: Iterable<Pick<AgentDefinition, "name" | "file" | "webhooks">>,
+  env: Env,
+): { hooks: Map<string, Hook | BrokenHook>; problems: string[]; unauthenticated: string[] } {
+  const next = new Map<string, Hook | BrokenHook>();
+  const files = new Map<string, string>();
+  const problems: string[] = [];
+  const unauthenticated: string[] = [];
+  for (const definition of definitions) {
+    for (const [name, hook] of Object.entries(definition.webhooks ?? {})) {
+      const where = `${displayPath(definition.file)}: webhooks.${name}`;
+      const other = files.get(name);
+      if (other !== undefined) {
+        const problem = `${where}: hook '${name}' is also defined in ${other}: hook names are global, rename one of them`;
+        problems.push(problem);
+        next.set(name, { name, agent: definition.name, problem });
+        continue;
       }
-    }
-    hooks = next;
-    // Logged when the set of hooks or problems changes, not on every reload.
-    const summary = JSON.stringify([[...next.keys()].sort(), problems, unauthenticated]);
-    if (summary === reported) return;
-    reported = summary;
-    options.logger.info({ hooks: [...next.keys()].sort(), agentsDir: dir }, "webhooks known to the gateway");
-    for (const problem of problems) options.logger.error({ problem }, "a webhook cannot be served; it answers 503");
-    for (const name of unauthenticated) {
-      options.logger.warn(
-        { hook: name },
-        "webhook with 'auth: none': anybody who can reach the gateway can post to it (an explicit opt-out of authentication)",
-      );
-    }
-  };
-
-  // One read of the directory at a time: a burst of requests for unknown hooks shares it.
-  let loading: Promise<void> | undefined;
-  const reload = () => {
-    loading ??= load().finally(() => {
-      loading = undefined;
-    });
-    return loading;
-  };
-
-  await reload();
-  return {
-    async get(name) {
-      const known = hooks.get(name);
-      if (known) {
-        if (now() - loadedAt >= refreshAfterMs) void reload();
-        return known;
+      files.set(name, displayPath(definition.file));
+      const base = {
+        name,
+        agent: definition.name,
+        priority: hook.priority ?? "background",
+        maxChars: hook.max_chars ?? DEFAULT_MAX_CHARS,
+        ...(hook.template !== undefined ? { template: compileTemplate(hook.template) } : {}),
+      } as const;
+      if (hook.auth === "none") {
+        unauthenticated.push(name);
+        next.set(name, { ...base, auth: { kind: "none" } });
+        continue;
       }
-      if (now() - loadedAt >= reloadAfterMs) await reload();
-      return hooks.get(name);
-    },
-  };
+      const variable = hook.auth === "bearer" ? hook.token_env : hook.secret_env;
+      const field = hook.auth === "bearer" ? "token_env" : "secret_env";
+      const secret = secretOf(env, variable ?? "", `${where}.${field}`);
+      if (typeof secret !== "string") {
+        problems.push(secret.problem);
+        next.set(name, { name, agent: definition.name, problem: secret.problem });
+        continue;
+      }
+      const auth: HookAuth =
+        hook.auth === "bearer"
+          ? { kind: "bearer", token: secret }
+          : hook.auth === "github"
+            ? { kind: "github", secret }
+            : { kind: "hmac", secret, toleranceS: hook.tolerance_s ?? DEFAULT_TOLERANCE_S };
+      next.set(name, { ...base, auth });
+    }
+  }
+  return { hooks: next, problems, unauthenticated };
 }

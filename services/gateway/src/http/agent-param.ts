@@ -7,10 +7,12 @@ export async function knownAgent(catalog: AgentCatalog, agent: string | string[]
   const name = typeof agent === "string" ? agent : "";
   if (NAME_PATTERN.test(name) && (await catalog.has(name))) return name;
   const known = catalog.names();
+  const deleted = name ? catalog.explainMissing?.(name) : undefined;
   throw new HttpError(
     404,
     "unknown_agent",
-    `no agent named '${name}': define it in MONIRO_AGENTS_DIR as ${name || "<name>"}.yaml; known agents: ${known.length > 0 ? known.join(", ") : "none"}`,
+    deleted ??
+      `no agent named '${name}': define it in MONIRO_AGENTS_DIR as ${name || "<name>"}.yaml (or PUT /v1/agents/${name || "<name>"}/definition); known agents: ${known.length > 0 ? known.join(", ") : "none"}`,
     {},
     { known: [...known] },
   );

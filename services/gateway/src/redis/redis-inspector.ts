@@ -1,4 +1,4 @@
-import type { ThreadEntry } from "@moniro/envelopes";
+import { type AgentState, agentStateSchema, type ThreadEntry } from "@moniro/envelopes";
 import type { RedisClient } from "@moniro/store";
 import {
   createKeys,
@@ -40,6 +40,15 @@ export class RedisInspector implements AgentInspector {
       this.inbox.depth(agent),
     ]);
     return { state, lease, inbox };
+  }
+
+  /** HGET `state` of each agent, sent back to back on one connection (one round trip for all). */
+  async states(agents: readonly string[]): Promise<Array<AgentState | null>> {
+    const values = await Promise.all(agents.map((agent) => this.redis.hget(this.keys.state(agent), "state")));
+    return values.map((value) => {
+      const parsed = agentStateSchema.safeParse(value);
+      return parsed.success ? parsed.data : null;
+    });
   }
 
   /**

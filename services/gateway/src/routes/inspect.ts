@@ -57,7 +57,7 @@ export function inspectRouter(deps: { agents: AgentCatalog; inspector: AgentInsp
       next: page.next,
     });
   });
-  router.all("/v1/agents/:agent", methodNotAllowed("GET"));
+  router.all("/v1/agents/:agent", methodNotAllowed("GET", "DELETE"));
   router.all("/v1/agents/:agent/thread", methodNotAllowed("GET"));
 
   return router;

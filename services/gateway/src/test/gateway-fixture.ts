@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectNats, deleteStreams, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
+import { deleteRegistryBuckets } from "@moniro/registry";
 import { randomToken, testRedis } from "@moniro/store/test";
 import { createLogger, createMetricsRegistry, startTelemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -72,6 +73,7 @@ export async function startTestGateway(
     async cleanup() {
       await gateway.close();
       await deleteStreams(jsm, subjects);
+      await deleteRegistryBuckets(jsm, subjects.namespace);
       await nc.drain();
       await redis.cleanup();
       rmSync(agentsDir, { recursive: true, force: true });

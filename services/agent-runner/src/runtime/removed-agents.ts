@@ -1,0 +1,101 @@
+import { dlqRecord, publishDlq } from "@moniro/bus";
+import type { Subjects } from "@moniro/envelopes";
+import type { Inbox, Lease } from "@moniro/ports";
+import type { JetStreamClient } from "@nats-io/jetstream";
+import type { LoopDeps } from "../loop/index.js";
+import type { RuntimeLogger } from "./logger.js";
+import { errorFields } from "./logger.js";
+
+/** The lease a drain holds while it moves a removed agent's inputs to the DLQ. */
+const DRAIN_LEASE_MS = 5_000;
+
+/**
+ * What happens to an agent removed from the registry (docs/registry.md,
+ * "Removal"): a cycle under way finishes; after it, and whenever the agent
+ * is not running, every input still in its inbox goes to the DLQ
+ * (`<ns>.dlq.in`) with a reason naming the removal, so nothing is dropped
+ * silently. `removedReason` says whether (and why) an agent is removed.
+ */
+export function removedAgents(deps: {
+  inbox: Inbox;
+  lease: Lease;
+  holder: string;
+  js: JetStreamClient;
+  subjects: Subjects;
+  logger: RuntimeLogger;
+  removedReason: (agent: string) => string | undefined;
+  onDlq?: ((origin: string) => void) | undefined;
+}) {
+  const { inbox, logger } = deps;
+
+  /** Moves every pending input of `agent` to the DLQ (the caller holds its lease). */
+  async function moveToDlq(agent: string, reason: string): Promise<number> {
+    const items = await inbox.pending(agent);
+    for (const item of items) {
+      const record = dlqRecord({
+        origin: "in",
+        subject: deps.subjects.in(agent),
+        reason,
+        data: new TextEncoder().encode(JSON.stringify(item.envelope)),
+      });
+      // One record per input even when two runners drain (the msg id dedupes).
+      await publishDlq(deps.js, deps.subjects.dlq("in"), record, { msgId: `removed:${agent}:${item.envelope.id}` });
+      deps.onDlq?.("in");
+    }
+    if (items.length > 0) {
+      await inbox.ack(agent, items);
+      logger.warn({ agent, inputs: items.length, reason }, "inputs of a removed agent moved to the DLQ");
+    }
+    return items.length;
+  }
+
+  return {
+    /**
+     * A removed agent that does not run anywhere: take its lease, move its
+     * inputs to the DLQ, let it go. Its holder does the same after its cycle.
+     */
+    async drain(agent: string): Promise<number> {
+      const reason = deps.removedReason(agent);
+      if (!reason) return 0;
+      const fence = await deps.lease.acquire(agent, deps.holder, DRAIN_LEASE_MS);
+      if (!fence) return 0;
+      try {
+        return await moveToDlq(agent, reason);
+      } catch (error) {
+        logger.warn(
+          { agent, ...errorFields(error) },
+          "could not move a removed agent's inputs to the DLQ; retrying on a sweep",
+        );
+        return 0;
+      } finally {
+        await deps.lease.release(fence).catch(() => undefined);
+      }
+    },
+
+    /**
+     * The loop of an agent that may be removed while it runs: once removed it
+     * sees no new input (its current cycle ends with what it has) and, as it
+     * lets go, its inbox goes to the DLQ.
+     */
+    loopDeps(agent: string, loop: LoopDeps): LoopDeps {
+      return {
+        ...loop,
+        inbox: {
+          append: (envelope, options) => loop.inbox.append(envelope, options),
+          ack: (name, items) => loop.inbox.ack(name, items),
+          requeue: (name, item, changes) => loop.inbox.requeue(name, item, changes),
+          depth: (name) => loop.inbox.depth(name),
+          agentsWithPending: () => loop.inbox.agentsWithPending(),
+          pending: async (name) => (deps.removedReason(agent) ? [] : loop.inbox.pending(name)),
+        },
+        runEnd: {
+          releaseIfIdle: async (fence, patch) => {
+            const reason = deps.removedReason(agent);
+            if (reason) await moveToDlq(agent, reason);
+            return loop.runEnd.releaseIfIdle(fence, patch);
+          },
+        },
+      };
+    },
+  };
+}
