@@ -178,7 +178,7 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
       command,
       workspace,
       limits,
-      prlimitPath: sandbox.kind === "bubblewrap" ? sandbox.prlimitPath : undefined,
+      prlimitPath: undefined,
       bubblewrap: sandbox.kind === "bubblewrap" ? { ...sandbox, network: false } : undefined,
     });
     const user = commandUser(limits);

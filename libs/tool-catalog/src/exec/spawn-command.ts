@@ -30,7 +30,7 @@ export function spawnCommand(
     command,
     workspace,
     limits,
-    prlimitPath: sandbox.prlimitPath,
+    prlimitPath: sandbox.kind === "unsafe-none" ? sandbox.prlimitPath : undefined,
     bubblewrap:
       sandbox.kind === "bubblewrap"
         ? { bwrapPath: sandbox.bwrapPath, layout: sandbox.layout, network: options.network }
