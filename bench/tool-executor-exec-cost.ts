@@ -5,7 +5,7 @@ import { createBus } from "@moniro/bus";
 import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
 import { connect } from "@nats-io/transport-node";
 import { NATS_URL } from "./support/bench-runner.js";
-import { clockTicksPerSecond, kernelThreadsCpuMs, machineCpuMs } from "./support/proc.js";
+import { clockTicksPerSecond, kernelThreadsCpu, machineCpuMs } from "./support/proc.js";
 import { randomToken } from "./support/random.js";
 import { ms, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
@@ -58,7 +58,7 @@ export async function run(): Promise<void> {
     const measure = async (tool: string, input: Record<string, unknown>) => {
       for (let i = 0; i < WARMUP; i++) await tools.call(call(tool, input));
       const before = cpuOf(executor.pid);
-      const kernel0 = kernelThreadsCpuMs();
+      const kernelCpu = kernelThreadsCpu();
       const machine0 = machineCpuMs();
       const t0 = performance.now();
       for (let i = 0; i < CALLS; i++) {
@@ -67,7 +67,7 @@ export async function run(): Promise<void> {
       }
       const wall = (performance.now() - t0) / CALLS;
       const after = cpuOf(executor.pid);
-      const kernel = (kernelThreadsCpuMs() - kernel0) / CALLS;
+      const kernel = kernelCpu() / CALLS;
       const machine1 = machineCpuMs();
       const busy = (machine1.busy - machine0.busy) / (machine1.total - machine0.total);
       return {
@@ -108,7 +108,7 @@ export async function run(): Promise<void> {
         `${CALLS} sequential calls of each tool after ${WARMUP} warm-up, one executor process, default limits, no network.`,
         "Executor CPU: utime + stime of the executor process (all its threads) from /proc/<pid>/stat, divided by the calls. It includes the fork of the executor (page tables copied, copy-on-write faults after), which grows with the executor's RSS.",
         "Children's CPU: the growth of the executor's cutime + cstime, i.e. every reaped descendant: bwrap (both of its processes: namespaces, mounts, the mount table it parses per bind), bash (its ulimit and the start gate) and `true`, which is a negligible part of it.",
-        "Kernel threads: kworkers and the like, charged to no process; tearing down each call's network namespace runs there. Machine-wide, so on a shared machine it includes others' work: compare the exec and ls rows.",
+        "Kernel threads: kworkers and the like, charged to no process; tearing down each call's network namespace runs there. Machine-wide, so on a shared machine it includes others' work (compare the exec and ls rows), and a lower bound (a kworker that exits during the run takes its time with it).",
       ],
     });
   } finally {

@@ -39,13 +39,9 @@ export function rssBytes(pid: number): number {
   return Number(kb ?? Number.NaN) * 1024;
 }
 
-/**
- * CPU time (user + system, ms) used so far by the kernel's own threads (kthreadd and its children:
- * kworkers, ksoftirqd, rcu): work the kernel does on behalf of processes without charging them, such as
- * tearing down a network namespace. Machine-wide: on a shared machine it includes everyone's share.
- */
-export function kernelThreadsCpuMs(): number {
-  let ticks = 0;
+/** utime + stime (clock ticks) of each kernel thread (kthreadd and its children) alive now. */
+function kernelThreadTicks(): Map<string, number> {
+  const ticks = new Map<string, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -55,9 +51,24 @@ export function kernelThreadsCpuMs(): number {
       continue; // gone meanwhile
     }
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (entry === "2" || fields[1] === "2") ticks += Number(fields[11]) + Number(fields[12]);
+    if (entry === "2" || fields[1] === "2") ticks.set(entry, Number(fields[11]) + Number(fields[12]));
   }
-  return (ticks * 1000) / clockTicksPerSecond();
+  return ticks;
+}
+
+/**
+ * Measures the CPU time (ms) the kernel's own threads (kworkers, ksoftirqd, rcu) use from now until the
+ * returned function is called: work the kernel does on behalf of processes without charging them, such
+ * as tearing down a network namespace. Machine-wide (on a shared machine it includes everyone's share),
+ * and a lower bound: a kworker that exits meanwhile takes its time with it.
+ */
+export function kernelThreadsCpu(): () => number {
+  const before = kernelThreadTicks();
+  return () => {
+    let ticks = 0;
+    for (const [pid, now] of kernelThreadTicks()) ticks += Math.max(0, now - (before.get(pid) ?? 0));
+    return (ticks * 1000) / clockTicksPerSecond();
+  };
 }
 
 /** Busy and total CPU time of the whole machine so far (ms, all cores), from /proc/stat. */

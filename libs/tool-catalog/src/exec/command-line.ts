@@ -77,9 +77,12 @@ export function ulimitArguments(limits: ExecLimits): string[] {
   return args;
 }
 
-/** The descriptors of the start gate (see GATE_SCRIPT): the executor writes the gate, the command signals ready. */
+/**
+ * The descriptor of the start gate (see GATE_SCRIPT): one socket pair (what
+ * Node's `pipe` stdio is), both ways: the command says ready on it, the
+ * executor answers with the go.
+ */
 export const GATE_FD = 3;
-export const READY_FD = 4;
 
 /**
  * bwrap arms `--die-with-parent` only once its namespaces exist (a few ms
@@ -87,14 +90,15 @@ export const READY_FD = 4;
  * killed before that would leave the sandbox running. So the command first
  * says it is ready (by then every bwrap process is armed: the init arms
  * itself right after forking the command, which still has to exec bash and
- * set its limits) and then waits for the executor's go on the gate. An executor
- * that died before sending it closed the gate: the read fails and the
- * command never runs. The command text runs through `eval` of the same
- * shell, with no positional parameters and the gate descriptors closed. The
- * limits come first (`ulimitArguments`); a limit that cannot be set ends the
- * shell (126) before it says ready, so no command ever runs without them.
+ * set its limits) and then waits for the executor's go on the gate. An
+ * executor that died before sending it closed its end of the gate: the read
+ * fails and the command never runs. The command text runs through `eval` of
+ * the same shell, with no positional parameters and the gate descriptor
+ * closed. The limits come first (`ulimitArguments`); a limit that cannot be
+ * set ends the shell (126) before it says ready, so no command ever runs
+ * without them.
  */
-const GATE_SCRIPT = `printf r >&${READY_FD}; exec ${READY_FD}>&-; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
+const GATE_SCRIPT = `printf r >&${GATE_FD}; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
 $__moniro_command"`;
 
 /** The gate script with the limits in front (the arguments are numbers: nothing to quote). */

@@ -169,7 +169,7 @@ describe("command line and environment (pure)", () => {
     // The start gate runs the command as its own argument, once the limits are set and the executor says go.
     expect(argv.slice(-2)).toEqual(["bash", "ls"]);
     expect(argv.at(-3)).toMatch(
-      /^ulimit -t 5 -v 10 -u 64 -f 4 \|\| exit 126; printf r >&4; .*read -r -n 1 -u 3 .*\|\| exit 125; .*eval/s,
+      /^ulimit -t 5 -v 10 -u 64 -f 4 \|\| exit 126; printf r >&3; .*read -r -n 1 -u 3 .*\|\| exit 125; .*eval/s,
     );
     expect(bwrapArguments("/ws", { layout, network: true })).toContain("--share-net");
   });
