@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { chownSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
@@ -133,6 +133,20 @@ describe("exec", () => {
     expect(outcome.data).toMatchObject({
       sandbox: { kind: "bubblewrap", runAs: process.getuid?.() === 0 ? "65534:65534" : "executor user" },
     });
+  });
+
+  it("looks at the workspace on every call: a deleted one is made again, one given back to root is handed over again", async () => {
+    const ctx = testToolContext();
+    expect((await runTool("exec", { command: "echo one > f; cat f" }, ctx)).content).toContain("one");
+    rmSync(ctx.workspace, { recursive: true, force: true });
+    const again = await runTool("exec", { command: "echo two > f; cat f" }, ctx);
+    expect(again.content).toContain("two");
+    expect(again.content).toMatch(/\[exit code 0\]$/);
+    if (process.getuid?.() !== 0) return; // only root hands workspaces to another user
+    chownSync(ctx.workspace, 0, 0);
+    const handed = await runTool("exec", { command: "echo three > g; stat -c %u ." }, ctx);
+    expect(handed.content).toMatch(/^65534$/m);
+    expect(statSync(ctx.workspace).uid).toBe(65534);
   });
 
   it("a configured run-as user is used", async () => {
