@@ -117,7 +117,7 @@ export async function run(): Promise<void> {
         },
         { metric: `  ${label}: busy refusals retried / error results`, value: `${refused} / ${errors}` },
         {
-          metric: `  ${label}: executor / its commands' CPU per call`,
+          metric: `  ${label}: executor / bwrap's outer process CPU per call`,
           value: `${(executorCpu / total).toFixed(1)} / ${(childrenCpu / total).toFixed(1)} ms`,
         },
         {
@@ -151,7 +151,7 @@ export async function run(): Promise<void> {
     rows,
     notes: [
       `MONIRO_TOOL_CONCURRENCY=${CONCURRENCY} per executor (ideal = executors × ${CONCURRENCY} / 0.2 s); the client keeps ${OFFERED}× that many calls in flight, ${ROUNDS} calls per slot, so the fleet, not the client, is the limit.`,
-      `Machine: ${cpus().length} cores shared with NATS, the client and the sleeps' sandboxes. Executor CPU: the executor processes themselves (busy refusals included); their commands' CPU: bwrap, bash and sleep (cutime + cstime).`,
+      `Machine: ${cpus().length} cores shared with NATS, the client and the sleeps' sandboxes. Executor CPU: the executor processes themselves (busy refusals included); bwrap's outer process: what they reap (cutime + cstime). The sandbox's init, bash and sleep are reaped by PID 1, not by the executor (see tool-executor-exec-cost).`,
       `Cores or sleeps: each call sleeps 0.2 s and costs a few ms of CPU, so on idle cores the sleeps bound the run and the ratio measures the executors. The machine's CPU (all processes, /proc/stat) is measured during each run; when the 1-executor run or the compared run had it ${(CORES_LIMIT_BUSY * 100).toFixed(0)}% busy or more, the cores (someone's work, not only this bench's) were the limit and the ratio gets no verdict.`,
       "The queue group picks an executor at random: a call that meets a full executor waits up to MONIRO_TOOL_BUSY_WAIT_MS (default 100 ms) for a slot there, then is refused with executor_busy and retried by the runner's tool bus (counted above).",
     ],
