@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 let ticksPerSecond: number | undefined;
 
@@ -37,4 +37,47 @@ export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
   return Number(kb ?? Number.NaN) * 1024;
+}
+
+/** utime + stime (clock ticks) of each kernel thread (kthreadd and its children) alive now. */
+function kernelThreadTicks(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (entry === "2" || fields[1] === "2") ticks.set(entry, Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+/**
+ * Measures the CPU time (ms) the kernel's own threads (kworkers, ksoftirqd, rcu) use from now until the
+ * returned function is called: work the kernel does on behalf of processes without charging them, such
+ * as tearing down a network namespace. Machine-wide (on a shared machine it includes everyone's share),
+ * and a lower bound: a kworker that exits meanwhile takes its time with it.
+ */
+export function kernelThreadsCpu(): () => number {
+  const before = kernelThreadTicks();
+  return () => {
+    let ticks = 0;
+    for (const [pid, now] of kernelThreadTicks()) ticks += Math.max(0, now - (before.get(pid) ?? 0));
+    return (ticks * 1000) / clockTicksPerSecond();
+  };
+}
+
+/** Busy and total CPU time of the whole machine so far (ms, all cores), from /proc/stat. */
+export function machineCpuMs(): { busy: number; total: number } {
+  const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user and nice).
+  const total = values.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  const ms = (ticks: number) => (ticks * 1000) / clockTicksPerSecond();
+  return { busy: ms(total - idle), total: ms(total) };
 }

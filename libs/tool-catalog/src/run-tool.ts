@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdirSync } from "node:fs";
 import { toolCatalog, toolNames } from "./catalog.js";
 import { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
 import { type ResolvedPolicy, resolvePolicy, type ToolPolicy } from "./policy/policy.js";
@@ -44,7 +44,9 @@ export async function runTool(
   }
   if (ctx.signal.aborted) return fail("canceled", `The '${name}' call was canceled before it started.`);
   try {
-    if (definition.usesWorkspace !== false) await mkdir(ctx.workspace, { recursive: true });
+    // Synchronous: one mkdir system call (the workspace usually exists), cheaper than a round trip
+    // through libuv's thread pool on every call. Never cached: a deleted workspace is made again.
+    if (definition.usesWorkspace !== false) mkdirSync(ctx.workspace, { recursive: true });
     return await definition.run(parsed.data, ctx);
   } catch (error) {
     if (error instanceof PathOutsideWorkspaceError) return fail("path-outside-workspace", error.message);

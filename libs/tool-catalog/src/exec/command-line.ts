@@ -2,16 +2,17 @@ import type { ExecLimits } from "../limits.js";
 import type { SystemLayout } from "./system-layout.js";
 
 /**
- * Builds argv for a command: `bwrap` (the sandbox) around `prlimit` (the
- * resource limits, set inside the sandbox's user namespace so the process
- * cap counts this call's processes only) around `bash -c`. Pure, so the
+ * Builds argv for a command: `bwrap` (the sandbox) around `bash -c`, whose
+ * first act is `ulimit` (the resource limits, set inside the sandbox's user
+ * namespace so the process cap counts this call's processes only). Without
+ * the sandbox (the unsafe opt-out), `prlimit` around `bash -c`. Pure, so the
  * layering is unit-tested without the binaries.
  */
 export interface CommandLineOptions {
   command: string;
   workspace: string;
   limits: ExecLimits;
-  /** Resolved path of prlimit, or undefined when not installed. */
+  /** Resolved path of prlimit, or undefined when not installed (only the unsafe opt-out uses it). */
   prlimitPath: string | undefined;
   /** The sandbox to run in; undefined only for the explicit unsafe opt-out. */
   bubblewrap: BubblewrapOptions | undefined;
@@ -60,37 +61,62 @@ export function bwrapArguments(workspace: string, options: Omit<BubblewrapOption
   return args;
 }
 
-/** The descriptors of the start gate (see GATE_SCRIPT): the executor writes the gate, the command signals ready. */
+/**
+ * The same limits as bash's `ulimit` arguments (one call, hard and soft):
+ * CPU seconds, address space and file size in KiB (bash's unit for `-v` and
+ * `-f` outside POSIX mode, which the scrubbed environment never turns on),
+ * processes. Set by the sandbox's own shell before anything else runs, so the
+ * sandbox needs no `prlimit` process: one exec fewer per call.
+ */
+export function ulimitArguments(limits: ExecLimits): string[] {
+  const args: string[] = [];
+  if (limits.cpuSeconds !== undefined) args.push("-t", String(limits.cpuSeconds));
+  if (limits.addressSpaceBytes !== undefined) args.push("-v", String(Math.floor(limits.addressSpaceBytes / 1024)));
+  if (limits.maxProcesses !== undefined) args.push("-u", String(limits.maxProcesses));
+  if (limits.fileSizeBytes !== undefined) args.push("-f", String(Math.floor(limits.fileSizeBytes / 1024)));
+  return args;
+}
+
+/**
+ * The descriptor of the start gate (see GATE_SCRIPT): one socket pair (what
+ * Node's `pipe` stdio is), both ways: the command says ready on it, the
+ * executor answers with the go.
+ */
 export const GATE_FD = 3;
-export const READY_FD = 4;
 
 /**
  * bwrap arms `--die-with-parent` only once its namespaces exist (a few ms
  * after it is spawned), and the sandbox's init later still: an executor
  * killed before that would leave the sandbox running. So the command first
  * says it is ready (by then every bwrap process is armed: the init arms
- * itself right after forking the command, which still has to exec prlimit
- * and bash) and then waits for the executor's go on the gate. An executor
- * that died before sending it closed the gate: the read fails and the
- * command never runs. The command text runs through `eval` of the same
- * shell, with no positional parameters and the gate descriptors closed.
+ * itself right after forking the command, which still has to exec bash and
+ * set its limits) and then waits for the executor's go on the gate. An
+ * executor that died before sending it closed its end of the gate: the read
+ * fails and the command never runs. The command text runs through `eval` of
+ * the same shell, with no positional parameters and the gate descriptor
+ * closed. The limits come first (`ulimitArguments`); a limit that cannot be
+ * set ends the shell (126) before it says ready, so no command ever runs
+ * without them.
  */
-const GATE_SCRIPT = `printf r >&${READY_FD}; exec ${READY_FD}>&-; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
+const GATE_SCRIPT = `printf r >&${GATE_FD}; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
 $__moniro_command"`;
+
+/** The gate script with the limits in front (the arguments are numbers: nothing to quote). */
+export function gateScript(limits: ExecLimits): string {
+  const ulimit = ulimitArguments(limits);
+  return ulimit.length === 0 ? GATE_SCRIPT : `ulimit ${ulimit.join(" ")} || exit 126; ${GATE_SCRIPT}`;
+}
 
 /** argv[0] is the program to spawn. */
 export function commandLine(options: CommandLineOptions): string[] {
-  let argv =
-    options.bubblewrap === undefined
-      ? ["bash", "--noprofile", "--norc", "-c", options.command]
-      : ["bash", "--noprofile", "--norc", "-c", GATE_SCRIPT, "bash", options.command];
-  const limitArgs = prlimitArguments(options.limits);
-  if (options.prlimitPath !== undefined && limitArgs.length > 0) {
-    argv = [options.prlimitPath, ...limitArgs, "--", ...argv];
-  }
   if (options.bubblewrap !== undefined) {
     const { bwrapPath, ...rest } = options.bubblewrap;
-    argv = [bwrapPath, ...bwrapArguments(options.workspace, rest), "--", ...argv];
+    const shell = ["bash", "--noprofile", "--norc", "-c", gateScript(options.limits), "bash", options.command];
+    return [bwrapPath, ...bwrapArguments(options.workspace, rest), "--", ...shell];
   }
-  return argv;
+  const argv = ["bash", "--noprofile", "--norc", "-c", options.command];
+  const limitArgs = prlimitArguments(options.limits);
+  return options.prlimitPath !== undefined && limitArgs.length > 0
+    ? [options.prlimitPath, ...limitArgs, "--", ...argv]
+    : argv;
 }

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { chownSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
 import { processesWith, sleepMarker } from "../test/processes.js";
 import { testToolContext } from "../test/test-context.js";
-import { bwrapArguments, commandLine } from "./command-line.js";
+import { bwrapArguments, commandLine, gateScript } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
 import { groupAlive, isAlive } from "./process-tree.js";
 import { ETC_WHITELIST } from "./system-layout.js";
@@ -96,7 +96,7 @@ describe("exec", () => {
     expect(outcome.content).toMatch(/^PATH=/m);
   });
 
-  it("applies prlimit resource limits inside the command", async () => {
+  it("applies the resource limits inside the command", async () => {
     const ctx = testToolContext({ limits: { cpuSeconds: 7, fileSizeBytes: 1024 * 1024, maxProcesses: 500 } });
     const outcome = await runTool("exec", { command: "ulimit -t; ulimit -f; ulimit -u" }, ctx);
     expect(outcome.content.split("\n").slice(0, 3)).toEqual(["7", "1024", "500"]);
@@ -135,6 +135,20 @@ describe("exec", () => {
     });
   });
 
+  it("looks at the workspace on every call: a deleted one is made again, one given back to root is handed over again", async () => {
+    const ctx = testToolContext();
+    expect((await runTool("exec", { command: "echo one > f; cat f" }, ctx)).content).toContain("one");
+    rmSync(ctx.workspace, { recursive: true, force: true });
+    const again = await runTool("exec", { command: "echo two > f; cat f" }, ctx);
+    expect(again.content).toContain("two");
+    expect(again.content).toMatch(/\[exit code 0\]$/);
+    if (process.getuid?.() !== 0) return; // only root hands workspaces to another user
+    chownSync(ctx.workspace, 0, 0);
+    const handed = await runTool("exec", { command: "echo three > g; stat -c %u ." }, ctx);
+    expect(handed.content).toMatch(/^65534$/m);
+    expect(statSync(ctx.workspace).uid).toBe(65534);
+  });
+
   it("a configured run-as user is used", async () => {
     if (process.getuid?.() !== 0) return; // only root can switch users; the probe refuses it otherwise (sandbox.test.ts)
     const ctx = testToolContext({ limits: { runAs: { uid: 4242, gid: 4343 } } });
@@ -146,8 +160,8 @@ describe("exec", () => {
 describe("command line and environment (pure)", () => {
   const layout = { topLevel: [{ path: "/bin", symlinkTo: "usr/bin" }, { path: "/lib" }], etc: ["/etc/passwd"] };
 
-  it("layers bwrap around prlimit around bash: minimal root, no network, only the workspace writable", () => {
-    const limits = execLimits({ cpuSeconds: 5, addressSpaceBytes: 1000, fileSizeBytes: 10, maxProcesses: 64 });
+  it("layers bwrap around bash, which sets the limits first: minimal root, no network, only the workspace writable", () => {
+    const limits = execLimits({ cpuSeconds: 5, addressSpaceBytes: 10_240, fileSizeBytes: 4_096, maxProcesses: 64 });
     const argv = commandLine({
       command: "ls",
       workspace: "/ws",
@@ -163,22 +177,14 @@ describe("command line and environment (pure)", () => {
         "--bind /ws /ws --chdir /ws --remount-ro /",
     );
     expect(sandbox).not.toMatch(/--(ro-)?bind \/ \//); // the host root is never bound
-    const prlimitAt = argv.indexOf("/usr/bin/prlimit");
-    expect(argv.slice(prlimitAt, prlimitAt + 10)).toEqual([
-      "/usr/bin/prlimit",
-      "--cpu=5",
-      "--as=1000",
-      "--nproc=64",
-      "--fsize=10",
-      "--",
-      "bash",
-      "--noprofile",
-      "--norc",
-      "-c",
-    ]);
-    // The start gate runs the command as its own argument, once the executor says go.
+    // No prlimit process in the sandbox: bwrap runs bash, whose first act is ulimit (KiB for -v and -f).
+    expect(argv).not.toContain("/usr/bin/prlimit");
+    expect(argv.slice(argv.indexOf("--") + 1, argv.indexOf("--") + 5)).toEqual(["bash", "--noprofile", "--norc", "-c"]);
+    // The start gate runs the command as its own argument, once the limits are set and the executor says go.
     expect(argv.slice(-2)).toEqual(["bash", "ls"]);
-    expect(argv.at(-3)).toMatch(/^printf r >&4; .*read -r -n 1 -u 3 .*\|\| exit 125; .*eval/s);
+    expect(argv.at(-3)).toMatch(
+      /^ulimit -t 5 -v 10 -u 64 -f 4 \|\| exit 126; printf r >&3; .*read -r -n 1 -u 3 .*\|\| exit 125; .*eval/s,
+    );
     expect(bwrapArguments("/ws", { layout, network: true })).toContain("--share-net");
   });
 
@@ -189,11 +195,51 @@ describe("command line and environment (pure)", () => {
     expect(execLimits().maxProcesses).toBe(256);
   });
 
-  it("only the unsafe opt-out runs bash without bwrap", () => {
-    const limits = execLimits();
+  it("a sandbox shell whose limits cannot be set stops (126) before it says ready or runs the command", async () => {
+    // A hard CPU limit below the configured one, set by an unprivileged parent: ulimit cannot raise it.
+    const script = gateScript(execLimits({ cpuSeconds: 300 }));
+    const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawn(
+      "bash",
+      [
+        "--noprofile",
+        "--norc",
+        "-c",
+        'ulimit -t 5 || exit 99; exec bash --noprofile --norc -c "$1" bash "echo command-ran"',
+        "outer",
+        script,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"], ...user },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(126);
+    expect(output).toContain("cannot modify limit");
+    expect(output).not.toContain("command-ran");
+  });
+
+  it("only the unsafe opt-out runs bash without bwrap (under prlimit when installed)", () => {
+    const limits = execLimits({ cpuSeconds: 5, addressSpaceBytes: 1000, fileSizeBytes: 10, maxProcesses: 64 });
     expect(
       commandLine({ command: "ls", workspace: "/ws", limits, prlimitPath: undefined, bubblewrap: undefined }),
     ).toEqual(["bash", "--noprofile", "--norc", "-c", "ls"]);
+    expect(
+      commandLine({ command: "ls", workspace: "/ws", limits, prlimitPath: "/usr/bin/prlimit", bubblewrap: undefined }),
+    ).toEqual([
+      "/usr/bin/prlimit",
+      "--cpu=5",
+      "--as=1000",
+      "--nproc=64",
+      "--fsize=10",
+      "--",
+      "bash",
+      "--noprofile",
+      "--norc",
+      "-c",
+      "ls",
+    ]);
   });
 
   it("drops credential-looking names even when passed explicitly", () => {

@@ -30,7 +30,10 @@ export function runCommand(
 ): Promise<CommandResult> {
   return new Promise((resolve) => {
     const output = new CappedOutput(limits.outputCapBytes);
-    const child = spawnCommand(command, workspace, limits, options);
+    const child = spawnCommand(command, workspace, limits, {
+      ...options,
+      stdin: options.stdin === undefined ? "none" : "pipe",
+    });
     const pid = child.pid;
     let timedOut = false;
     let canceled = false;

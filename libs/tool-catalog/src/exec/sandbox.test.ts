@@ -7,7 +7,7 @@ import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
 import { processesWith, sleepMarker } from "../test/processes.js";
 import { testToolContext } from "../test/test-context.js";
-import { commandLine, GATE_FD, READY_FD } from "./command-line.js";
+import { commandLine, GATE_FD } from "./command-line.js";
 import { probeSandbox } from "./probe-sandbox.js";
 import { commandUser, detectSandbox } from "./sandbox.js";
 import { handToCommandUser } from "./workspace-owner.js";
@@ -178,16 +178,16 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
       command,
       workspace,
       limits,
-      prlimitPath: sandbox.kind === "bubblewrap" ? sandbox.prlimitPath : undefined,
+      prlimitPath: undefined,
       bubblewrap: sandbox.kind === "bubblewrap" ? { ...sandbox, network: false } : undefined,
     });
     const user = commandUser(limits);
-    const options = `{ detached: true, stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"], cwd: ${JSON.stringify(workspace)}${user ? `, uid: ${user.uid}, gid: ${user.gid}` : ""} }`;
+    const options = `{ detached: true, stdio: ["ignore", "ignore", "ignore", "pipe"], cwd: ${JSON.stringify(workspace)}${user ? `, uid: ${user.uid}, gid: ${user.gid}` : ""} }`;
     const script = [
       `const [p, ...a] = ${JSON.stringify(argv)};`,
       `const child = require("node:child_process").spawn(p, a, ${options});`,
       openGate
-        ? `child.stdio[${READY_FD}].once("data", () => child.stdio[${GATE_FD}].end("g"));`
+        ? `child.stdio[${GATE_FD}].once("data", () => child.stdio[${GATE_FD}].end("g"));`
         : `process.kill(process.pid, "SIGKILL");`,
       "setInterval(() => {}, 1000);",
     ].join("\n");

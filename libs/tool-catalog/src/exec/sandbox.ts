@@ -11,7 +11,7 @@ import { which } from "./which.js";
  *   and every result carries `warning`.
  */
 export type ExecSandbox =
-  | { kind: "bubblewrap"; bwrapPath: string; prlimitPath: string; layout: SystemLayout }
+  | { kind: "bubblewrap"; bwrapPath: string; layout: SystemLayout }
   | { kind: "unavailable"; reason: string }
   | { kind: "unsafe-none"; prlimitPath: string | undefined; warning: string };
 
@@ -42,11 +42,11 @@ export function sandboxUnavailableText(reason: string): string {
 
 /**
  * The sandbox this machine seems to offer, without running it (tests, and
- * the first step of probeSandbox): bwrap and prlimit on PATH.
+ * the first step of probeSandbox): bwrap on PATH. The limits are set by
+ * the sandbox's own shell (`ulimit`), so prlimit is not needed.
  */
 export function detectSandbox(): ExecSandbox {
   const bwrapPath = which("bwrap");
-  const prlimitPath = which("prlimit");
   if (bwrapPath === undefined) {
     return {
       kind: "unavailable",
@@ -54,14 +54,7 @@ export function detectSandbox(): ExecSandbox {
         "bubblewrap is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap) so `bwrap` is on the executor's PATH",
     };
   }
-  if (prlimitPath === undefined) {
-    return {
-      kind: "unavailable",
-      reason:
-        "prlimit is not installed (it sets the CPU, memory, file size and process limits): install util-linux so `prlimit` is on the executor's PATH",
-    };
-  }
-  return { kind: "bubblewrap", bwrapPath, prlimitPath, layout: systemLayout() };
+  return { kind: "bubblewrap", bwrapPath, layout: systemLayout() };
 }
 
 /** What exec results report about the protection a command had. */

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
+import type { Duplex } from "node:stream";
 import type { ExecLimits } from "../limits.js";
-import { commandLine, GATE_FD, READY_FD } from "./command-line.js";
+import { commandLine, GATE_FD } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
 import { commandUser, type ExecSandbox } from "./sandbox.js";
 
@@ -9,6 +9,11 @@ export interface SpawnOptions {
   sandbox: ExecSandbox;
   /** The agent's tool policy allows the network (`tools.network: true`). */
   network: boolean;
+  /**
+   * `none`: the command's stdin is /dev/null (it reads end of file at once), one pipe fewer to set up
+   * per call; `pipe` (default): `child.stdin` is there to write to.
+   */
+  stdin?: "pipe" | "none";
 }
 
 /**
@@ -30,7 +35,7 @@ export function spawnCommand(
     command,
     workspace,
     limits,
-    prlimitPath: sandbox.prlimitPath,
+    prlimitPath: sandbox.kind === "unsafe-none" ? sandbox.prlimitPath : undefined,
     bubblewrap:
       sandbox.kind === "bubblewrap"
         ? { bwrapPath: sandbox.bwrapPath, layout: sandbox.layout, network: options.network }
@@ -41,31 +46,24 @@ export function spawnCommand(
   // Switching to the user one already is needs no privilege, but setgroups would: leave it out.
   const switchUser = user !== undefined && (user.uid !== process.getuid?.() || user.gid !== process.getgid?.());
   const gated = sandbox.kind === "bubblewrap";
+  const stdin = options.stdin === "none" ? "ignore" : "pipe";
   const child = spawn(program, args, {
     cwd: workspace,
     env: scrubbedEnvironment(process.env, workspace),
     detached: true,
-    // GATE_FD and READY_FD: the start gate of a sandboxed command (command-line.ts).
-    stdio: gated ? ["pipe", "pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+    // GATE_FD: the start gate of a sandboxed command (command-line.ts).
+    stdio: gated ? [stdin, "pipe", "pipe", "pipe"] : [stdin, "pipe", "pipe"],
     ...(switchUser ? { uid: user.uid, gid: user.gid } : {}),
   });
   if (gated) openGate(child);
   return child;
 }
 
-/** Sends the go once the sandboxed command says it is ready; then both descriptors are done. */
+/** Sends the go once the sandboxed command says it is ready; then the gate is done. */
 function openGate(child: ChildProcess): void {
-  const gate = child.stdio[GATE_FD] as Writable | null | undefined;
-  const ready = child.stdio[READY_FD] as Readable | null | undefined;
-  if (!gate || !ready) return;
+  const gate = child.stdio[GATE_FD] as Duplex | null | undefined;
+  if (!gate) return;
   gate.on("error", () => {});
-  ready.on("error", () => {});
-  ready.once("data", () => {
-    gate.end("g");
-    ready.destroy();
-  });
-  child.once("exit", () => {
-    gate.destroy();
-    ready.destroy();
-  });
+  gate.once("data", () => gate.end("g"));
+  child.once("exit", () => gate.destroy());
 }

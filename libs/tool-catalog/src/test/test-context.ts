@@ -27,7 +27,7 @@ export interface TestToolContextOptions {
   inReplyTo?: string;
   limits?: ExecLimitsInput;
   processes?: ProcessRegistry;
-  /** Default: bubblewrap when bwrap and prlimit are installed (detectSandbox). */
+  /** Default: bubblewrap when bwrap is installed (detectSandbox). */
   sandbox?: ExecSandbox;
   /** The agent's policy gives its commands the network. */
   network?: boolean;
