@@ -12,6 +12,8 @@ import { agentsCases } from "./api-cases/agents.js";
 import type { ApiCase, CaseContext, CaseTable } from "./api-cases/case.js";
 import { contextCases } from "./api-cases/context.js";
 import { coreCases } from "./api-cases/core.js";
+import { sendCases } from "./api-cases/send.js";
+import { workflowsCases } from "./api-cases/workflows.js";
 
 // Issue 13, "A test checks every route's real responses against the
 // document": a real gateway (with a bearer key), scheduler and agent-runner
@@ -20,7 +22,14 @@ import { coreCases } from "./api-cases/core.js";
 // gateway serves (docs/openapi.json): a documented status, a body matching
 // its schema (ajv, JSON Schema 2020-12).
 
-const CASES: CaseTable = { ...coreCases, ...agentsCases, ...contextCases, ...adminCases };
+const CASES: CaseTable = {
+  ...coreCases,
+  ...agentsCases,
+  ...contextCases,
+  ...adminCases,
+  ...workflowsCases,
+  ...sendCases,
+};
 const KEY = "conformance-key";
 
 async function bodyOf(response: Response): Promise<unknown> {

@@ -1,0 +1,4 @@
+import type { ApiRoute } from "./route.js";
+
+/** Routes of this area (see README.md for which area holds what). */
+export const sendRoutes: readonly ApiRoute[] = [];
