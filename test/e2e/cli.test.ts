@@ -130,7 +130,7 @@ describe("moniro CLI against a running stack", () => {
   it("status, agent info, pause, resume and cancel", async () => {
     const status = await moniro(["status", "alice"]);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`^gateway ${gateway}: ready \\(nats ok, redis ok\\)\\n`));
+    expect(status.stdout).toMatch(new RegExp(`^gateway ${gateway}: ready \\(nats ok, registry ok, redis ok\\)\\n`));
     expect(status.stdout).toMatch(
       /\nAGENT +STATE +STEP +RUNNER +INBOX \(immediate\/normal\/background\) +ERROR\nalice +idle +/,
     );
@@ -197,7 +197,7 @@ describe("moniro CLI against a running stack", () => {
     const unknown = await moniro(["thread", "zed"]);
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toBe(
-      `moniro thread: GET ${gateway}/v1/agents/zed/thread answered 404 unknown_agent: no agent named 'zed': define it in MONIRO_AGENTS_DIR as zed.yaml; known agents: alice\n`,
+      `moniro thread: GET ${gateway}/v1/agents/zed/thread answered 404 unknown_agent: no agent named 'zed': define it in MONIRO_AGENTS_DIR as zed.yaml (or PUT /v1/agents/zed/definition); known agents: alice\n`,
     );
 
     const wrongKey = await moniro(["status", "alice"], { MONIRO_API_KEY: "wrong" });

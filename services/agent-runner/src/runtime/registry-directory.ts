@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "@moniro/config";
 import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
 import { type AgentRegistry, definitionOf } from "@moniro/registry";
-import { loopSettingsOf } from "./agent-definitions.js";
+import { runtimeAgentOf } from "./agent-definitions.js";
 import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
 
 /** A directory that also says whether an agent was removed from the registry (and why it takes no input). */
@@ -31,11 +31,7 @@ export function registryDirectory(
     const known = built.get(name);
     if (known?.revision === record.revision) return known.agent;
     const definition = definitionOf(record);
-    const agent: RuntimeAgent = {
-      name,
-      settings: loopSettingsOf(definition, options.tools),
-      llm: options.llmFor(definition),
-    };
+    const agent = runtimeAgentOf(definition, options);
     built.set(name, { revision: record.revision, agent });
     return agent;
   };
