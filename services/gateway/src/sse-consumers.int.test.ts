@@ -28,14 +28,19 @@ describe("SSE consumers go away with their connection", () => {
     await t.cleanup();
   });
 
-  it("one consumer per open connection, short-lived if the gateway cannot delete it", async () => {
-    const sse = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+  it("one consumer per gateway however many connections are open, short-lived if the gateway cannot delete it", async () => {
+    const first = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    const more = [
+      await openEvents(`${t.base}/v1/agents/alice/events`, AUTH),
+      await openEvents(`${t.base}/v1/agents/bob/events`, AUTH),
+    ];
     expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(1);
     for await (const info of t.jsm.consumers.list(t.subjects.streams.out)) {
       expect(info.config.inactive_threshold).toBe(SSE_CONSUMER_INACTIVE_MS * 1_000_000);
       expect(info.config.durable_name).toBeUndefined();
     }
-    await sse.close();
+    await first.close();
+    for (const sse of more) await sse.close();
     await eventually(async () => (await consumerCount(t.jsm, t.subjects.streams.out)) === 0, 5_000);
     expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(0);
   });

@@ -165,7 +165,8 @@ export class SseFanout {
         }
         if (batch.minSeq === NO_SEQ || batch.minSeq > client.lastSeq) {
           // The common case: the one chunk, shared by every client.
-          joined ??= batch.frames.length === 1 ? batch.frames[0]?.bytes : Buffer.concat(batch.frames.map((f) => f.bytes));
+          joined ??=
+            batch.frames.length === 1 ? batch.frames[0]?.bytes : Buffer.concat(batch.frames.map((f) => f.bytes));
           if (batch.maxSeq !== NO_SEQ) client.lastSeq = batch.maxSeq;
           if (joined) client.sink.write(joined);
           this.checkBehind(client);

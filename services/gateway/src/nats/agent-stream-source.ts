@@ -251,7 +251,10 @@ export function natsAgentStreamSource(options: {
           replay(resuming, afterSequence, upTo).then(
             () => resuming.live(),
             (error: unknown) => {
-              logger.warn({ agent, err: (error as Error).message }, "cannot replay outbound messages for an SSE client");
+              logger.warn(
+                { agent, err: (error as Error).message },
+                "cannot replay outbound messages for an SSE client",
+              );
               resuming.remove();
               sink.close();
             },
