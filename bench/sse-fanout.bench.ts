@@ -94,15 +94,21 @@ export async function run(): Promise<void> {
           }
         };
         await send(WARMUP_DMS);
-        const idle0 = cpuMs(gateway.pid);
-        const idleT0 = performance.now();
-        await sleep(IDLE_WINDOW_MS);
-        const idleRate = (cpuMs(gateway.pid) - idle0) / (performance.now() - idleT0);
+        // Idle read before and after (the lower subtracted: a collection in one window must not flatter).
+        const idleRate = async () => {
+          const idle0 = cpuMs(gateway.pid);
+          const idleT0 = performance.now();
+          await sleep(IDLE_WINDOW_MS);
+          return (cpuMs(gateway.pid) - idle0) / (performance.now() - idleT0);
+        };
+        const idleBefore = await idleRate();
         const cpu0 = cpuMs(gateway.pid);
         const t0 = performance.now();
         await send(DMS);
         const elapsed = performance.now() - t0;
-        const perDm = (cpuMs(gateway.pid) - cpu0 - idleRate * elapsed) / DMS;
+        const gross = cpuMs(gateway.pid) - cpu0;
+        const idle = Math.min(idleBefore, await idleRate());
+        const perDm = (gross - idle * elapsed) / DMS;
         if (count === 0) none.push(perDm);
         const complete = clients.every((client) => client.count === sent - first);
         rows.push({
@@ -137,7 +143,7 @@ export async function run(): Promise<void> {
     rows,
     notes: [
       `The gateway is its own process (dist/main.js). A DM is a POST /v1/agents/${AGENT}/messages (202 once stored), then the 7 events and 1 http: reply a runner publishes for a trivial DM, published on NATS by this process; the next DM is sent once every client has the cycle-ended of this one. No runner: the POST's envelope waits on MONIRO_IN.`,
-      `CPU: utime+stime of the gateway from /proc/<pid>/stat over ${DMS} DMs after ${WARMUP_DMS} unmeasured ones, minus its idle rate read over ${IDLE_WINDOW_MS / 1000} s with the clients open. The 0-client row is the POST alone; the difference is the SSE path.`,
+      `CPU: utime+stime of the gateway from /proc/<pid>/stat over ${DMS} DMs after ${WARMUP_DMS} unmeasured ones, minus its idle rate read over ${IDLE_WINDOW_MS / 1000} s with the clients open, before and after (the lower of the two). The 0-client row is the POST alone; the difference is the SSE path.`,
       "The SSE clients run in this process (node:http, counting frames); their CPU is not the gateway's.",
     ],
   });

@@ -5,6 +5,8 @@ export interface SseCounter {
   /** Frames of the counted event type received so far. */
   readonly count: number;
   readonly bytes: number;
+  /** Events of any type received so far. */
+  readonly events: number;
   /** Resolves once `count` reaches `n`. */
   reached(n: number, timeoutMs?: number): Promise<void>;
   close(): void;
@@ -15,6 +17,8 @@ export function openSseCounter(url: string, type: string): Promise<SseCounter> {
   const marker = `event: ${type}\n`;
   let count = 0;
   let bytes = 0;
+  let events = 0;
+  const anyEvent = "\nevent: ";
   let carry = "";
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   let outgoing: ClientRequest | undefined;
@@ -36,6 +40,9 @@ export function openSseCounter(url: string, type: string): Promise<SseCounter> {
           end = at + marker.length;
           at = text.indexOf(marker, end);
         }
+        for (let i = text.indexOf(anyEvent); i >= 0; i = text.indexOf(anyEvent, i + anyEvent.length)) {
+          if (i + anyEvent.length > carry.length) events++;
+        }
         carry = text.slice(Math.max(end, text.length - marker.length));
         for (let i = waiters.length - 1; i >= 0; i--) {
           const waiter = waiters[i];
@@ -51,6 +58,9 @@ export function openSseCounter(url: string, type: string): Promise<SseCounter> {
         },
         get bytes() {
           return bytes;
+        },
+        get events() {
+          return events;
         },
         reached(n, timeoutMs = 15_000) {
           if (count >= n) return Promise.resolve();
