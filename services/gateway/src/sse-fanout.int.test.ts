@@ -1,23 +1,9 @@
 import { connect, type Socket } from "node:net";
 import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
-import type { JetStreamManager } from "@nats-io/jetstream";
 import { afterEach, describe, expect, it } from "vitest";
 import { API_KEYS, AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents, type ReceivedEvent } from "./test/sse-client.js";
-
-async function consumerCount(jsm: JetStreamManager, stream: string): Promise<number> {
-  let count = 0;
-  for await (const _ of jsm.consumers.list(stream)) count++;
-  return count;
-}
-
-async function eventually(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { consumerCount, consumerCountSettled } from "./test/stream-consumers.js";
 
 /** What a client saw, one string per event: `message:<text>#<id>` or `<event type>:<n>`. */
 function seen(events: ReceivedEvent[]): string[] {
@@ -115,8 +101,7 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
     // bob's traffic was published before alice's last: had any leaked, it would be here.
     for (const client of clients) expect(seen(client.events)).toEqual(expected);
     await Promise.all(clients.map((client) => client.close()));
-    await eventually(async () => (await consumerCount(t.jsm, t.subjects.streams.out)) === 0);
-    expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(0);
+    expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
   }, 60_000);
 
   it("a client resuming while messages keep coming gets each one once, in order, then live", async () => {
@@ -149,8 +134,7 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
     await again.close();
     await watcher.close();
     // The resuming client's replay consumer is gone as soon as its replay is, the feed with the last client.
-    await eventually(async () => (await consumerCount(t.jsm, t.subjects.streams.out)) === 0);
-    expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(0);
+    expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
   }, 60_000);
 
   it("a client that stops reading does not hold the others back, and is told why it was disconnected", async () => {
