@@ -14,6 +14,12 @@ import type { NatsLink } from "./nats-link.js";
 export const SSE_CONSUMER_INACTIVE_MS = 30_000;
 const PULL_EXPIRES_MS = 10_000;
 
+/** A subscription or consumer shared by the SSE streams that use it. */
+interface SharedEntry<T> {
+  users: number;
+  ready: Promise<T>;
+}
+
 /** The gateway's one consumer of `http:` outbound messages, while it has SSE clients. */
 interface OutboundFeed {
   /** Stream sequence of the last message it received (every agent's). */
@@ -53,8 +59,10 @@ export function natsAgentStreamSource(options: {
   const { link, subjects, logger } = options;
   const stream = subjects.streams.out;
   const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes });
-  const eventSubscriptions = new Map<string, { users: number; ready: Promise<Subscription> }>();
-  let feed: { users: number; ready: Promise<OutboundFeed> } | undefined;
+  // Shared by their users; a release only counts against the entry its user acquired, so the users of
+  // one that failed and was replaced do not stop its successor.
+  const eventSubscriptions = new Map<string, SharedEntry<Subscription>>();
+  let feed: SharedEntry<OutboundFeed> | undefined;
 
   function consumerConfig(startSequence: number) {
     return {
@@ -81,7 +89,8 @@ export function natsAgentStreamSource(options: {
     return { agent: decoded.value.agent, frame: { seq: msg.seq, bytes: encodeSseFrame("message", msg.data, msg.seq) } };
   }
 
-  async function startFeed(): Promise<OutboundFeed> {
+  /** `onFailure`: the consumer stopped with an error (its clients are closed and reconnect). */
+  async function startFeed(onFailure: () => void): Promise<OutboundFeed> {
     const { js, jsm } = link.get();
     const last = (await jsm.streams.info(stream)).state.last_seq ?? 0;
     const { name } = await jsm.consumers.add(stream, consumerConfig(last + 1));
@@ -110,7 +119,7 @@ export function natsAgentStreamSource(options: {
     void state.messages.closed().then((error) => {
       if (!error) return;
       logger.warn({ err: error.message }, "the SSE outbound consumer stopped; SSE clients reconnect");
-      if (feed?.ready) void feed.ready.then((current) => current === state && dropFeed());
+      onFailure();
       fanout.closeAll();
     });
     return state;
@@ -122,36 +131,39 @@ export function natsAgentStreamSource(options: {
     void stopping?.ready.then((current) => current.stop()).catch(() => undefined);
   }
 
-  async function acquireFeed(): Promise<OutboundFeed> {
+  async function acquireFeed(): Promise<{ value: OutboundFeed; entry: SharedEntry<OutboundFeed> }> {
     if (!feed) {
-      const ready = startFeed();
-      feed = { users: 0, ready };
-      ready.catch(() => {
-        if (feed?.ready === ready) feed = undefined;
+      const entry: SharedEntry<OutboundFeed> = { users: 0, ready: Promise.resolve() as never };
+      entry.ready = startFeed(() => {
+        if (feed === entry) dropFeed();
       });
+      entry.ready.catch(() => {
+        if (feed === entry) feed = undefined;
+      });
+      feed = entry;
     }
-    feed.users++;
     const entry = feed;
+    entry.users++;
     try {
-      return await entry.ready;
+      return { value: await entry.ready, entry };
     } catch (error) {
       entry.users--;
       throw error;
     }
   }
 
-  function releaseFeed(): void {
-    if (!feed) return;
-    feed.users--;
-    if (feed.users === 0) dropFeed();
+  function releaseFeed(entry: SharedEntry<OutboundFeed>): void {
+    entry.users--;
+    if (entry.users === 0 && feed === entry) dropFeed();
   }
 
-  function subscribeEvents(agent: string): Promise<Subscription> {
+  function subscribeEvents(agent: string, entry: SharedEntry<Subscription>): Promise<Subscription> {
     const { nc } = link.get();
     const subscription = nc.subscribe(subjects.evtAgent(agent), {
       callback: (error, msg) => {
         if (error) {
           logger.warn({ agent, err: error.message }, "the SSE event subscription failed; SSE clients reconnect");
+          if (eventSubscriptions.get(agent) === entry) eventSubscriptions.delete(agent);
           fanout.closeAll(agent);
           return;
         }
@@ -172,31 +184,31 @@ export function natsAgentStreamSource(options: {
     );
   }
 
-  async function acquireEvents(agent: string): Promise<void> {
+  async function acquireEvents(agent: string): Promise<SharedEntry<Subscription>> {
     let entry = eventSubscriptions.get(agent);
     if (!entry) {
-      const ready = subscribeEvents(agent);
-      entry = { users: 0, ready };
-      eventSubscriptions.set(agent, entry);
-      ready.catch(() => {
-        if (eventSubscriptions.get(agent)?.ready === ready) eventSubscriptions.delete(agent);
+      const created: SharedEntry<Subscription> = { users: 0, ready: Promise.resolve() as never };
+      created.ready = subscribeEvents(agent, created);
+      created.ready.catch(() => {
+        if (eventSubscriptions.get(agent) === created) eventSubscriptions.delete(agent);
       });
+      eventSubscriptions.set(agent, created);
+      entry = created;
     }
     entry.users++;
     try {
       await entry.ready;
+      return entry;
     } catch (error) {
       entry.users--;
       throw error;
     }
   }
 
-  function releaseEvents(agent: string): void {
-    const entry = eventSubscriptions.get(agent);
-    if (!entry) return;
+  function releaseEvents(agent: string, entry: SharedEntry<Subscription>): void {
     entry.users--;
     if (entry.users > 0) return;
-    eventSubscriptions.delete(agent);
+    if (eventSubscriptions.get(agent) === entry) eventSubscriptions.delete(agent);
     void entry.ready.then((subscription) => subscription.unsubscribe()).catch(() => undefined);
   }
 
@@ -230,12 +242,12 @@ export function natsAgentStreamSource(options: {
 
   return {
     async open(agent, { afterSequence }): Promise<AgentStream> {
-      await acquireEvents(agent);
-      let outbound: OutboundFeed;
+      const events = await acquireEvents(agent);
+      let outbound: { value: OutboundFeed; entry: SharedEntry<OutboundFeed> };
       try {
         outbound = await acquireFeed();
       } catch (error) {
-        releaseEvents(agent);
+        releaseEvents(agent, events);
         throw error;
       }
       let client: FanoutClient | undefined;
@@ -243,7 +255,7 @@ export function natsAgentStreamSource(options: {
       return {
         attach(sink: SseSink) {
           if (client || closing) return;
-          const upTo = outbound.delivered;
+          const upTo = outbound.value.delivered;
           const replaying = afterSequence !== undefined && afterSequence < upTo;
           client = fanout.add(agent, sink, { afterSequence: afterSequence ?? upTo, replaying });
           if (!replaying) return;
@@ -263,8 +275,8 @@ export function natsAgentStreamSource(options: {
         close() {
           closing ??= (async () => {
             client?.remove();
-            releaseEvents(agent);
-            releaseFeed();
+            releaseEvents(agent, events);
+            releaseFeed(outbound.entry);
           })();
           return closing;
         },
