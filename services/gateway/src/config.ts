@@ -77,6 +77,8 @@ export const gatewayConfigSchema = serviceConfigSchema
     MONIRO_GATEWAY_BODY_LIMIT: byteSize.default(256 * 1024),
     /** Largest accepted webhook body (providers send more than a DM: GitHub's push events run to hundreds of kB). */
     MONIRO_GATEWAY_HOOK_BODY_LIMIT: byteSize.default(1024 * 1024),
+    /** Bytes that may wait for one slow SSE client before it is disconnected (`overflow` event; it resumes with Last-Event-ID). */
+    MONIRO_GATEWAY_SSE_BUFFER: byteSize.default(1024 * 1024),
     /** SSE heartbeat comment interval. */
     MONIRO_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
     /** How long a control request waits for an agent-runner's reply. */

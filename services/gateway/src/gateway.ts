@@ -76,7 +76,7 @@ export async function startGateway(options: {
     publisher: natsInboundPublisher(link, subjects),
     control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     pairing: natsPairingClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
-    streams: natsAgentStreamSource({ link, subjects, logger }),
+    streams: natsAgentStreamSource({ link, subjects, logger, maxBufferedBytes: config.MONIRO_GATEWAY_SSE_BUFFER }),
     inspector: new RedisInspector(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     children: new ChildRecords(redis, config.MONIRO_REDIS_PREFIX),
     scheduler: natsSchedulerClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),

@@ -234,7 +234,7 @@ describe("every error is a JSON body with the right status", () => {
       streams: {
         open: async (_agent, options) => {
           opened.push(options.afterSequence);
-          return { close: async () => {} };
+          return { attach: () => {}, close: async () => {} };
         },
       },
     });

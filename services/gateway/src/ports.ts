@@ -7,6 +7,7 @@ import type {
   ThreadEntry,
 } from "@moniro/envelopes";
 import type { AgentStateRecord } from "@moniro/ports";
+import type { SseSink } from "./http/sse-fanout.js";
 
 /** The agents the gateway accepts messages for (the live registry, docs/registry.md). */
 export interface AgentCatalog {
@@ -26,17 +27,10 @@ export interface ControlClient {
   request(agent: string, op: ControlReply["op"], reason?: string): Promise<ControlReply>;
 }
 
-/** One item of an agent's SSE stream. */
-export interface AgentStreamItem {
-  /** SSE event name: the event type (`llm-delta`, …) or `message` for an outbound envelope. */
-  event: string;
-  /** JSON of the envelope. */
-  data: string;
-  /** Stream sequence of an outbound message (SSE `id:`), for Last-Event-ID resumption. */
-  id?: string;
-}
-
+/** An agent's SSE stream, its subscriptions ready. */
 export interface AgentStream {
+  /** Starts writing to the client: the stored messages after `afterSequence` first, then the live feed. */
+  attach(sink: SseSink): void;
   close(): Promise<void>;
   /**
    * The stream sequence delivery starts after. The SSE preamble carries it as
@@ -48,10 +42,7 @@ export interface AgentStream {
 
 /** The agent's events and its `http:` outbound messages, from `afterSequence` (exclusive) or from now. */
 export interface AgentStreamSource {
-  open(
-    agent: string,
-    options: { afterSequence?: number; onItem: (item: AgentStreamItem) => void; onError: (error: Error) => void },
-  ): Promise<AgentStream>;
+  open(agent: string, options: { afterSequence?: number }): Promise<AgentStream>;
 }
 
 export interface AgentStatus {

@@ -1,22 +1,8 @@
-import type { JetStreamManager } from "@nats-io/jetstream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SSE_CONSUMER_INACTIVE_MS } from "./nats/agent-stream-source.js";
 import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents } from "./test/sse-client.js";
-
-async function consumerCount(jsm: JetStreamManager, stream: string): Promise<number> {
-  let count = 0;
-  for await (const _ of jsm.consumers.list(stream)) count++;
-  return count;
-}
-
-async function eventually(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { consumerCount, consumerCountSettled } from "./test/stream-consumers.js";
 
 describe("SSE consumers go away with their connection", () => {
   let t: TestGateway;
@@ -28,16 +14,20 @@ describe("SSE consumers go away with their connection", () => {
     await t.cleanup();
   });
 
-  it("one consumer per open connection, short-lived if the gateway cannot delete it", async () => {
-    const sse = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+  it("one consumer per gateway however many connections are open, short-lived if the gateway cannot delete it", async () => {
+    const first = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    const more = [
+      await openEvents(`${t.base}/v1/agents/alice/events`, AUTH),
+      await openEvents(`${t.base}/v1/agents/bob/events`, AUTH),
+    ];
     expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(1);
     for await (const info of t.jsm.consumers.list(t.subjects.streams.out)) {
       expect(info.config.inactive_threshold).toBe(SSE_CONSUMER_INACTIVE_MS * 1_000_000);
       expect(info.config.durable_name).toBeUndefined();
     }
-    await sse.close();
-    await eventually(async () => (await consumerCount(t.jsm, t.subjects.streams.out)) === 0, 5_000);
-    expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(0);
+    await first.close();
+    for (const sse of more) await sse.close();
+    expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
   });
 
   it("500 SSE open/close cycles leave 0 consumers on MONIRO_OUT", async () => {
@@ -45,7 +35,6 @@ describe("SSE consumers go away with their connection", () => {
       const sse = await openEvents(`${t.base}/v1/agents/${cycle % 2 ? "alice" : "bob"}/events`, AUTH);
       await sse.close();
     }
-    await eventually(async () => (await consumerCount(t.jsm, t.subjects.streams.out)) === 0, 5_000);
-    expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(0);
+    expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
   }, 120_000);
 });

@@ -1,102 +1,285 @@
 import { decode, eventEnvelopeSchema, outboundEnvelopeSchema, type Subjects } from "@moniro/envelopes";
-import { AckPolicy, type ConsumerMessages, DeliverPolicy } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
-import type { AgentStream, AgentStreamItem, AgentStreamSource, GatewayLogger } from "../ports.js";
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
+import { nanos, type Subscription } from "@nats-io/transport-node";
+import { type FanoutClient, SseFanout, type SseSink } from "../http/sse-fanout.js";
+import { encodeSseFrame } from "../http/sse-writer.js";
+import type { AgentStream, AgentStreamSource, GatewayLogger } from "../ports.js";
 import type { NatsLink } from "./nats-link.js";
 
-const textDecoder = new TextDecoder();
-
 /**
- * How long the server keeps an SSE consumer nobody pulls from: the fallback
- * for a gateway that dies without deleting its consumers. It outlasts one
- * pull (PULL_EXPIRES_MS), so a live consumer never counts as inactive.
+ * How long the server keeps a consumer nobody pulls from: the fallback for a
+ * gateway that dies without deleting its consumers. It outlasts one pull
+ * (PULL_EXPIRES_MS), so a live consumer never counts as inactive.
  */
 export const SSE_CONSUMER_INACTIVE_MS = 30_000;
 const PULL_EXPIRES_MS = 10_000;
 
+/** A subscription or consumer shared by the SSE streams that use it. */
+interface SharedEntry<T> {
+  users: number;
+  ready: Promise<T>;
+}
+
+/** The gateway's one consumer of `http:` outbound messages, while it has SSE clients. */
+interface OutboundFeed {
+  /** Stream sequence of the last message it received (every agent's). */
+  delivered: number;
+  stop(): Promise<void>;
+}
+
 /**
- * An agent's SSE feed from NATS:
- * - events: a core subscription on `moniro.evt.<agent>.*` (live only; core
- *   publishes are not stored, so they have no id and are not replayed);
- * - outbound: an ephemeral JetStream consumer (in memory, no acks) on
- *   MONIRO_OUT filtered to `moniro.out.http`, keeping the envelopes of this
- *   agent. Each carries its stream sequence as SSE `id:`; a reconnect with
- *   Last-Event-ID starts right after it, so nothing stored is missed. Without
- *   one, delivery starts with the next stored message. The consumer is
- *   deleted when the connection closes; the server drops it by itself after
- *   SSE_CONSUMER_INACTIVE_MS if the gateway could not.
+ * Agents' SSE feeds from NATS, one subscription per gateway fanned out to
+ * every SSE client (http/sse-fanout.ts), each frame encoded once:
+ * - events: one core subscription per watched agent on `moniro.evt.<agent>.*`
+ *   (live only; core publishes are not stored, so they have no id and are
+ *   not replayed), shared by the agent's clients. Per agent, not one
+ *   wildcard, so a gateway decodes only the events of agents someone watches
+ *   (llm-delta events of busy agents nobody watches would cost it CPU).
+ * - outbound: one ephemeral JetStream consumer (in memory, no acks) on
+ *   MONIRO_OUT filtered to `moniro.out.http`, while the gateway has SSE
+ *   clients. Each message carries its stream sequence as SSE `id:`.
+ * - resume: a client with Last-Event-ID gets the stored messages after it
+ *   from a consumer of its own that lives only for the replay (deleted after
+ *   it), while the live frames for it are kept; then the kept frames it does
+ *   not have yet, then live. Nothing lost, nothing twice, in order.
  *
- * Envelopes that do not decode are skipped here (the gateway only reads;
- * their producer's consumer routes them to the DLQ).
+ * Without Last-Event-ID delivery starts with the next stored message.
+ * Consumers are deleted when no longer needed; the server drops them by
+ * itself after SSE_CONSUMER_INACTIVE_MS if the gateway could not. Envelopes
+ * that do not decode are skipped here (the gateway only reads; their
+ * producer's consumer routes them to the DLQ).
  */
 export function natsAgentStreamSource(options: {
   link: NatsLink;
   subjects: Subjects;
   logger: GatewayLogger;
+  /** Bytes that may wait for one slow client before it is disconnected with an `overflow` event. */
+  maxBufferedBytes: number;
 }): AgentStreamSource {
   const { link, subjects, logger } = options;
   const stream = subjects.streams.out;
-  return {
-    async open(agent, { afterSequence, onItem, onError }): Promise<AgentStream> {
-      const { nc, js, jsm } = link.get();
-      const startSequence =
-        afterSequence !== undefined ? afterSequence + 1 : ((await jsm.streams.info(stream)).state.last_seq ?? 0) + 1;
-      const { name } = await jsm.consumers.add(stream, {
-        filter_subject: subjects.out("http"),
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: Math.max(1, startSequence),
-        ack_policy: AckPolicy.None,
-        inactive_threshold: nanos(SSE_CONSUMER_INACTIVE_MS),
-        mem_storage: true,
-        num_replicas: 1,
-      });
-      const deleteConsumer = () => jsm.consumers.delete(stream, name).catch(() => false);
-      let messages: ConsumerMessages;
-      try {
-        const consumer = await js.consumers.get(stream, name);
-        messages = await consumer.consume({
-          expires: PULL_EXPIRES_MS,
-          callback: (msg) => {
-            const decoded = decode(outboundEnvelopeSchema, msg.data, "outbound envelope");
-            if (!decoded.ok) {
-              logger.warn(
-                { subject: msg.subject, seq: msg.seq, err: decoded.error.message },
-                "skipping an invalid outbound envelope",
-              );
-              return;
-            }
-            if (decoded.value.agent !== agent) return;
-            onItem({ event: "message", data: textDecoder.decode(msg.data), id: String(msg.seq) });
-          },
-        });
-      } catch (error) {
+  const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes });
+  // Shared by their users; a release only counts against the entry its user acquired, so the users of
+  // one that failed and was replaced do not stop its successor.
+  const eventSubscriptions = new Map<string, SharedEntry<Subscription>>();
+  let feed: SharedEntry<OutboundFeed> | undefined;
+
+  function consumerConfig(startSequence: number) {
+    return {
+      filter_subject: subjects.out("http"),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Math.max(1, startSequence),
+      ack_policy: AckPolicy.None,
+      inactive_threshold: nanos(SSE_CONSUMER_INACTIVE_MS),
+      mem_storage: true,
+      num_replicas: 1,
+    };
+  }
+
+  /** The envelope's agent and its frame, or undefined if it does not decode. */
+  function outboundFrame(msg: JsMsg) {
+    const decoded = decode(outboundEnvelopeSchema, msg.data, "outbound envelope");
+    if (!decoded.ok) {
+      logger.warn(
+        { subject: msg.subject, seq: msg.seq, err: decoded.error.message },
+        "skipping an invalid outbound envelope",
+      );
+      return undefined;
+    }
+    return { agent: decoded.value.agent, frame: { seq: msg.seq, bytes: encodeSseFrame("message", msg.data, msg.seq) } };
+  }
+
+  /** `onFailure`: the consumer stopped with an error (its clients are closed and reconnect). */
+  async function startFeed(onFailure: () => void): Promise<OutboundFeed> {
+    const { js, jsm } = link.get();
+    const last = (await jsm.streams.info(stream)).state.last_seq ?? 0;
+    const { name } = await jsm.consumers.add(stream, consumerConfig(last + 1));
+    const deleteConsumer = () => jsm.consumers.delete(stream, name).catch(() => false);
+    const state: OutboundFeed & { messages?: ConsumerMessages } = {
+      delivered: last,
+      async stop() {
+        await state.messages?.close().catch(() => undefined);
         await deleteConsumer();
-        throw error;
-      }
-      void messages.closed().then((error) => {
-        if (error) onError(error);
-      });
-      const events = nc.subscribe(subjects.evtAgent(agent), {
-        callback: (error, msg) => {
-          if (error) return onError(error);
-          const decoded = decode(eventEnvelopeSchema, msg.data, "event envelope");
-          if (!decoded.ok) {
-            logger.warn({ subject: msg.subject, err: decoded.error.message }, "skipping an invalid event envelope");
-            return;
-          }
-          const item: AgentStreamItem = { event: decoded.value.type, data: textDecoder.decode(msg.data) };
-          onItem(item);
+      },
+    };
+    try {
+      const consumer = await js.consumers.get(stream, name);
+      state.messages = await consumer.consume({
+        expires: PULL_EXPIRES_MS,
+        callback: (msg) => {
+          state.delivered = msg.seq;
+          const out = outboundFrame(msg);
+          if (out) fanout.publish(out.agent, out.frame);
         },
       });
-      await nc.flush();
+    } catch (error) {
+      await deleteConsumer();
+      throw error;
+    }
+    void state.messages.closed().then((error) => {
+      if (!error) return;
+      logger.warn({ err: error.message }, "the SSE outbound consumer stopped; SSE clients reconnect");
+      onFailure();
+      fanout.closeAll();
+    });
+    return state;
+  }
+
+  function dropFeed(): void {
+    const stopping = feed;
+    feed = undefined;
+    void stopping?.ready.then((current) => current.stop()).catch(() => undefined);
+  }
+
+  async function acquireFeed(): Promise<{ value: OutboundFeed; entry: SharedEntry<OutboundFeed> }> {
+    if (!feed) {
+      const entry: SharedEntry<OutboundFeed> = { users: 0, ready: Promise.resolve() as never };
+      entry.ready = startFeed(() => {
+        if (feed === entry) dropFeed();
+      });
+      entry.ready.catch(() => {
+        if (feed === entry) feed = undefined;
+      });
+      feed = entry;
+    }
+    const entry = feed;
+    entry.users++;
+    try {
+      return { value: await entry.ready, entry };
+    } catch (error) {
+      entry.users--;
+      throw error;
+    }
+  }
+
+  function releaseFeed(entry: SharedEntry<OutboundFeed>): void {
+    entry.users--;
+    if (entry.users === 0 && feed === entry) dropFeed();
+  }
+
+  function subscribeEvents(agent: string, entry: SharedEntry<Subscription>): Promise<Subscription> {
+    const { nc } = link.get();
+    const subscription = nc.subscribe(subjects.evtAgent(agent), {
+      callback: (error, msg) => {
+        if (error) {
+          logger.warn({ agent, err: error.message }, "the SSE event subscription failed; SSE clients reconnect");
+          if (eventSubscriptions.get(agent) === entry) eventSubscriptions.delete(agent);
+          fanout.closeAll(agent);
+          return;
+        }
+        const decoded = decode(eventEnvelopeSchema, msg.data, "event envelope");
+        if (!decoded.ok) {
+          logger.warn({ subject: msg.subject, err: decoded.error.message }, "skipping an invalid event envelope");
+          return;
+        }
+        fanout.publish(agent, { bytes: encodeSseFrame(decoded.value.type, msg.data) });
+      },
+    });
+    return nc.flush().then(
+      () => subscription,
+      (error: unknown) => {
+        subscription.unsubscribe();
+        throw error;
+      },
+    );
+  }
+
+  async function acquireEvents(agent: string): Promise<SharedEntry<Subscription>> {
+    let entry = eventSubscriptions.get(agent);
+    if (!entry) {
+      const created: SharedEntry<Subscription> = { users: 0, ready: Promise.resolve() as never };
+      created.ready = subscribeEvents(agent, created);
+      created.ready.catch(() => {
+        if (eventSubscriptions.get(agent) === created) eventSubscriptions.delete(agent);
+      });
+      eventSubscriptions.set(agent, created);
+      entry = created;
+    }
+    entry.users++;
+    try {
+      await entry.ready;
+      return entry;
+    } catch (error) {
+      entry.users--;
+      throw error;
+    }
+  }
+
+  function releaseEvents(agent: string, entry: SharedEntry<Subscription>): void {
+    entry.users--;
+    if (entry.users > 0) return;
+    if (eventSubscriptions.get(agent) === entry) eventSubscriptions.delete(agent);
+    void entry.ready.then((subscription) => subscription.unsubscribe()).catch(() => undefined);
+  }
+
+  /** The stored messages of the client's agent in (after, upTo], through a consumer of its own. */
+  async function replay(client: FanoutClient, after: number, upTo: number): Promise<void> {
+    const { js, jsm } = link.get();
+    const { name, num_pending } = await jsm.consumers.add(stream, consumerConfig(after + 1));
+    let messages: ConsumerMessages | undefined;
+    const stop = () => void messages?.close().catch(() => undefined);
+    client.signal.addEventListener("abort", stop);
+    try {
+      if (num_pending === 0 || client.signal.aborted) return;
+      const consumer = await js.consumers.get(stream, name);
+      messages = await consumer.consume({ expires: PULL_EXPIRES_MS, max_messages: 256 });
+      if (client.signal.aborted) return;
+      for await (const msg of messages) {
+        if (msg.seq > upTo) break;
+        const out = outboundFrame(msg);
+        if (out?.agent === client.agent) {
+          client.replay(out.frame);
+          await client.drained();
+        }
+        if (client.signal.aborted || msg.seq >= upTo || msg.info.pending === 0) break;
+      }
+    } finally {
+      client.signal.removeEventListener("abort", stop);
+      await messages?.close().catch(() => undefined);
+      await jsm.consumers.delete(stream, name).catch(() => false);
+    }
+  }
+
+  return {
+    async open(agent, { afterSequence }): Promise<AgentStream> {
+      const events = await acquireEvents(agent);
+      let outbound: { value: OutboundFeed; entry: SharedEntry<OutboundFeed> };
+      try {
+        outbound = await acquireFeed();
+      } catch (error) {
+        releaseEvents(agent, events);
+        throw error;
+      }
+      let client: FanoutClient | undefined;
       let closing: Promise<void> | undefined;
+      const startsAfter = afterSequence ?? outbound.value.delivered;
       return {
-        startsAfter: Math.max(1, startSequence) - 1,
+        startsAfter,
+        attach(sink: SseSink) {
+          if (client || closing) return;
+          const upTo = outbound.value.delivered;
+          // What arrived between open and attach is replayed, so the preamble's id holds.
+          const replaying = startsAfter < upTo;
+          client = fanout.add(agent, sink, { afterSequence: startsAfter, replaying });
+          if (!replaying) return;
+          const resuming = client;
+          replay(resuming, startsAfter, upTo).then(
+            () => resuming.live(),
+            (error: unknown) => {
+              logger.warn(
+                { agent, err: (error as Error).message },
+                "cannot replay outbound messages for an SSE client",
+              );
+              resuming.remove();
+              sink.close();
+            },
+          );
+        },
         close() {
           closing ??= (async () => {
-            events.unsubscribe();
-            await messages.close().catch(() => undefined);
-            await deleteConsumer();
+            client?.remove();
+            releaseEvents(agent, events);
+            releaseFeed(outbound.entry);
           })();
           return closing;
         },

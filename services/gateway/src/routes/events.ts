@@ -3,7 +3,7 @@ import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { startSse } from "../http/sse-writer.js";
-import type { AgentCatalog, AgentStream, AgentStreamItem, AgentStreamSource } from "../ports.js";
+import type { AgentCatalog, AgentStream, AgentStreamSource } from "../ports.js";
 
 /** `Last-Event-ID` (header, or `?lastEventId=` for clients that cannot set headers) → a stream sequence. */
 function resumeFrom(header: string | undefined, query: unknown): number | undefined {
@@ -27,31 +27,24 @@ function resumeFrom(header: string | undefined, query: unknown): number | undefi
  * `GET /v1/agents/:agent/events`: Server-Sent Events of the agent's
  * `moniro.evt.<agent>.*` events (live) and its `http:` outbound messages
  * (from MONIRO_OUT, `id:` = stream sequence, so a client that reconnects
- * with Last-Event-ID gets every message it missed).
+ * with Last-Event-ID gets every message it missed). One subscription per
+ * gateway feeds every client (nats/agent-stream-source.ts, http/sse-fanout.ts).
  */
 export function eventsRouter(deps: { agents: AgentCatalog; streams: AgentStreamSource; heartbeatMs: number }): Router {
   const router = Router();
   router.get("/v1/agents/:agent/events", async (request, response) => {
     const agent = await knownAgent(deps.agents, request.params.agent);
     const afterSequence = resumeFrom(request.get("last-event-id"), request.query.lastEventId);
-    // Items that arrive before the headers are out wait here, so none is lost.
-    const early: AgentStreamItem[] = [];
-    let sse: ReturnType<typeof startSse> | undefined;
     let stream: AgentStream | undefined;
     let closed = false;
     const finish = () => {
       if (closed) return;
       closed = true;
-      sse?.end();
       void stream?.close();
     };
     request.on("close", finish);
     try {
-      stream = await deps.streams.open(agent, {
-        ...(afterSequence !== undefined ? { afterSequence } : {}),
-        onItem: (item) => (sse ? sse.send(item) : early.push(item)),
-        onError: () => finish(),
-      });
+      stream = await deps.streams.open(agent, afterSequence !== undefined ? { afterSequence } : {});
     } catch (error) {
       request.off("close", finish);
       throw new HttpError(
@@ -67,11 +60,12 @@ export function eventsRouter(deps: { agents: AgentCatalog; streams: AgentStreamS
       void stream.close();
       return;
     }
-    sse = startSse(response, {
-      heartbeatMs: deps.heartbeatMs,
-      ...(stream.startsAfter !== undefined ? { lastEventId: String(stream.startsAfter) } : {}),
-    });
-    for (const item of early.splice(0)) sse.send(item);
+    stream.attach(
+      startSse(response, {
+        heartbeatMs: deps.heartbeatMs,
+        ...(stream.startsAfter !== undefined ? { lastEventId: String(stream.startsAfter) } : {}),
+      }),
+    );
   });
   router.all("/v1/agents/:agent/events", methodNotAllowed("GET"));
   return router;

@@ -23,7 +23,7 @@ export async function startFakeGatewayApp(overrides: Partial<GatewayAppOptions> 
     agents: staticCatalog(["alice", "bob"]),
     publisher: { publish: async (envelope) => void published.push(envelope) },
     control: { request: async (agent, op) => ({ ok: true, agent, op, state: "paused" }) as ControlReply },
-    streams: { open: async () => ({ close: async () => {} }) },
+    streams: { open: async () => ({ attach: () => {}, close: async () => {} }) },
     inspector: {
       status: async () => ({ state: null, lease: null, inbox: { immediate: 0, normal: 0, background: 0 } }),
       thread: async () => ({ entries: [], corrupt: [], next: null }),

@@ -1,0 +1,163 @@
+import { createSubjects, stamp } from "@moniro/envelopes";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { NATS_URL, sleep } from "./support/bench-runner.js";
+import { cpuMs } from "./support/proc.js";
+import { ms, type Row, report } from "./support/report.js";
+import { startServiceStack } from "./support/service-stack.js";
+import { openSseCounter, type SseCounter } from "./support/sse-counter.js";
+
+const AGENT = "watched";
+/** An agent with a client but no DMs: what the DMs of an agent nobody watches cost a gateway with SSE clients. */
+const OTHER = "other";
+/** Unmeasured DMs before each measurement (V8 compiles the path first). */
+const WARMUP_DMS = 300;
+/** DMs measured for each number of clients. */
+const DMS = 600;
+const SCENARIOS = [
+  { clients: 0, on: AGENT },
+  { clients: 1, on: OTHER },
+  { clients: 1, on: AGENT },
+  { clients: 100, on: AGENT },
+] as const;
+/** Idle CPU of the gateway is read over this long with the clients open (10 ms ticks). */
+const IDLE_WINDOW_MS = 3_000;
+const GOAL_MS = 1;
+
+/**
+ * The events and the `http:` reply one trivial DM produces, as the runner
+ * publishes them (services.bench.ts counts them on a real stack: 7 events and
+ * 1 message per DM when the reply ends the turn).
+ */
+function dmTraffic(cycleId: string, n: number) {
+  const data = (extra: Record<string, unknown>) => ({ cycleId, ...extra });
+  return {
+    events: [
+      ["state-changed", { state: "running", previous: "idle" }],
+      ["cycle-started", data({ inputs: 1, lane: "immediate" })],
+      ["tool-call-started", data({ step: 0, callId: `toolu_${n}`, tool: "message" })],
+      ["message-sent", data({ callId: `toolu_${n}`, to: "http:bench" })],
+      ["tool-call-ended", data({ step: 0, callId: `toolu_${n}`, tool: "message", isError: false, ms: 1 })],
+      ["cycle-ended", data({ steps: 1, reason: "final" })],
+      ["state-changed", { state: "idle", previous: "running" }],
+    ] as const,
+    reply: `Hello! This is reply ${n}, a sentence or two as a model writes them to a user who asked a short question.`,
+  };
+}
+
+/**
+ * Issue 17: the gateway's CPU per DM with 0, 1 and 100 SSE clients on the
+ * DM's agent. The gateway runs as its own process (dist/main.js); each DM is
+ * a POST to it (202 once JetStream stored the inbound envelope), then the
+ * events and the outbound reply a runner publishes for a DM, on NATS; a DM
+ * ends when every client has its cycle-ended. CPU is the gateway process's
+ * (utime + stime), net of its idle rate.
+ */
+export async function run(): Promise<void> {
+  const stack = await startServiceStack({
+    agents: { [AGENT]: `name: ${AGENT}\nmodel: m\n`, [OTHER]: `name: ${OTHER}\nmodel: m\n` },
+    env: { MONIRO_LOG_LEVEL: "warn" },
+  });
+  const rows: Row[] = [];
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const gateway = await stack.start("gateway");
+    const js = jetstream(nc);
+    const subjects = createSubjects(stack.namespace);
+    const base = `http://127.0.0.1:${gateway.port}`;
+    let sent = 0;
+
+    async function dm(): Promise<void> {
+      const n = ++sent;
+      const response = await fetch(`${base}/v1/agents/${AGENT}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text: `hello ${n}`, from: "bench" }),
+      });
+      await response.arrayBuffer();
+      if (response.status !== 202) throw new Error(`the gateway answered ${response.status} to a DM`);
+      const traffic = dmTraffic(`c${n}`, n);
+      const publish = ([type, data]: (typeof traffic.events)[number]) =>
+        nc.publish(subjects.evt(AGENT, type), JSON.stringify({ ...stamp(), agent: AGENT, type, data }));
+      for (const event of traffic.events.slice(0, 5)) publish(event);
+      const reply = { ...stamp(), agent: AGENT, to: "http:bench", text: traffic.reply };
+      await js.publish(subjects.out("http"), JSON.stringify(reply));
+      for (const event of traffic.events.slice(5)) publish(event);
+      await nc.flush();
+    }
+
+    const none: number[] = [];
+    for (const { clients: count, on } of SCENARIOS) {
+      const opened: SseCounter[] = await Promise.all(
+        Array.from({ length: count }, () => openSseCounter(`${base}/v1/agents/${on}/events`, "cycle-ended")),
+      );
+      // Clients of the DMs' agent are waited for; a client of another agent must get none of them.
+      const clients = on === AGENT ? opened : [];
+      try {
+        const first = sent;
+        /** `dms` DMs, one at a time: the next once every client has this one's cycle-ended. */
+        const send = async (dms: number) => {
+          for (let i = 0; i < dms; i++) {
+            await dm();
+            await Promise.all(clients.map((client) => client.reached(sent - first)));
+          }
+        };
+        await send(WARMUP_DMS);
+        // Idle read before and after (the lower subtracted: a collection in one window must not flatter).
+        const idleRate = async () => {
+          const idle0 = cpuMs(gateway.pid);
+          const idleT0 = performance.now();
+          await sleep(IDLE_WINDOW_MS);
+          return (cpuMs(gateway.pid) - idle0) / (performance.now() - idleT0);
+        };
+        const idleBefore = await idleRate();
+        const cpu0 = cpuMs(gateway.pid);
+        const t0 = performance.now();
+        await send(DMS);
+        const elapsed = performance.now() - t0;
+        const gross = cpuMs(gateway.pid) - cpu0;
+        const idle = Math.min(idleBefore, await idleRate());
+        const perDm = (gross - idle * elapsed) / DMS;
+        if (count === 0) none.push(perDm);
+        const complete = opened.every((client) => client.count === (on === AGENT ? sent - first : 0));
+        const where = on === AGENT ? "on the agent" : "on another agent";
+        rows.push({
+          metric: `gateway CPU per DM, ${count} SSE client${count === 1 ? "" : "s"} ${where} (POST + SSE)`,
+          value: ms(perDm),
+          ...(count > 0 && on === AGENT ? { goal: `≤ ${GOAL_MS} ms`, met: perDm <= GOAL_MS } : {}),
+        });
+        if (count > 0) {
+          rows.push(
+            { metric: "  of which the SSE path (− the 0-client figure)", value: ms(perDm - (none[0] ?? Number.NaN)) },
+            {
+              metric:
+                on === AGENT
+                  ? "  every client got every DM's cycle-ended, once"
+                  : "  the other agent's client got none of them",
+              value: complete ? "yes" : "NO",
+              goal: "yes",
+              met: complete,
+            },
+          );
+        }
+        rows.push({ metric: "  wall time per DM", value: ms(elapsed / DMS) });
+      } finally {
+        for (const client of opened) client.close();
+      }
+      await sleep(500);
+    }
+  } finally {
+    await nc.close();
+    await stack.stop();
+  }
+  report({
+    benchmark: "sse-fanout",
+    title: "Gateway CPU per DM with 0, 1 and 100 SSE clients",
+    rows,
+    notes: [
+      `The gateway is its own process (dist/main.js). A DM is a POST /v1/agents/${AGENT}/messages (202 once stored), then the 7 events and 1 http: reply a runner publishes for a trivial DM, published on NATS by this process; the next DM is sent once every client has the cycle-ended of this one. No runner: the POST's envelope waits on MONIRO_IN.`,
+      `CPU: utime+stime of the gateway from /proc/<pid>/stat over ${DMS} DMs after ${WARMUP_DMS} unmeasured ones, minus its idle rate read over ${IDLE_WINDOW_MS / 1000} s with the clients open, before and after (the lower of the two). The 0-client row is the POST alone; the difference is the SSE path. With a client on another agent only, the gateway has its outbound consumer up (every http: reply is decoded to find its agent) but no subscription to the DMs' agent's events: what a wildcard event subscription would add is the decode of those events, the bulk of the 1-client SSE path.`,
+      "The SSE clients run in this process (node:http, counting frames); their CPU is not the gateway's.",
+    ],
+  });
+}

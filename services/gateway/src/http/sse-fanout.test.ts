@@ -1,0 +1,103 @@
+import { setImmediate as turn } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { SseFanout, type SseFrame, type SseSink } from "./sse-fanout.js";
+
+/** A client's side of the wire: what it was sent, and how much it has not read yet. */
+function client(options: { unread?: number } = {}) {
+  const received: string[] = [];
+  let final: string | undefined;
+  let closed = false;
+  const sink: SseSink = {
+    write: (chunk) => {
+      received.push(Buffer.from(chunk).toString());
+    },
+    get buffered() {
+      return options.unread ?? 0;
+    },
+    drained: () => Promise.resolve(),
+    close: (last) => {
+      closed = true;
+      if (last) final = Buffer.from(last).toString();
+    },
+  };
+  return {
+    sink,
+    /** Every frame received, in order, one string each. */
+    frames: () =>
+      received
+        .join("")
+        .split("\n\n")
+        .filter((frame) => frame.length > 0),
+    /** Socket writes it took. */
+    writes: () => received.length,
+    final: () => final,
+    closed: () => closed,
+  };
+}
+
+const message = (seq: number): SseFrame => ({
+  seq,
+  bytes: Buffer.from(`id: ${seq}\nevent: message\ndata: m${seq}\n\n`),
+});
+const event = (name: string): SseFrame => ({ bytes: Buffer.from(`event: ${name}\ndata: {}\n\n`) });
+
+describe("SseFanout", () => {
+  it("writes the frames of one turn as one chunk to every client of the agent, and none to others", async () => {
+    const fanout = new SseFanout({ maxBufferedBytes: 1_000_000 });
+    const a = client();
+    const b = client();
+    const other = client();
+    fanout.add("alice", a.sink, { afterSequence: 0, replaying: false });
+    fanout.add("alice", b.sink, { afterSequence: 0, replaying: false });
+    fanout.add("bob", other.sink, { afterSequence: 0, replaying: false });
+    fanout.publish("alice", event("cycle-started"));
+    fanout.publish("alice", message(1));
+    await turn();
+    for (const c of [a, b]) {
+      expect(c.frames()).toEqual(["event: cycle-started\ndata: {}", "id: 1\nevent: message\ndata: m1"]);
+      expect(c.writes()).toBe(1);
+    }
+    expect(other.frames()).toEqual([]);
+  });
+
+  it("a resuming client gets the replayed messages, then the live ones kept meanwhile that it lacks, each once", async () => {
+    const fanout = new SseFanout({ maxBufferedBytes: 1_000_000 });
+    const c = client();
+    const resuming = fanout.add("alice", c.sink, { afterSequence: 2, replaying: true });
+    // Live traffic while it replays: 4 was already among the stored ones it replays, 5 and 6 are new.
+    fanout.publish("alice", message(4));
+    fanout.publish("alice", event("cycle-ended"));
+    fanout.publish("alice", message(5));
+    await turn();
+    expect(c.frames()).toEqual([]);
+    resuming.replay(message(3));
+    resuming.replay(message(4));
+    resuming.live();
+    fanout.publish("alice", message(6));
+    await turn();
+    expect(c.frames().map((frame) => frame.split("\n").at(-1))).toEqual([
+      "data: m3",
+      "data: m4",
+      "data: {}",
+      "data: m5",
+      "data: m6",
+    ]);
+  });
+
+  it("closes a client that has too much unread with an overflow event naming its last id; the others go on", async () => {
+    const fanout = new SseFanout({ maxBufferedBytes: 100 });
+    const slow = client({ unread: 101 });
+    const fast = client();
+    fanout.add("alice", slow.sink, { afterSequence: 0, replaying: false });
+    fanout.add("alice", fast.sink, { afterSequence: 0, replaying: false });
+    fanout.publish("alice", message(7));
+    await turn();
+    expect(slow.closed()).toBe(true);
+    const data = JSON.parse(slow.final()?.replace(/^event: overflow\ndata: /, "") ?? "{}");
+    expect(data).toMatchObject({ error: { code: "client_too_slow" }, lastEventId: "7" });
+    fanout.publish("alice", message(8));
+    await turn();
+    expect(fast.frames()).toHaveLength(2);
+    expect(slow.frames()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,228 @@
+/** Where one SSE client's bytes go: the HTTP response, seen through what the fan-out needs. */
+export interface SseSink {
+  write(chunk: Uint8Array): void;
+  /** Bytes written and not yet taken by the client's socket. */
+  readonly buffered: number;
+  /** Resolves once the buffered bytes have gone out (or the sink closed). */
+  drained(): Promise<void>;
+  /** Writes `final` (if any) and ends the response. */
+  close(final?: Uint8Array): void;
+}
+
+/** One encoded SSE frame; `seq` is the stream sequence of an outbound message (its SSE `id:`). */
+export interface SseFrame {
+  seq?: number;
+  bytes: Uint8Array;
+}
+
+/** A client of the fan-out, as its NATS side drives it. */
+export interface FanoutClient {
+  readonly agent: string;
+  /** Aborted when the client is gone (removed, or closed for falling behind). */
+  readonly signal: AbortSignal;
+  /** Writes a replayed frame (resume) straight to the client, unless it already has it. */
+  replay(frame: SseFrame): void;
+  /** Replay done: writes the live frames kept meanwhile (those it does not have yet), then follows live. */
+  live(): void;
+  /** Waits until the client's socket has taken most of what was written. */
+  drained(): Promise<void>;
+  remove(): void;
+}
+
+interface Client extends FanoutClient {
+  sink: SseSink;
+  /** Stream sequence of the last outbound message written to it. */
+  lastSeq: number;
+  /** Live frames kept while it replays; undefined once live. */
+  pending: SseFrame[] | undefined;
+  pendingBytes: number;
+  controller: AbortController;
+}
+
+interface Batch {
+  frames: SseFrame[];
+  minSeq: number;
+  maxSeq: number;
+}
+
+const NO_SEQ = -1;
+
+/**
+ * Fans an agent's SSE frames out to every client of the agent. Each frame is
+ * encoded once by the caller; frames that arrive within one turn of the event
+ * loop are joined into one chunk and written once per client (one socket
+ * write per client per burst, not one per event). A client never blocks
+ * another: writes only queue in its own response, and a client whose queue
+ * passes `maxBufferedBytes` is sent an `overflow` event and disconnected (it
+ * reconnects with Last-Event-ID and gets the messages it missed replayed).
+ */
+export class SseFanout {
+  private readonly clients = new Map<string, Set<Client>>();
+  private batches = new Map<string, Batch>();
+  private flushScheduled = false;
+  private readonly maxBufferedBytes: number;
+
+  constructor(options: { maxBufferedBytes: number }) {
+    this.maxBufferedBytes = options.maxBufferedBytes;
+  }
+
+  hasClients(agent: string): boolean {
+    return this.clients.has(agent);
+  }
+
+  clientCount(): number {
+    let count = 0;
+    for (const set of this.clients.values()) count += set.size;
+    return count;
+  }
+
+  /**
+   * Adds a client that has every outbound message up to `afterSequence`.
+   * `replaying`: it first gets the stored ones after it through replay(), and
+   * the live frames are kept for it until live().
+   */
+  add(agent: string, sink: SseSink, options: { afterSequence: number; replaying: boolean }): FanoutClient {
+    const controller = new AbortController();
+    const fanout = this;
+    const client: Client = {
+      agent,
+      sink,
+      controller,
+      signal: controller.signal,
+      lastSeq: options.afterSequence,
+      pending: options.replaying ? [] : undefined,
+      pendingBytes: 0,
+      replay(frame) {
+        if (controller.signal.aborted || frame.seq === undefined || frame.seq <= client.lastSeq) return;
+        client.lastSeq = frame.seq;
+        sink.write(frame.bytes);
+      },
+      live() {
+        const kept = client.pending;
+        if (!kept || controller.signal.aborted) return;
+        client.pending = undefined;
+        client.pendingBytes = 0;
+        fanout.writeTo(client, { frames: kept, minSeq: NO_SEQ, maxSeq: NO_SEQ });
+      },
+      drained() {
+        return sink.buffered > fanout.maxBufferedBytes / 2 ? sink.drained() : Promise.resolve();
+      },
+      remove() {
+        fanout.remove(client);
+      },
+    };
+    let set = this.clients.get(agent);
+    if (!set) {
+      set = new Set();
+      this.clients.set(agent, set);
+    }
+    set.add(client);
+    return client;
+  }
+
+  /** Queues a frame for every client of `agent`; written at the end of this turn of the event loop. */
+  publish(agent: string, frame: SseFrame): void {
+    if (!this.clients.has(agent)) return;
+    let batch = this.batches.get(agent);
+    if (!batch) {
+      batch = { frames: [], minSeq: NO_SEQ, maxSeq: NO_SEQ };
+      this.batches.set(agent, batch);
+    }
+    batch.frames.push(frame);
+    if (frame.seq !== undefined) {
+      if (batch.minSeq === NO_SEQ) batch.minSeq = frame.seq;
+      batch.maxSeq = frame.seq;
+    }
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Ends every client of `agent` (or of all agents) without a final event: they reconnect and resume. */
+  closeAll(agent?: string): void {
+    for (const [name, set] of this.clients) {
+      if (agent !== undefined && name !== agent) continue;
+      for (const client of set) {
+        this.remove(client);
+        client.sink.close();
+      }
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batches = this.batches;
+    this.batches = new Map();
+    for (const [agent, batch] of batches) {
+      const set = this.clients.get(agent);
+      if (!set) continue;
+      let joined: Uint8Array | undefined;
+      for (const client of set) {
+        if (client.pending) {
+          this.keep(client, batch.frames);
+          continue;
+        }
+        if (batch.minSeq === NO_SEQ || batch.minSeq > client.lastSeq) {
+          // The common case: the one chunk, shared by every client.
+          joined ??=
+            batch.frames.length === 1 ? batch.frames[0]?.bytes : Buffer.concat(batch.frames.map((f) => f.bytes));
+          if (batch.maxSeq !== NO_SEQ) client.lastSeq = batch.maxSeq;
+          if (joined) client.sink.write(joined);
+          this.checkBehind(client);
+        } else {
+          this.writeTo(client, batch);
+        }
+      }
+    }
+  }
+
+  /** Writes the frames the client does not have yet. */
+  private writeTo(client: Client, batch: Batch): void {
+    const fresh: Uint8Array[] = [];
+    for (const frame of batch.frames) {
+      if (frame.seq !== undefined) {
+        if (frame.seq <= client.lastSeq) continue;
+        client.lastSeq = frame.seq;
+      }
+      fresh.push(frame.bytes);
+    }
+    if (fresh.length > 0) client.sink.write(fresh.length === 1 ? (fresh[0] as Uint8Array) : Buffer.concat(fresh));
+    this.checkBehind(client);
+  }
+
+  private keep(client: Client, frames: SseFrame[]): void {
+    for (const frame of frames) {
+      client.pending?.push(frame);
+      client.pendingBytes += frame.bytes.byteLength;
+    }
+    if (client.pendingBytes + client.sink.buffered > this.maxBufferedBytes) this.overflow(client);
+  }
+
+  private checkBehind(client: Client): void {
+    if (client.sink.buffered > this.maxBufferedBytes) this.overflow(client);
+  }
+
+  private overflow(client: Client): void {
+    this.remove(client);
+    const lastEventId = client.lastSeq > 0 ? String(client.lastSeq) : null;
+    const data = JSON.stringify({
+      error: {
+        code: "client_too_slow",
+        message: `this client read its events slower than they came (more than ${this.maxBufferedBytes} bytes waited for it), so the gateway closed the stream; reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)`,
+      },
+      lastEventId,
+    });
+    client.sink.close(Buffer.from(`event: overflow\ndata: ${data}\n\n`));
+  }
+
+  private remove(client: Client): void {
+    if (client.controller.signal.aborted) return;
+    client.controller.abort();
+    client.pending = undefined;
+    const set = this.clients.get(client.agent);
+    if (!set) return;
+    set.delete(client);
+    if (set.size === 0) this.clients.delete(client.agent);
+  }
+}

@@ -1,0 +1,180 @@
+import { connect, type Socket } from "node:net";
+import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
+import { afterEach, describe, expect, it } from "vitest";
+import { API_KEYS, AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { openEvents, type ReceivedEvent } from "./test/sse-client.js";
+import { consumerCount, consumerCountSettled } from "./test/stream-consumers.js";
+
+/** What a client saw, one string per event: `message:<text>#<id>` or `<event type>:<n>`. */
+function seen(events: ReceivedEvent[]): string[] {
+  return events.map((item) => {
+    const body = JSON.parse(item.data) as { text?: string; data?: { n?: number } };
+    return item.event === "message" ? `message:${body.text}#${item.id}` : `${item.event}:${body.data?.n}`;
+  });
+}
+
+/** The body of a chunked HTTP/1.1 response. */
+function dechunk(raw: Buffer): string {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = raw.indexOf("\r\n", at);
+    if (lineEnd < 0) break;
+    const size = Number.parseInt(raw.subarray(at, lineEnd).toString("latin1"), 16);
+    if (!(size > 0)) break;
+    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
+/** An SSE request on a raw socket that does not read until told to. */
+function stalledClient(base: string, path: string): Promise<{ socket: Socket; readAll(): Promise<string> }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) }, () => {
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${API_KEYS[1]}\r\nAccept: text/event-stream\r\n\r\n`,
+      );
+      let head = "";
+      const onHead = (chunk: Buffer) => {
+        head += chunk.toString("latin1");
+        if (!head.includes("\r\n\r\n")) return;
+        socket.off("data", onHead);
+        socket.pause();
+        const chunks: Buffer[] = [Buffer.from(head.slice(head.indexOf("\r\n\r\n") + 4), "latin1")];
+        resolve({
+          socket,
+          readAll: () =>
+            new Promise((done) => {
+              socket.on("data", (data: Buffer) => chunks.push(data));
+              socket.on("close", () => done(dechunk(Buffer.concat(chunks))));
+              socket.resume();
+            }),
+        });
+      };
+      socket.on("data", onHead);
+    });
+    socket.on("error", reject);
+  });
+}
+
+describe("SSE fan-out: one subscription per gateway, every client served", () => {
+  let t: TestGateway;
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  const start = async (env: Record<string, string> = {}) => {
+    t = await startTestGateway(env);
+    await t.gateway.connected;
+  };
+  const event = (agent: string, type: EventEnvelopeInput["type"], data: Record<string, unknown>) =>
+    t.nc.publish(t.subjects.evt(agent, type), JSON.stringify({ ...stamp(), agent, type, data }));
+  const outbound = async (agent: string, text: string) => {
+    const envelope: OutboundEnvelopeInput = { ...stamp(), agent, to: "http:carol", text };
+    return (await t.js.publish(t.subjects.out("http"), JSON.stringify(envelope))).seq;
+  };
+
+  it("100 clients of one agent each get every event and message exactly once, in order, from one consumer", async () => {
+    await start();
+    const clients = await Promise.all(
+      Array.from({ length: 100 }, () => openEvents(`${t.base}/v1/agents/alice/events`, AUTH)),
+    );
+    expect(await consumerCount(t.jsm, t.subjects.streams.out)).toBe(1);
+
+    const expected: string[] = [];
+    for (let n = 0; n < 20; n++) {
+      event("alice", "cycle-started", { n });
+      await t.nc.flush();
+      expected.push(`cycle-started:${n}`);
+      const seq = await outbound("alice", `m${n}`);
+      expected.push(`message:m${n}#${seq}`);
+      // Events and messages come by two subscriptions: the next event goes out once this message is through.
+      await clients[0]?.waitFor((item) => item.event === "message", n + 1);
+      await outbound("bob", `not for alice ${n}`);
+      event("bob", "cycle-started", { n });
+    }
+    for (const client of clients) {
+      await client.waitFor(() => true, expected.length);
+    }
+    // bob's traffic was published before alice's last: had any leaked, it would be here.
+    for (const client of clients) expect(seen(client.events)).toEqual(expected);
+    await Promise.all(clients.map((client) => client.close()));
+    expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
+  }, 60_000);
+
+  it("a client resuming while messages keep coming gets each one once, in order, then live", async () => {
+    await start();
+    // Another client keeps the gateway's live feed running ahead of the resuming one.
+    const watcher = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    const first = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    await outbound("alice", "m0");
+    const [m0] = await first.waitFor((item) => item.event === "message");
+    await first.close();
+
+    const texts = Array.from({ length: 60 }, (_, n) => `m${n + 1}`);
+    const sending = (async () => {
+      for (const text of texts) {
+        await outbound("alice", text);
+        await outbound("bob", `bob ${text}`);
+      }
+    })();
+    // Reconnect while the sender is part-way through.
+    await watcher.waitFor((item) => item.event === "message", 10);
+    const again = await openEvents(`${t.base}/v1/agents/alice/events`, { ...AUTH, "last-event-id": m0?.id ?? "" });
+    await sending;
+    const live = await outbound("alice", "after");
+    const messages = await again.waitFor((item) => item.event === "message", texts.length + 1);
+    const got = messages.map((item) => (JSON.parse(item.data) as { text: string }).text);
+    expect(got).toEqual([...texts, "after"]);
+    expect(messages.at(-1)?.id).toBe(String(live));
+    const ids = messages.map((item) => Number(item.id));
+    expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+    await again.close();
+    await watcher.close();
+    // The resuming client's replay consumer is gone as soon as its replay is, the feed with the last client.
+    expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
+  }, 60_000);
+
+  it("a client that stops reading does not hold the others back, and is told why it was disconnected", async () => {
+    await start({ MONIRO_GATEWAY_SSE_BUFFER: "512kb" });
+    const slow = await stalledClient(t.base, "/v1/agents/alice/events");
+    const fast = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    const seq = await outbound("alice", "before the flood");
+    const blob = "x".repeat(32 * 1024);
+    const count = 400; // 12.8 MiB: more than the kernel's socket buffers hold for the stalled client
+    const isDelta = (item: ReceivedEvent) => item.event === "llm-delta";
+    for (let n = 0; n < count; n++) {
+      event("alice", "llm-delta", { n, blob });
+      // Paced at what the reading client takes (256 KiB at a time), the stalled one falls behind.
+      if (n % 8 === 7) await fast.waitFor(isDelta, n + 1, 30_000);
+    }
+    // The fast client gets everything while the slow one has not read a byte.
+    const deltas = await fast.waitFor(isDelta, count, 30_000);
+    expect(deltas.map((item) => (JSON.parse(item.data) as { data: { n: number } }).data.n)).toEqual(
+      Array.from({ length: count }, (_, n) => n),
+    );
+
+    const text = await slow.readAll();
+    const frames = text.split("\n\n").filter((frame) => frame.includes("event: "));
+    const last = frames.at(-1) ?? "";
+    expect(last).toMatch(/^event: overflow\ndata: /);
+    const body = JSON.parse(last.slice(last.indexOf("data: ") + 6)) as {
+      error: { code: string; message: string };
+      lastEventId: string;
+    };
+    expect(body.error.code).toBe("client_too_slow");
+    expect(body.error.message).toMatch(/reconnect with Last-Event-ID/);
+    expect(body.lastEventId).toBe(String(seq));
+    // Everything before the overflow event reached it, in order.
+    expect(frames.filter((frame) => frame.startsWith("event: llm-delta")).length).toBeLessThan(count);
+    expect(frames[0]).toMatch(new RegExp(`^id: ${seq}\nevent: message`));
+
+    // The fast client is still served.
+    const after = await outbound("alice", "after the flood");
+    const [message] = await fast.waitFor((item) => item.event === "message" && item.id === String(after));
+    expect(JSON.parse(message?.data ?? "{}")).toMatchObject({ text: "after the flood" });
+    await fast.close();
+  }, 60_000);
+});
