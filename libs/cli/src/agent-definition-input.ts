@@ -2,37 +2,10 @@ import { AgentDefinitionError, agentDefinitionSchema, definitionIssues } from "@
 import { CliError } from "./cli-errors.js";
 import { EXIT } from "./exit-codes.js";
 
-/** The flags of `agent create` and `new` that make a definition. */
-export interface DefinitionFlags {
-  model?: string;
-  system?: string;
-  role?: string;
-  expertise?: string;
-  style?: string;
-  backend?: string;
-}
-
-/** The definition fields the flags give (only those set): model, backend, prompt.system, soul. */
-export function definitionFromFlags(flags: DefinitionFlags): Record<string, unknown> {
-  const soul = {
-    ...(flags.role !== undefined ? { role: flags.role } : {}),
-    ...(flags.expertise !== undefined
-      ? {
-          expertise: flags.expertise
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean),
-        }
-      : {}),
-    ...(flags.style !== undefined ? { style: flags.style } : {}),
-  };
-  return {
-    ...(flags.model !== undefined ? { model: flags.model } : {}),
-    ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
-    ...(flags.system !== undefined ? { prompt: { system: flags.system } } : {}),
-    ...(Object.keys(soul).length > 0 ? { soul } : {}),
-  };
-}
+/**
+ * Checks of a definition with @moniro/config's schema (loaded only by the
+ * commands that write definitions: it is most of the CLI's start-up cost).
+ */
 
 /** `base` with `overrides` on top; `soul` and `prompt` are merged field by field. */
 export function mergeDefinitions(

@@ -1,13 +1,8 @@
 import { type AgentRecordView, createAgent, getAgentDefinition } from "@moniro/api";
 import { type Client, MoniroApiError } from "@moniro/client";
 import type { Command } from "commander";
-import {
-  checkDefinition,
-  type DefinitionFlags,
-  definitionFromFlags,
-  mergeDefinitions,
-} from "../agent-definition-input.js";
 import { CliError } from "../cli-errors.js";
+import { type DefinitionFlags, definitionFromFlags, withDefinitionFlags } from "../definition-flags.js";
 import { EXIT } from "../exit-codes.js";
 import { clientFor, type GatewayFlags, withGateway } from "../gateway-options.js";
 import { agentsDirOf, createsLocally, shownPath, writeAgentFile } from "../local-agents.js";
@@ -23,18 +18,6 @@ interface CreateFlags extends GatewayFlags, DefinitionFlags {
 /** How long a file agent may take to reach the registry (the gateway syncs on change and every 5 s). */
 const SYNC_WAIT_MS = 12_000;
 
-/** Adds the definition flags shared by `agent create` and `new`. */
-export function withDefinitionFlags(command: Command): Command {
-  return command
-    .option("-m, --model <model>", "model id, e.g. claude-sonnet-4-5 (required unless --from)")
-    .option("--system <text>", "base system prompt (prompt.system)")
-    .option("--role <text>", "soul.role, e.g. code-reviewer")
-    .option("--expertise <list>", "soul.expertise, comma-separated, e.g. typescript,architecture")
-    .option("--style <text>", "soul.style")
-    .option("--backend <backend>", "anthropic (default) or mock")
-    .option("--from <agent>", "copy this agent's definition; the other flags override its fields");
-}
-
 async function existing(client: Client, name: string): Promise<AgentRecordView | undefined> {
   try {
     return await client.call(getAgentDefinition, { params: { agent: name } });
@@ -49,6 +32,7 @@ async function existing(client: Client, name: string): Promise<AgentRecordView |
  * definition (its `soul` and `prompt` merged field by field), checked.
  */
 async function definitionOf(client: Client, name: string, flags: CreateFlags): Promise<Record<string, unknown>> {
+  const { checkDefinition, mergeDefinitions } = await import("../agent-definition-input.js");
   let base: Record<string, unknown> = {};
   if (flags.from !== undefined) {
     const { name: _name, ...fields } = (await client.call(getAgentDefinition, { params: { agent: flags.from } }))

@@ -6,7 +6,6 @@ import { applyAgent, getAgentDefinition } from "@moniro/api";
 import { MoniroApiError } from "@moniro/client";
 import type { Command } from "commander";
 import { parse, stringify } from "yaml";
-import { readDefinitionText } from "../apply-files.js";
 import { CliError } from "../cli-errors.js";
 import { runEditor } from "../editor.js";
 import { EXIT } from "../exit-codes.js";
@@ -58,6 +57,7 @@ export function register(program: Command): void {
         process.stdout.write(`agent ${name} unchanged (revision ${record.revision})\n`);
         return;
       }
+      const { readDefinitionText } = await import("../apply-files.js");
       const definition = await readDefinitionText(file, after);
       try {
         const applied = await client.call(applyAgent, {

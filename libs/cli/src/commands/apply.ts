@@ -1,8 +1,7 @@
 import { applyAgent, getAgentDefinition } from "@moniro/api";
 import { type Client, GatewayUnreachableError, MoniroApiError } from "@moniro/client";
-import { agentDefinitionSchema, displayPath } from "@moniro/config";
 import type { Command } from "commander";
-import { type AppliedFile, applyFilesOf, readApplyFile } from "../apply-files.js";
+import type { AppliedFile } from "../apply-files.js";
 import { CliError } from "../cli-errors.js";
 import { EXIT } from "../exit-codes.js";
 import { clientFor, type GatewayFlags, withGateway } from "../gateway-options.js";
@@ -27,6 +26,8 @@ function canonical(value: unknown): string {
 }
 
 async function applyOne(client: Client, read: AppliedFile): Promise<ApplyOutcome> {
+  // Loaded here: @moniro/config is most of the CLI's start-up cost, and only the writing commands need it.
+  const { agentDefinitionSchema, displayPath } = await import("@moniro/config");
   const file = displayPath(read.file);
   if ("error" in read) return { file, ...(read.name ? { agent: read.name } : {}), result: "failed", error: read.error };
   const { name, definition } = read;
@@ -75,6 +76,7 @@ export function register(program: Command): void {
     ),
   ).action(async (flags: GatewayFlags & { file: string; output?: OutputFormat }) => {
     const client = clientFor(flags);
+    const { applyFilesOf, readApplyFile } = await import("../apply-files.js");
     const files = await applyFilesOf(flags.file).catch((error: Error) => {
       throw new CliError(error.message, EXIT.usage);
     });

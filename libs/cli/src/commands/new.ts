@@ -1,11 +1,10 @@
 import { createAgent } from "@moniro/api";
 import type { Command } from "commander";
-import { type DefinitionFlags, definitionFromFlags } from "../agent-definition-input.js";
 import { CliError } from "../cli-errors.js";
+import { type DefinitionFlags, definitionFromFlags, withDefinitionFlags } from "../definition-flags.js";
 import { EXIT } from "../exit-codes.js";
 import { clientFor, type GatewayFlags, withGateway } from "../gateway-options.js";
 import { type OutputFormat, print, withOutput } from "../output.js";
-import { withDefinitionFlags } from "./agent-create.js";
 
 /**
  * `moniro new`: an ephemeral agent (`POST /v1/agents {"ephemeral": true}`),
