@@ -339,7 +339,9 @@ describe("moniro CLI: agents, context, apply, status, schedules, DLQ", () => {
     const unknown = await moniro(["status", "zed"]);
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toMatch(
-      new RegExp(`^moniro status: no agent named 'zed' at ${gateway}; known agents: (\\S+, )*alice, .* \\(see \`moniro agent list\`\\)\\n$`),
+      new RegExp(
+        `^moniro status: no agent named 'zed' at ${gateway}; known agents: (\\S+, )*alice, .* \\(see \`moniro agent list\`\\)\\n$`,
+      ),
     );
   }, 30_000);
 

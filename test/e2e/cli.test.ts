@@ -132,7 +132,9 @@ describe("moniro CLI against a running stack", () => {
     // No scheduler in this stack: the report says so; the agents still run (exit 0).
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(new RegExp(`^gateway ${gateway}: ready\\n\\nSERVICE +STATUS +DETAIL\\n`));
-    expect(status.stdout).toMatch(/\nAGENT +STATE +RUNNER +INBOX \(immediate\/normal\/background\) +ERROR\nalice +idle +/);
+    expect(status.stdout).toMatch(
+      /\nAGENT +STATE +RUNNER +INBOX \(immediate\/normal\/background\) +ERROR\nalice +idle +/,
+    );
     expect(
       (parse((await moniro(["status", "-o", "yaml"])).stdout) as { services: { nats: { status: string } } }).services
         .nats.status,
@@ -197,14 +199,12 @@ describe("moniro CLI against a running stack", () => {
     const unknown = await moniro(["thread", "zed"]);
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toBe(
-      `moniro thread: GET ${gateway}/v1/agents/zed/thread answered 404 unknown_agent: no agent named 'zed': define it in MONIRO_AGENTS_DIR as zed.yaml; known agents: alice\n`,
+      `moniro thread: GET ${gateway}/v1/agents/zed/thread answered 404 unknown_agent: no agent named 'zed': define it in MONIRO_AGENTS_DIR as zed.yaml (or PUT /v1/agents/zed/definition); known agents: alice\n`,
     );
 
     const wrongKey = await moniro(["status", "alice"], { MONIRO_API_KEY: "wrong" });
     expect(wrongKey.code).toBe(5);
-    expect(wrongKey.stderr).toMatch(
-      new RegExp(`^moniro status: GET ${gateway}/v1/status answered 401 unauthorized: `),
-    );
+    expect(wrongKey.stderr).toMatch(new RegExp(`^moniro status: GET ${gateway}/v1/status answered 401 unauthorized: `));
     expect(wrongKey.stderr).toMatch(
       /\nhint: set MONIRO_API_KEY to one of the gateway's keys \(its MONIRO_API_KEYS\)\n$/,
     );
