@@ -28,6 +28,7 @@ const ORDER = [
   "workspace-channel",
   "prompt-assembly",
   "registry",
+  "cli-list",
 ];
 
 function moduleName(file: string): string {

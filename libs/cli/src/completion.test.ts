@@ -15,7 +15,22 @@ describe("moniro completion", () => {
   it("bash: completes commands, subcommands, aliases and a command's options from the commander tree", () => {
     expect(complete(["moniro", "st"])).toEqual(["status"]);
     expect(complete(["moniro", "t"])).toEqual(["tail", "thread"]);
-    expect(complete(["moniro", "agent", ""])).toEqual(["info"]);
+    expect(complete(["moniro", "agent", ""])).toEqual([
+      "create",
+      "delete",
+      "edit",
+      "info",
+      "list",
+      "ls",
+      "memory",
+      "notes",
+      "rm",
+      "todo",
+      "todos",
+    ]);
+    expect(complete(["moniro", "dlq", ""])).toEqual(["list", "ls", "replay"]);
+    expect(complete(["moniro", "schedule", "a"])).toEqual(["add"]);
+    expect(complete(["moniro", "ap"])).toEqual(["apply"]);
     expect(complete(["moniro", "pairing", "a"])).toEqual(["approve"]);
     expect(complete(["moniro", "thread", "alice", "--"])).toEqual([
       "--after",

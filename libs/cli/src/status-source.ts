@@ -1,38 +1,31 @@
-import { type AgentStatusView, type Readiness, readinessSchema } from "@moniro/api";
-import { type Client, MoniroApiError } from "@moniro/client";
+import { getStatus, type StatusView } from "@moniro/api";
+import type { Client } from "@moniro/client";
+import { CliError } from "./cli-errors.js";
+import { EXIT } from "./exit-codes.js";
 
-/** What `moniro status` shows. */
-export interface StatusReport {
-  gateway: { url: string; ready: boolean; checks: Record<string, string>; failures: Record<string, string> };
-  agents: AgentStatusView[];
-}
+/** What `moniro status` shows: the gateway's URL and `GET /v1/status` (only the named agents, when some are). */
+export type StatusReport = { gateway: string } & StatusView;
 
-/** `/readyz`: its body for 200 and for 503 (not ready), which are both answers. */
-async function readinessOf(client: Client): Promise<Readiness> {
-  try {
-    return await client.readiness();
-  } catch (error) {
-    if (error instanceof MoniroApiError && error.status === 503) {
-      const body = readinessSchema.safeParse(error.body);
-      if (body.success) return body.data;
-    }
-    throw error;
-  }
-}
+/** The services without which no agent runs: when one is down, `status` exits 6. */
+export const REQUIRED_SERVICES = ["gateway", "nats", "redis", "agent-runner"] as const;
 
-/**
- * The seam of `moniro status`: today the gateway's readiness plus
- * `GET /v1/agents/:agent` of each named agent. When `GET /v1/status`
- * (services, agents, states, queue depths; admin.ts) is merged, this is the
- * one function to replace, and agents need not be named.
- */
+/** `GET /v1/status`; with agent names, only those (a name the gateway does not list is an error, exit 4). */
 export async function collectStatus(client: Client, agents: readonly string[]): Promise<StatusReport> {
-  const [ready, statuses] = await Promise.all([
-    readinessOf(client),
-    Promise.all(agents.map((agent) => client.getAgentStatus({ params: { agent } }))),
-  ]);
-  return {
-    gateway: { url: client.baseUrl, ready: ready.ready, checks: ready.checks, failures: ready.failures },
-    agents: statuses,
-  };
+  const status = await client.call(getStatus);
+  if (agents.length === 0) return { gateway: client.baseUrl, ...status };
+  const known = new Set(status.agents.map((a) => a.agent));
+  const unknown = agents.filter((a) => !known.has(a));
+  if (unknown.length > 0) {
+    throw new CliError(
+      `no agent named ${unknown.map((a) => `'${a}'`).join(", ")} at ${client.baseUrl}; known agents: ${[...known].join(", ") || "none"} (see \`moniro agent list\`)`,
+      EXIT.notFound,
+    );
+  }
+  const wanted = new Set(agents);
+  return { gateway: client.baseUrl, ...status, agents: status.agents.filter((a) => wanted.has(a.agent)) };
+}
+
+/** Whether every required service is up. */
+export function isHealthy(report: StatusReport): boolean {
+  return REQUIRED_SERVICES.every((name) => report.services[name].status === "up");
 }
