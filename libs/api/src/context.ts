@@ -59,7 +59,6 @@ export const listTodosQuerySchema = z.strictObject({
 const error = (description: string) => ({ description, schema: errorBodySchema });
 const unknownAgent = error("No agent of that name is defined (`unknown_agent`)");
 const badRequest = error("A path parameter, query parameter or the body is invalid; the message names the field");
-const unauthorized = error("No or a wrong bearer key (`unauthorized`)");
 const redisDown = error("Redis did not answer (`redis_unavailable`); retry after the Retry-After seconds");
 
 export const listMemoryRoute = defineRoute({
@@ -71,7 +70,6 @@ export const listMemoryRoute = defineRoute({
   responses: {
     200: { description: "The memories", schema: z.object({ entries: z.array(memoryEntrySchema) }) },
     400: badRequest,
-    401: unauthorized,
     404: unknownAgent,
     503: redisDown,
   },
@@ -86,7 +84,6 @@ export const getMemoryRoute = defineRoute({
   responses: {
     200: { description: "The memory", schema: memoryEntrySchema },
     400: badRequest,
-    401: unauthorized,
     404: error("No such agent (`unknown_agent`) or no memory under that key (`not_found`)"),
     503: redisDown,
   },
@@ -102,7 +99,6 @@ export const setMemoryRoute = defineRoute({
   responses: {
     200: { description: "Written", schema: memoryEntrySchema.extend({ created: z.boolean() }) },
     400: badRequest,
-    401: unauthorized,
     404: unknownAgent,
     503: redisDown,
   },
@@ -117,7 +113,6 @@ export const deleteMemoryRoute = defineRoute({
   responses: {
     200: { description: "Deleted", schema: z.object({ key: z.string(), deleted: z.literal(true) }) },
     400: badRequest,
-    401: unauthorized,
     404: error("No such agent (`unknown_agent`) or no memory under that key (`not_found`)"),
     503: redisDown,
   },
@@ -133,7 +128,6 @@ export const listNotesRoute = defineRoute({
   responses: {
     200: { description: "The notes", schema: z.object({ notes: z.array(noteSchema) }) },
     400: badRequest,
-    401: unauthorized,
     404: unknownAgent,
     503: redisDown,
   },
@@ -149,7 +143,6 @@ export const addNoteRoute = defineRoute({
   responses: {
     201: { description: "The note", schema: noteSchema },
     400: badRequest,
-    401: unauthorized,
     404: unknownAgent,
     503: redisDown,
   },
@@ -165,7 +158,6 @@ export const listTodosRoute = defineRoute({
   responses: {
     200: { description: "The todos", schema: z.object({ todos: z.array(todoSchema) }) },
     400: badRequest,
-    401: unauthorized,
     404: unknownAgent,
     503: redisDown,
   },
@@ -181,7 +173,6 @@ export const addTodoRoute = defineRoute({
   responses: {
     201: { description: "The todo", schema: todoSchema },
     400: badRequest,
-    401: unauthorized,
     404: unknownAgent,
     503: redisDown,
   },
@@ -196,7 +187,6 @@ export const completeTodoRoute = defineRoute({
   responses: {
     200: { description: "The todo, done", schema: todoSchema.extend({ alreadyDone: z.boolean() }) },
     400: badRequest,
-    401: unauthorized,
     404: error("No such agent (`unknown_agent`) or no todo with that id (`not_found`)"),
     503: redisDown,
   },
