@@ -162,19 +162,19 @@ export const coreCases: CaseTable = {
       check: (body) => expect(body).toMatchObject({ ok: true, agent: "bob", op: "resume" }),
     },
     {
-      what: "resuming bob again, who is not paused: the runner's answer, still a 200",
+      what: "resuming bob again, who is not paused: never refused, ok with the state he is in (docs/api.md)",
       status: 200,
       send: (context) => context.call("POST", "/v1/agents/bob/resume"),
-      check: (body) => expect(body).toMatchObject({ agent: "bob", op: "resume" }),
+      check: (body) => expect(body).toMatchObject({ ok: true, agent: "bob", op: "resume", state: "idle" }),
     },
     ...control("resume"),
   ],
   cancelAgent: [
     {
-      what: "bob, idle: nothing to cancel, answered by the runner",
+      what: "bob, idle: nothing to cancel, refused by the runner in a 200 (ok false, with why)",
       status: 200,
       send: (context) => context.call("POST", "/v1/agents/bob/cancel"),
-      check: (body) => expect(body).toMatchObject({ agent: "bob", op: "cancel" }),
+      check: (body) => expect(body).toMatchObject({ ok: false, agent: "bob", op: "cancel", error: expect.any(String) }),
     },
     ...control("cancel"),
   ],
