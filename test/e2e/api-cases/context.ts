@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { ApiCase, CaseTable } from "./case.js";
+import { type ApiCase, type CaseTable, unreachableGateway } from "./case.js";
 
 const codeOf = (body: unknown) => (body as { error: { code: string } }).error.code;
 const messageOf = (body: unknown) => (body as { error: { message: string } }).error.message;
@@ -25,6 +25,12 @@ export const contextCases: CaseTable = {
       check: (body) => expect(body).toEqual({ entries: [] }),
     },
     ...common("GET", (agent) => `/v1/agents/${agent}/memory`),
+    {
+      what: "a gateway whose NATS does not answer cannot look the agent up (docs/api.md)",
+      status: 503,
+      send: async (context) => fetch(`${await unreachableGateway(context)}/v1/agents/bob/memory`),
+      check: (body) => expect(codeOf(body)).toBe("nats_unavailable"),
+    },
   ],
   getMemory: [
     {

@@ -165,7 +165,14 @@ export const coreCases: CaseTable = {
       what: "resuming bob again, who is not paused: never refused, ok with the state he is in (docs/api.md)",
       status: 200,
       send: (context) => context.call("POST", "/v1/agents/bob/resume"),
-      check: (body) => expect(body).toMatchObject({ ok: true, agent: "bob", op: "resume", state: "idle" }),
+      check: (body) =>
+        expect(body).toMatchObject({
+          ok: true,
+          agent: "bob",
+          op: "resume",
+          // idle, or running while the loop the pause started is still winding down
+          state: expect.stringMatching(/^(idle|running)$/),
+        }),
     },
     ...control("resume"),
   ],
