@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   buildSystemPrompt,
-  definitionDirectory,
-  loadAgentDefinitions,
   personalSections,
   RUNNER_REDIS_OPTIONS,
+  runtimeAgentOf,
   startRunner,
+  staticDirectory,
 } from "@moniro/agent-runner";
+import { loadAgentDefinitions } from "@moniro/config";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { createProvider } from "@moniro/llm";
 import { type FakeRequestBody, startFakeAnthropic } from "@moniro/llm/test";
@@ -100,10 +101,12 @@ async function firstRequests(prefix: string, names: readonly string[]): Promise<
     nc,
     redis,
     redisPrefix: prefix,
-    directory: definitionDirectory(await loadAgentDefinitions(dir), {
-      where: dir,
-      llmFor: (definition) => createProvider(definition, env),
-    }),
+    directory: staticDirectory(
+      [...(await loadAgentDefinitions(dir)).values()].map((definition) =>
+        runtimeAgentOf(definition, { llmFor: (agent) => createProvider(agent, env) }),
+      ),
+      dir,
+    ),
   });
   try {
     const js = jetstream(nc);

@@ -1,5 +1,6 @@
 import { ALL_ROUTES, openApiPath } from "@moniro/api";
-import { jetstream } from "@nats-io/jetstream";
+import { type FakeSignalCli, startFakeSignalCli } from "@moniro/signal-bridge/test";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testAgentYaml } from "../support/agents.js";
@@ -16,8 +17,9 @@ import { sendCases } from "./api-cases/send.js";
 import { workflowsCases } from "./api-cases/workflows.js";
 
 // Issue 13, "A test checks every route's real responses against the
-// document": a real gateway (with a bearer key), scheduler and agent-runner
-// (its agents on the fake model, which answers "ok") over real NATS and Redis; every route of ALL_ROUTES gets its cases (api-cases/, by route
+// document": a real gateway (with a bearer key), scheduler, agent-runner
+// (its agents on the fake model, which answers "ok") and signal-bridge (on the
+// fake signal-cli, for pairing) over real NATS and Redis; every route of ALL_ROUTES gets its cases (api-cases/, by route
 // id), and every real answer is checked against the OpenAPI document the
 // gateway serves (docs/openapi.json): a documented status, a body matching
 // its schema (ajv, JSON Schema 2020-12).
@@ -65,6 +67,7 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
   let stack: Stack;
   let model: Model;
   let nc: NatsConnection;
+  let signal: FakeSignalCli;
   let context: CaseContext;
   let validator: ReturnType<typeof openApiValidator>;
   printServiceLogsOnFailure(() => stack);
@@ -78,6 +81,12 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
       },
     }));
     for (const agent of ["ada", "bob"]) for (let i = 0; i < 50; i++) model.script(agent, textReply("ok"));
+    signal = await startFakeSignalCli({ keepaliveMs: 200 });
+    await stack.start("signal-bridge", {
+      MONIRO_SIGNAL_URL: signal.url,
+      MONIRO_SIGNAL_ACCOUNT: signal.account,
+      MONIRO_SIGNAL_DEFAULT_AGENT: "ada",
+    });
     await stack.start("gateway", { MONIRO_GATEWAY_OPEN: "false", MONIRO_API_KEYS: KEY });
     nc = await connect({ servers: NATS_URL, name: "conformance-test" });
     const base = stack.gatewayUrl;
@@ -97,6 +106,8 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
       js: jetstream(nc),
       agents: ["ada", "bob"],
       memo: new Map(),
+      stack,
+      signal,
     };
     const served = await fetch(`${base}/v1/openapi.json`);
     validator = openApiValidator((await served.json()) as OpenApiDocumentJson);
@@ -109,9 +120,15 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
   });
 
   afterAll(async () => {
-    await nc?.drain();
     await stack?.stop();
+    if (nc) {
+      // The signal-bridge's pairing bucket is no stream of the stack's own.
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.delete(`KV_${stack.namespace}_signal_pairing`).catch(() => undefined);
+      await nc.drain();
+    }
     await model?.close();
+    await signal?.close();
   });
 
   for (const route of ALL_ROUTES) {

@@ -313,7 +313,7 @@ export const listPairingRoute = defineRoute({
   responses: {
     200: { description: "pending requests", schema: pairingListSchema },
     401: unauthorized,
-    404: error("pairing is not configured on this gateway (not_found)"),
+    502: error("the signal-bridge answered with an error (internal); its message says why"),
     503: error("no signal-bridge answered (signal_bridge_unavailable)"),
   },
 });

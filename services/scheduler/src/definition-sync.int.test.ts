@@ -1,28 +1,34 @@
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { InboundEnvelope } from "@moniro/envelopes";
+import { AgentRegistry, deleteRegistryBuckets } from "@moniro/registry";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type DefinitionSync, startDefinitionSync } from "./definition-sync.js";
-import { directoryDefinitions } from "./definitions-source.js";
 import { silentLogger } from "./logger.js";
 import type { ReconcileResult } from "./reconcile.js";
+import { registryDefinitions } from "./registry-definitions.js";
 import { FIRE, FIRE_JOB_OPTIONS } from "./schedule-store.js";
 import { type SchedulerRuntime, startSchedulerRuntime } from "./scheduler-runtime.js";
-import { bullConnection, deletePrefix, eventually, randomToken } from "./test/redis-fixture.js";
+import { bullConnection, deletePrefix, eventually, NATS_URL, randomToken } from "./test/redis-fixture.js";
 
-describe("schedules from agent definitions, reconciled over real Redis", () => {
+describe("schedules from agent definitions in the live registry, reconciled over real NATS and Redis", () => {
   let redis: Redis;
   let prefix: string;
   let namespace: string;
-  let dir: string;
+  let nc: NatsConnection;
+  let registry: AgentRegistry;
   let runtime: SchedulerRuntime;
   let published: InboundEnvelope[];
   const syncs: DefinitionSync[] = [];
 
-  const write = (agent: string, lines: string[]) =>
-    writeFileSync(join(dir, `${agent}.yaml`), [`name: ${agent}`, "model: m", ...lines].join("\n"));
+  /** Defines `agent` in the registry (as `PUT /v1/agents/:agent/definition` would), with `schedule` if given. */
+  const define = (agent: string, schedule?: unknown) =>
+    registry.put(
+      agent,
+      { name: agent, model: "m", ...(schedule === undefined ? {} : { schedule }) },
+      { source: "api" },
+    );
   /** Starts a sync (it reconciles at once); `first` is that first run's result. */
   const sync = () => {
     let first: (result: ReconcileResult) => void = () => {};
@@ -30,7 +36,7 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
       first = resolve;
     });
     const started = startDefinitionSync({
-      source: directoryDefinitions(dir, { debounceMs: 20 }),
+      source: registryDefinitions(registry, namespace),
       queue: runtime.queue,
       logger: silentLogger,
       resyncMs: 60_000,
@@ -45,11 +51,12 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
     return Object.fromEntries(all.map((s) => [s.key, s.pattern ?? `every ${s.every}`]));
   }
 
-  beforeEach(() => {
+  beforeEach(async () => {
     redis = bullConnection();
     namespace = randomToken();
     prefix = `${namespace}:`;
-    dir = mkdtempSync(join(tmpdir(), "moniro-sched-"));
+    nc = await connect({ servers: NATS_URL });
+    registry = await AgentRegistry.open(nc, { namespace });
     published = [];
     runtime = startSchedulerRuntime({
       redis,
@@ -68,13 +75,15 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
     await runtime.close();
     await deletePrefix(redis, prefix);
     redis.disconnect();
-    rmSync(dir, { recursive: true, force: true });
+    registry.close();
+    await deleteRegistryBuckets(await jetstreamManager(nc), namespace);
+    await nc.close();
   });
 
-  it("creates the jobs the files ask for, removes orphans, and never touches the agents' own cron jobs", async () => {
-    write("alice", ["schedule:", "  every_ms: 60000", "  reason: look at the board", "  heartbeat_ms: 3600000"]);
-    write("bob", ["schedule: { cron: '0 9 * * 1-5', tz: Europe/Berlin, workspace: 'review:pr-7' }"]);
-    write("carol", []);
+  it("creates the jobs the definitions ask for, removes orphans, and never touches the agents' own cron jobs", async () => {
+    await define("alice", { every_ms: 60000, reason: "look at the board", heartbeat_ms: 3600000 });
+    await define("bob", { cron: "0 9 * * 1-5", tz: "Europe/Berlin", workspace: "review:pr-7" });
+    await define("carol");
     // A job the agent made with its cron tool, and one left by a definition that no longer exists.
     await runtime.store.upsert({ agent: "alice", job: "remind", schedule: { everyMs: 3_600_000 }, reason: "r" });
     await runtime.queue.upsertJobScheduler(
@@ -115,14 +124,14 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
     });
   });
 
-  it("follows edits of the files: a changed every_ms or cron changes the job, a removed schedule removes it", async () => {
-    write("alice", ["schedule: { every_ms: 60000, heartbeat_ms: 60000 }"]);
-    write("bob", ["schedule: '0 9 * * *'"]);
+  it("follows changes of the registry: a changed every_ms or cron changes the job, a removed agent removes it", async () => {
+    await define("alice", { every_ms: 60000, heartbeat_ms: 60000 });
+    await define("bob", "0 9 * * *");
     await sync().syncNow();
     const before = await runtime.queue.getJobScheduler("def.alice.wakeup");
 
-    write("alice", ["schedule: { every_ms: 120000 }"]);
-    write("bob", ["schedule: '30 8 * * *'"]);
+    await define("alice", { every_ms: 120000 });
+    await define("bob", "30 8 * * *");
     await eventually(
       async () =>
         JSON.stringify(await schedulers()) ===
@@ -130,44 +139,33 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
           "def.alice.wakeup": "every 120000",
           "def.bob.wakeup": "30 8 * * *",
         }),
-      "the watcher to apply the edits",
+      "the registry's watch to apply the changes",
     );
     expect((await runtime.queue.getJobScheduler("def.alice.wakeup"))?.next).not.toBe(before?.next);
 
-    unlinkSync(join(dir, "bob.yaml"));
-    write("alice", ["schedule: { every_ms: 120000, reason: new words }"]);
+    await registry.remove("bob");
+    await define("alice", { every_ms: 120000, reason: "new words" });
     await eventually(
       async () => JSON.stringify(await schedulers()) === JSON.stringify({ "def.alice.wakeup": "every 120000" }),
-      "the deleted file's job to go",
+      "the deleted agent's job to go",
     );
     expect((await runtime.queue.getJobScheduler("def.alice.wakeup"))?.template?.data).toMatchObject({
       reason: "new words",
     });
   });
 
-  it("keeps the schedules of an agent whose file is broken, and reconciles it once the file is fixed", async () => {
-    write("alice", ["schedule: { every_ms: 60000 }"]);
-    await sync().syncNow();
-    writeFileSync(join(dir, "alice.yaml"), "name: alice\nmodel: m\nschedule: { every_ms: 5 }\n");
-    const kept = await syncs[0]?.syncNow();
-    expect(kept?.removed).toEqual([]);
-    expect(await schedulers()).toEqual({ "def.alice.wakeup": "every 60000" });
-    write("alice", []);
-    expect((await syncs[0]?.syncNow())?.removed).toEqual(["def.alice.wakeup"]);
-  });
-
   it("a cron pattern BullMQ cannot parse is reported as failed; the other agents' schedules are made", async () => {
-    write("alice", ["schedule: { cron: 'every tuesday' }"]);
-    write("bob", ["schedule: { cron: '0 9 * * *', tz: Not/AZone }"]);
-    write("carol", ["schedule: { every_ms: 60000 }"]);
+    await define("alice", { cron: "every tuesday" });
+    await define("bob", { cron: "0 9 * * *", tz: "Not/AZone" });
+    await define("carol", { every_ms: 60000 });
     const result = await sync().first;
     expect(result.failed.map((failure) => failure.id).sort()).toEqual(["def.alice.wakeup", "def.bob.wakeup"]);
     expect(await schedulers()).toEqual({ "def.carol.wakeup": "every 60000" });
   });
 
   it("a failed first read is retried within a second, not at the next periodic re-read", async () => {
-    write("alice", ["schedule: { every_ms: 60000 }"]);
-    const real = directoryDefinitions(dir);
+    await define("alice", { every_ms: 60000 });
+    const real = registryDefinitions(registry, namespace);
     let reads = 0;
     const failures: string[] = [];
     const started = startDefinitionSync({
@@ -192,8 +190,8 @@ describe("schedules from agent definitions, reconciled over real Redis", () => {
   });
 
   it("a restarted scheduler and a second replica leave exactly the jobs the definitions ask for, each pending once", async () => {
-    write("alice", ["schedule: { cron: '*/5 * * * *', heartbeat_ms: 600000 }"]);
-    write("bob", ["schedule: { every_ms: 600000 }"]);
+    await define("alice", { cron: "*/5 * * * *", heartbeat_ms: 600000 });
+    await define("bob", { every_ms: 600000 });
     await sync().syncNow();
     const first = await schedulers();
     syncs.shift()?.stop();

@@ -1,4 +1,6 @@
+import type { FakeSignalCli } from "@moniro/signal-bridge/test";
 import type { JetStreamClient } from "@nats-io/jetstream";
+import type { Stack } from "../../support/stack.js";
 
 /** What a case can use: the running stack's gateway (with a bearer key) and its NATS. */
 export interface CaseContext {
@@ -16,6 +18,38 @@ export interface CaseContext {
   agents: readonly string[];
   /** Values a case leaves for a later one (a sequence, an id), by name. */
   memo: Map<string, unknown>;
+  /** The stack itself (to start one more service, e.g. a gateway whose NATS and Redis are unreachable). */
+  stack: Stack;
+  /** The fake signal-cli daemon the stack's signal-bridge talks to (every sender is a stranger: pairing). */
+  signal: FakeSignalCli;
+}
+
+/**
+ * The URL of a second gateway (open, loopback) whose NATS and Redis do not
+ * answer, started once per stack: its /readyz is 503 and its routes answer
+ * `nats_unavailable` / `redis_unavailable`.
+ */
+export async function unreachableGateway(context: CaseContext): Promise<string> {
+  const known = context.memo.get("unreachableGateway");
+  if (typeof known === "string") return known;
+  const service = await context.stack.start(
+    "gateway",
+    { MONIRO_NATS_URL: "nats://127.0.0.1:1", MONIRO_REDIS_URL: "redis://127.0.0.1:1", MONIRO_GATEWAY_OPEN: "true" },
+    { waitReady: false },
+  );
+  const url = `http://127.0.0.1:${service.port}`;
+  for (let attempt = 0; ; attempt++) {
+    const answered = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (answered) break;
+    if (attempt > 400)
+      throw new Error(`the gateway without NATS and Redis never listened:\n${service.output.join("")}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  context.memo.set("unreachableGateway", url);
+  return url;
 }
 
 /**

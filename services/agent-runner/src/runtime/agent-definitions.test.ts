@@ -1,9 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadAgentDefinitions as loadDefinitions } from "@moniro/config";
 import { ScriptedLlm } from "@moniro/ports/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { definitionDirectory, loadAgentDefinitions, loopSettingsOf } from "./agent-definitions.js";
+import { loopSettingsOf, runtimeAgentOf } from "./agent-definitions.js";
+
+/** The definitions of `dir` as the gateway syncs them into the registry (the same loader), in name order. */
+const loadAgentDefinitions = async (dir: string) => [...(await loadDefinitions(dir)).values()];
 
 describe("agent definitions → loop settings", () => {
   let dir: string;
@@ -97,22 +101,16 @@ describe("agent definitions → loop settings", () => {
     rmSync(join(dir, "rev.yaml"));
   });
 
-  it("names the file and the field of a bad definition, and the lookup path of a missing agent", async () => {
-    writeFileSync(join(dir, "bob.yaml"), "name: bob\nmax_steps: -1\n");
-    await expect(loadAgentDefinitions(dir)).rejects.toThrow(
-      /bob\.yaml: invalid agent definition[\s\S]*model[\s\S]*max_steps/,
+  it("runs a definition with its provider, and with auto-memory only when its auto_memory block is on", async () => {
+    writeFileSync(join(dir, "ada.yaml"), "name: ada\nmodel: claude-test\nauto_memory:\n  model: claude-fast\n");
+    writeFileSync(join(dir, "bob.yaml"), "name: bob\nmodel: claude-test\n");
+    const llm = new ScriptedLlm({ text: "" });
+    const [ada, bob] = (await loadAgentDefinitions(dir)).map((definition) =>
+      runtimeAgentOf(definition, { llmFor: () => llm }),
     );
-    rmSync(join(dir, "bob.yaml"));
-    writeFileSync(join(dir, "cy.yaml"), "name: cyrus\nmodel: m\n");
-    await expect(loadAgentDefinitions(dir)).rejects.toThrow("name 'cyrus' must match the file name ('cy')");
-    rmSync(join(dir, "cy.yaml"));
-    writeFileSync(join(dir, "ada.yaml"), "name: ada\nmodel: m\n");
-    const directory = definitionDirectory(await loadAgentDefinitions(dir), {
-      where: dir,
-      llmFor: () => new ScriptedLlm({ text: "" }),
-    });
-    expect(directory.names()).toEqual(["ada"]);
-    expect(directory.explainMissing("zed")).toContain(join(dir, "zed.yaml"));
-    expect(await loadAgentDefinitions(join(dir, "missing"))).toEqual([]);
+    expect(ada).toMatchObject({ name: "ada", llm, autoMemory: { model: "claude-fast" } });
+    expect(ada?.settings.model).toBe("claude-test");
+    expect(bob?.name).toBe("bob");
+    expect(bob?.autoMemory).toBeUndefined();
   });
 });

@@ -1,28 +1,12 @@
-import { join, resolve } from "node:path";
-import {
-  type AgentDefinition,
-  AgentDefinitionError,
-  agentDefinitionSchema,
-  loadAgentDefinitions as loadDefinitions,
-} from "@moniro/config";
+import { type AgentDefinition, AgentDefinitionError, agentDefinitionSchema } from "@moniro/config";
 import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
 import { type LoopSettingsInput, loopSettings } from "../loop/index.js";
 import { DEFAULT_MAX_ENTRIES } from "../memory/auto-memory.js";
-import type { AgentDirectory, RuntimeAgent } from "./agent-directory.js";
+import type { RuntimeAgent } from "./agent-directory.js";
 import { toolSpecsFor } from "./tool-specs.js";
 
 /** The schema and loader of `.agents/<name>.yaml` (DESIGN §6) live in @moniro/config. */
 export { type AgentDefinition, AgentDefinitionError, agentDefinitionSchema };
-
-/** Every definition in `dir`, in name order; errors name the file, the field and the fix. A missing dir is empty. */
-export async function loadAgentDefinitions(dir: string): Promise<AgentDefinition[]> {
-  try {
-    return [...(await loadDefinitions(dir)).values()];
-  } catch (error) {
-    if (error instanceof AgentDefinitionError && error.kind === "missing-dir") return [];
-    throw error;
-  }
-}
 
 /** Maps a definition onto the loop's settings (DESIGN §5 defaults for what it leaves out). */
 export function loopSettingsOf(definition: AgentDefinition, tools: readonly LlmToolSpec[] = []) {
@@ -88,21 +72,5 @@ export function runtimeAgentOf(
     ...(auto?.enabled
       ? { autoMemory: { model: auto.model ?? definition.model, maxEntries: auto.max_entries ?? DEFAULT_MAX_ENTRIES } }
       : {}),
-  };
-}
-
-/** A directory over loaded definitions; `llmFor` picks the provider of each (by backend and model). */
-export function definitionDirectory(
-  definitions: readonly AgentDefinition[],
-  options: { where: string; llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
-): AgentDirectory {
-  const agents = new Map<string, RuntimeAgent>(
-    definitions.map((definition) => [definition.name, runtimeAgentOf(definition, options)]),
-  );
-  return {
-    get: (name) => agents.get(name),
-    names: () => [...agents.keys()].sort(),
-    explainMissing: (name) =>
-      `no agent named '${name}' is defined: the runner looks for ${join(resolve(options.where), `${name}.yaml`)} (MONIRO_AGENTS_DIR); known agents: ${[...agents.keys()].sort().join(", ") || "none"}`,
   };
 }

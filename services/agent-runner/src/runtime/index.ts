@@ -3,7 +3,7 @@
  * wakeups, takeover, ingest, NATS and Redis adapters). main.ts wires it.
  */
 
-export { definitionDirectory, loadAgentDefinitions, loopSettingsOf } from "./agent-definitions.js";
+export { loopSettingsOf, runtimeAgentOf } from "./agent-definitions.js";
 export { type AgentDirectory, type RuntimeAgent, staticDirectory } from "./agent-directory.js";
 export {
   AgentRuntime,

@@ -15,7 +15,8 @@ export function removalMessage(name: string, removed: { revision: number; remove
 /**
  * The agents of the live registry (docs/registry.md): every lookup reads the
  * registry's cache, kept current by its watch, so a run started after a
- * change uses the new definition. A RuntimeAgent is built once per revision.
+ * change uses the new definition. A RuntimeAgent (loop settings, provider,
+ * auto-memory) is built once per revision.
  */
 export function registryDirectory(
   registry: AgentRegistry,
@@ -30,8 +31,7 @@ export function registryDirectory(
     }
     const known = built.get(name);
     if (known?.revision === record.revision) return known.agent;
-    const definition = definitionOf(record);
-    const agent = runtimeAgentOf(definition, options);
+    const agent = runtimeAgentOf(definitionOf(record), options);
     built.set(name, { revision: record.revision, agent });
     return agent;
   };
