@@ -21,3 +21,5 @@ export type {
   WriteDocumentOptions,
 } from "./workspace-port.js";
 export { DEFAULT_OPTIONS, MAX_OPTIONS, WorkspaceProposals } from "./workspace-proposals.js";
+export { type Membership, membershipOf, splitContext } from "./workspace-membership.js";
+export { compareEntryIds, StoreWorkspaceContext } from "./workspace-prompt-context.js";

@@ -9,6 +9,7 @@ export type { CompletedInstruction, LoopDeps, LoopOutcome } from "./deps.js";
 export { HEARTBEAT_META, isHeartbeat } from "./heartbeat.js";
 export { effectiveLane, laneRank, orderPending, type PendingInput, threadOf, UNIFIED_THREAD } from "./lanes.js";
 export { estimateTokens, MAX_LINE_CHARS, type PersonalSections, personalSections } from "./personal-sections.js";
+export { type CycleWorkspace, inWorkspace, workspaceSection } from "./workspace-sections.js";
 export { buildSystemPrompt, MESSAGING_CONTRACT, type Soul, type SystemPromptParts, soulText } from "./prompt.js";
 export { INTERRUPTED_CALL_CONTENT, recoverInterruptedCalls } from "./recover.js";
 export { backoffDelay } from "./retry.js";
