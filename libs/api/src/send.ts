@@ -45,7 +45,10 @@ export const send = {
       "Send by target: 'alice' (a DM), '@review[:tag]' (a post to that workspace channel, as http:<from>), 'alice@review[:tag]' (alice, working in that workspace)",
     body: sendBodySchema,
     responses: {
-      202: { description: "accepted: stored (the DM or input in JetStream, the post in the channel)", schema: sendResultSchema },
+      202: {
+        description: "accepted: stored (the DM or input in JetStream, the post in the channel)",
+        schema: sendResultSchema,
+      },
       400: error("invalid body or target (invalid_body, invalid_target) or an oversized post (post_too_large)"),
       404: error("unknown agent (unknown_agent)"),
       409: error(

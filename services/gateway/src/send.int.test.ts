@@ -12,7 +12,12 @@ async function lastInput(t: TestGateway, agent: string): Promise<InboundEnvelope
 
 async function refusal(response: Response) {
   const body = (await response.json()) as { error: { code: string; message: string; details?: { hint?: string } } };
-  return { status: response.status, code: body.error.code, message: body.error.message, hint: body.error.details?.hint };
+  return {
+    status: response.status,
+    code: body.error.code,
+    message: body.error.message,
+    hint: body.error.details?.hint,
+  };
 }
 
 describe("POST /v1/send and workspace membership at the gateway (real NATS and Redis)", () => {
@@ -90,11 +95,36 @@ describe("POST /v1/send and workspace membership at the gateway (real NATS and R
 
   it("bad targets and bodies are 4xx naming what is wrong; nothing is published", async () => {
     const cases = [
-      { body: { target: "alice@", text: "x", from: "c" }, status: 400, code: "invalid_target", message: /^invalid target 'alice@': the workflow is missing/ },
-      { body: { target: "Alice", text: "x", from: "c" }, status: 400, code: "invalid_target", message: /names are lower-case: 'alice'/ },
-      { body: { target: "alice:dev", text: "x", from: "c" }, status: 400, code: "invalid_target", message: /write 'alice@<workflow>\[:<tag>\]'/ },
-      { body: { target: "zed", text: "x", from: "c" }, status: 404, code: "unknown_agent", message: /no agent named 'zed'/ },
-      { body: { target: "alice", text: "x", from: "c", to: "y" }, status: 400, code: "invalid_body", message: /^to: unknown field/ },
+      {
+        body: { target: "alice@", text: "x", from: "c" },
+        status: 400,
+        code: "invalid_target",
+        message: /^invalid target 'alice@': the workflow is missing/,
+      },
+      {
+        body: { target: "Alice", text: "x", from: "c" },
+        status: 400,
+        code: "invalid_target",
+        message: /names are lower-case: 'alice'/,
+      },
+      {
+        body: { target: "alice:dev", text: "x", from: "c" },
+        status: 400,
+        code: "invalid_target",
+        message: /write 'alice@<workflow>\[:<tag>\]'/,
+      },
+      {
+        body: { target: "zed", text: "x", from: "c" },
+        status: 404,
+        code: "unknown_agent",
+        message: /no agent named 'zed'/,
+      },
+      {
+        body: { target: "alice", text: "x", from: "c", to: "y" },
+        status: 400,
+        code: "invalid_body",
+        message: /^to: unknown field/,
+      },
       { body: { target: "alice", from: "c" }, status: 400, code: "invalid_body", message: /^text: is required$/ },
     ];
     for (const { body, ...expected } of cases) {
@@ -108,15 +138,26 @@ describe("POST /v1/send and workspace membership at the gateway (real NATS and R
   });
 
   it("POST /v1/agents/:agent/messages with a workspace context: a member of a running instance only", async () => {
-    const ok = await t.post("/v1/agents/alice/messages", JSON.stringify({ text: "x", from: "c", context: "review:main" }));
+    const ok = await t.post(
+      "/v1/agents/alice/messages",
+      JSON.stringify({ text: "x", from: "c", context: "review:main" }),
+    );
     expect(ok.status).toBe(202);
     expect((await lastInput(t, "alice")).priority).toBe("normal");
     expect(
-      await refusal(await t.post("/v1/agents/bob/messages", JSON.stringify({ text: "x", from: "c", context: "review:main" }))),
-    ).toMatchObject({ status: 409, code: "not_a_participant", message: 'bob is not a participant in workflow "review".' });
+      await refusal(
+        await t.post("/v1/agents/bob/messages", JSON.stringify({ text: "x", from: "c", context: "review:main" })),
+      ),
+    ).toMatchObject({
+      status: 409,
+      code: "not_a_participant",
+      message: 'bob is not a participant in workflow "review".',
+    });
     await store.instance("review", "main").stop();
     expect(
-      await refusal(await t.post("/v1/agents/alice/messages", JSON.stringify({ text: "x", from: "c", context: "review:main" }))),
+      await refusal(
+        await t.post("/v1/agents/alice/messages", JSON.stringify({ text: "x", from: "c", context: "review:main" })),
+      ),
     ).toMatchObject({ status: 409, code: "workflow_not_running", hint: "Start it with: moniro start review" });
   });
 });

@@ -24,7 +24,7 @@ export async function membershipOf(
 ): Promise<Membership> {
   const instance = store.instance(workspace.workflow, workspace.tag);
   const state = await instance.state();
-  if (!state || state.status !== "running") return { ok: false, refused: "workflow_not_running" };
+  if (state?.status !== "running") return { ok: false, refused: "workflow_not_running" };
   const member = state.members.find((candidate) => candidate.agent === agent);
   if (!member) return { ok: false, refused: "not_a_participant" };
   return { ok: true, instance, member, members: state.members };

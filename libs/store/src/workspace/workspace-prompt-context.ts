@@ -1,10 +1,10 @@
+import type { ChannelEntry } from "@moniro/envelopes";
 import type {
   WorkspaceContextPort,
   WorkspacePromptEntry,
   WorkspacePromptSnapshot,
   WorkspaceRefusal,
 } from "@moniro/ports";
-import type { ChannelEntry } from "@moniro/envelopes";
 import { membershipOf, splitContext } from "./workspace-membership.js";
 import type { WorkspaceStore } from "./workspace-port.js";
 

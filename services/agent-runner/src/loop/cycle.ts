@@ -12,11 +12,11 @@ import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit, noteState, noteStateWritten, now, setState } from "./run-context.js";
 import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
-import type { CycleWorkspace } from "./workspace-sections.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, runToolCalls } from "./tools.js";
 import { inputText } from "./window.js";
+import type { CycleWorkspace } from "./workspace-sections.js";
 
 export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
 

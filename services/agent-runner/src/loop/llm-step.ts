@@ -5,8 +5,8 @@ import { RetriesExhausted, withRetry } from "./retry.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit } from "./run-context.js";
 import type { LoopSettings } from "./settings.js";
-import { inWorkspace } from "./workspace-sections.js";
 import { buildWindow } from "./window.js";
+import { inWorkspace } from "./workspace-sections.js";
 
 export type StepResult =
   | { kind: "response"; response: LlmResponse }

@@ -3,8 +3,8 @@ import type { AgentStateRecord, Fence, InboxItem } from "@moniro/ports";
 import type { LoopControl } from "./control.js";
 import type { LoopDeps } from "./deps.js";
 import type { LoopSettings } from "./settings.js";
-import type { CycleWorkspace } from "./workspace-sections.js";
 import type { ThreadView } from "./thread-view.js";
+import type { CycleWorkspace } from "./workspace-sections.js";
 
 /** One `runAgent` call: the ports, the fence, the settings, and the state last written. */
 export interface AgentRun {

@@ -5,7 +5,6 @@ import type { AgentRun } from "./run-context.js";
 import { defer } from "./run-context.js";
 import { type CycleWorkspace, workspaceSection } from "./workspace-sections.js";
 
-
 /**
  * Reads the workspace context of a cycle that works in `context` (once per
  * cycle), then moves the member's "last seen" cursor past the posts read,

@@ -1,6 +1,6 @@
+import { textReply } from "@moniro/ports/test";
 import { StoreWorkspaceContext } from "@moniro/store";
 import { InMemoryWorkspaceStore } from "@moniro/store/test";
-import { textReply } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
 import { harness } from "./test-harness.js";
 
@@ -39,7 +39,9 @@ describe("workspace context in the system prompt", () => {
     const first = h.llm.requests[0]?.system ?? "";
     expect(first).toContain("## Workspace review:main");
     expect(first).toContain("Here you are ada (reviewer); the other members are bob (author).");
-    expect(first).toMatch(/### Channel since you last looked\n- \[\d+-\d+\] bob: pushed the fix to branch fix-42\n- \[\d+-\d+\] bob: @ada please check line 42/);
+    expect(first).toMatch(
+      /### Channel since you last looked\n- \[\d+-\d+\] bob: pushed the fix to branch fix-42\n- \[\d+-\d+\] bob: @ada please check line 42/,
+    );
     expect(first).toMatch(/### Unread @mentions of you \(1\)\n- \[\d+-\d+\] bob: @ada please check line 42/);
     expect(first).toContain("### Shared documents\n- plan.md (v1, 6 bytes, by bob)");
     expect(first).toContain("Focus on security.");

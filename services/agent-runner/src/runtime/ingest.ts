@@ -1,7 +1,7 @@
 import type { InboundEnvelope } from "@moniro/envelopes";
 import { lastToken, notAParticipant, refusalText, workflowNotRunning } from "@moniro/envelopes";
-import { membershipOf, splitContext, type WorkspaceStore } from "@moniro/store";
 import type { Inbox } from "@moniro/ports";
+import { membershipOf, splitContext, type WorkspaceStore } from "@moniro/store";
 import type { AgentDirectory } from "./agent-directory.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import type { RuntimeLogger } from "./logger.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import {
   createSubjects,
-  decode,
   type DlqRecord,
+  decode,
   dlqRecordSchema,
   type InboundEnvelopeInput,
   type Subjects,
@@ -87,7 +87,9 @@ describe("a runner's workspace cycles (real NATS and Redis)", () => {
     }, "ada's cycle for the mention");
     const system = first?.system ?? "";
     expect(system).toContain("Here you are ada (reviewer); the other members are bob (author).");
-    expect(system).toMatch(/### Channel since you last looked\n- \[\d+-\d+\] bob: I pushed the fix\n- \[\d+-\d+\] bob: @ada check line 42/);
+    expect(system).toMatch(
+      /### Channel since you last looked\n- \[\d+-\d+\] bob: I pushed the fix\n- \[\d+-\d+\] bob: @ada check line 42/,
+    );
     expect(system).toMatch(/### Unread @mentions of you \(1\)\n- \[\d+-\d+\] bob: @ada check line 42/);
     expect(system).toContain("- plan.md (v1, 6 bytes, by bob)");
     expect(system).toContain("Review for security first.");

@@ -1,10 +1,10 @@
-import { type SendResult, SEND_BODY_FIELDS, sendBodySchema } from "@moniro/api";
+import { SEND_BODY_FIELDS, type SendResult, sendBodySchema } from "@moniro/api";
 import {
   formatSendTarget,
   type InboundEnvelope,
   parseSendTarget,
-  SendTargetError,
   type SendTarget,
+  SendTargetError,
   stamp,
   workflowNotRunning,
 } from "@moniro/envelopes";
@@ -49,7 +49,12 @@ async function publish(deps: SendDeps, envelope: InboundEnvelope): Promise<void>
 }
 
 /** An input from `http:<from>` for an agent: a DM (personal, immediate) or a direct workspace send (normal). */
-function inputFor(deps: SendDeps, agent: string, context: string, body: { text: string; from: string }): InboundEnvelope {
+function inputFor(
+  deps: SendDeps,
+  agent: string,
+  context: string,
+  body: { text: string; from: string },
+): InboundEnvelope {
   const source = `http:${body.from}`;
   return {
     ...stamp(deps.now()),
