@@ -3,6 +3,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { threadPageSchema } from "@moniro/api";
 import { createSubjects, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
+import { RedisWorkspaceStore } from "@moniro/store";
+import { testClient } from "@moniro/store/test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -126,6 +128,50 @@ describe("moniro CLI against a running stack", () => {
     const more = await moniro(["thread", "alice", "--limit", "1"]);
     expect(more.stdout).toContain(`more: moniro thread alice --after ${page.next}\n`);
   }, 60_000);
+
+  it("send on the target grammar: a channel post, alice in a workspace, and every refusal exactly as the API gives it", async () => {
+    const notRunning = await moniro(["send", "alice@review", "task"]);
+    expect(notRunning).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'Error: workflow "review" is not running.\nStart it with: moniro start review\n',
+    });
+    const tagged = await moniro(["send", "@review:pr-7", "hi all"]);
+    expect(tagged.stderr).toBe(
+      'Error: workflow "review:pr-7" is not running.\nStart it with: moniro start review --tag pr-7\n',
+    );
+
+    const redis = testClient(stack.redis.url);
+    try {
+      const store = new RedisWorkspaceStore(redis, { prefix: stack.prefix });
+      await store.instance("review", "main").start([{ name: "bob", agent: "bob", kind: "ref" }]);
+      expect(await moniro(["send", "alice@review", "task"])).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: 'Error: alice is not a participant in workflow "review".\nAdd alice to .workflows/review.yaml first.\n',
+      });
+      await store.instance("review", "main").stop();
+      await store.instance("review", "main").start([{ name: "alice", agent: "alice", kind: "ref" }]);
+      const inWorkspace = await moniro(["send", "alice@review", "task"]);
+      expect(inWorkspace).toMatchObject({ code: 0, stderr: "" });
+      expect(inWorkspace.stdout).toMatch(/^sent to alice@review:main: \S+\n$/);
+      const posted = await moniro(["send", "@review", "note for everyone, @zed too"]);
+      expect(posted).toMatchObject({ code: 0, stderr: "" });
+      expect(posted.stdout).toMatch(/^posted to @review:main: \d+-\d+\nnot members \(nobody woken for them\): zed\n$/);
+      const [entry] = (await store.instance("review", "main").channel.last(1)).entries;
+      expect(entry).toMatchObject({ from: "http:cli", text: "note for everyone, @zed too" });
+    } finally {
+      redis.disconnect();
+    }
+
+    const bad = await moniro(["send", "alice@", "x"]);
+    expect(bad).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "moniro send: invalid target 'alice@': the workflow is missing: write 'alice' (a DM), '@review[:tag]' (the review workspace channel) or 'alice@review[:tag]'\n",
+    });
+  });
 
   it("status, agent info, pause, resume and cancel", async () => {
     const status = await moniro(["status", "alice"]);

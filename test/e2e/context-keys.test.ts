@@ -1,4 +1,6 @@
 import { createSubjects, dlqRecordSchema, stamp, validate } from "@moniro/envelopes";
+import { RedisWorkspaceStore } from "@moniro/store";
+import { testClient } from "@moniro/store/test";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -76,7 +78,16 @@ describe("contexts that look like internal keys", () => {
     expect(record.value.issues.map((issue) => issue.path)).toContain("context");
     expect(JSON.stringify(record.value)).toMatch(RULE);
 
-    // Later DMs, in the personal context and in a workspace context, are answered.
+    // Later DMs, in the personal context and in a workspace context, are answered. Inputs in a
+    // workspace context are taken only for a member of a running instance: proj:dev is started here.
+    const redis = testClient(stack.redis.url);
+    try {
+      await new RedisWorkspaceStore(redis, { prefix: stack.prefix })
+        .instance("proj", "dev")
+        .start([{ name: "multi", agent: "multi", kind: "ref" }]);
+    } finally {
+      redis.disconnect();
+    }
     const sse = await openSse(gateway.eventsUrl("multi"));
     try {
       model.script(

@@ -9,6 +9,8 @@ export class CliError extends Error {
     message: string,
     readonly exitCode: ExitCode = EXIT.failed,
     readonly hint?: string,
+    /** `bare`: printed as is, without the `moniro <command>:` prefix (the seed's `Error: …` lines). */
+    readonly options: { bare?: boolean } = {},
   ) {
     super(message);
   }
@@ -65,7 +67,11 @@ export function reportError(
   }
   if (error instanceof CliError) {
     return {
-      lines: [`${prefix} ${error.message}`, ...(error.hint ? [error.hint] : []), ...stack],
+      lines: [
+        error.options.bare ? error.message : `${prefix} ${error.message}`,
+        ...(error.hint ? [error.hint] : []),
+        ...stack,
+      ],
       exitCode: error.exitCode,
     };
   }

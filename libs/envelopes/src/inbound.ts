@@ -7,10 +7,18 @@ import { channelOf, contextSchema, laneSchema, nameSchema, tagSchema } from "./n
 const IMMEDIATE_CHANNELS = new Set(["signal", "http", "agent"]);
 const BACKGROUND_CHANNELS = new Set(["cron", "webhook"]);
 
-/** DESIGN §5 priority lanes, derived from the source when the producer gives none. */
-export function defaultPriority(source: string): "immediate" | "normal" | "background" {
+/**
+ * DESIGN §5 priority lanes (seed 004's table), derived from the source and
+ * context when the producer gives none: a DM (signal, http, agent in personal
+ * context) is `immediate`; a direct send to an agent in a workspace (`alice@review`:
+ * the same sources in a `<workflow>:<tag>` context) is `normal`; what a
+ * workspace pushes without a mention (`ws:…`) and schedules and webhooks are
+ * `background`. A workspace's @mention is pushed `immediate` explicitly (postToChannel).
+ */
+export function defaultPriority(source: string, context = "personal"): "immediate" | "normal" | "background" {
   const channel = channelOf(source);
-  if (IMMEDIATE_CHANNELS.has(channel)) return "immediate";
+  if (channel === "ws") return "background";
+  if (IMMEDIATE_CHANNELS.has(channel)) return context === "personal" ? "immediate" : "normal";
   if (BACKGROUND_CHANNELS.has(channel)) return "background";
   return "normal";
 }
@@ -30,7 +38,7 @@ export const inboundEnvelopeSchema = z
   })
   .transform((envelope) => ({
     ...envelope,
-    priority: envelope.priority ?? defaultPriority(envelope.source),
+    priority: envelope.priority ?? defaultPriority(envelope.source, envelope.context),
     replyTo: envelope.replyTo ?? envelope.source,
   }));
 export type InboundEnvelope = z.output<typeof inboundEnvelopeSchema>;

@@ -34,6 +34,8 @@ export const workspaceMemberSchema = z.object({
   agent: nameSchema,
   kind: z.enum(["ref", "inline"]),
   role: z.string().max(200).optional(),
+  /** The workflow entry's `prompt.append`: added to the agent's system prompt when it works in this workspace. */
+  promptAppend: z.string().max(20_000).optional(),
 });
 export type WorkspaceMember = z.infer<typeof workspaceMemberSchema>;
 

@@ -10,3 +10,4 @@ export * from "./personal-context.js";
 export * from "./run-end.js";
 export * from "./thread.js";
 export * from "./tool-bus.js";
+export * from "./workspace-context.js";

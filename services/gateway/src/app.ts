@@ -1,5 +1,6 @@
 import type { Subjects } from "@moniro/envelopes";
 import type { PersonalContext, Tracing } from "@moniro/ports";
+import type { WorkspaceStore } from "@moniro/store";
 import type { ReadinessCheck, Registry, Telemetry } from "@moniro/telemetry";
 import express, { type Express, type RequestHandler } from "express";
 import type { RegistryLink } from "./agents/registry-link.js";
@@ -34,6 +35,7 @@ import { openApiRouter } from "./routes/openapi.js";
 import { type PairingClient, pairingRouter } from "./routes/pairing.js";
 import { personalContextRouter } from "./routes/personal-context.js";
 import { schedulesRouter } from "./routes/schedules.js";
+import { sendRouter } from "./routes/send.js";
 import { statusRouter } from "./routes/status.js";
 
 export interface GatewayAppOptions {
@@ -72,6 +74,8 @@ export interface GatewayAppOptions {
   scheduler?: SchedulerClient;
   /** The dead-letter queue (`/v1/dlq`); absent without. */
   dlq?: { queue: DeadLetterQueue; subjects: Subjects };
+  /** Workflow instances: membership checks of workspace inputs and `POST /v1/send` to workspaces (refused as not running without). */
+  workspaces?: WorkspaceStore;
   /** `GET /v1/status`; absent without. */
   probes?: ServiceProbes;
 }
@@ -131,7 +135,16 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
     messagesRouter({
       agents: options.agents,
       publisher: options.publisher,
+      ...(options.workspaces ? { workspaces: options.workspaces } : {}),
       tracing: options.tracing,
+      now: options.now ?? Date.now,
+    }),
+  );
+  app.use(
+    sendRouter({
+      agents: options.agents,
+      publisher: options.publisher,
+      ...(options.workspaces ? { workspaces: options.workspaces } : {}),
       now: options.now ?? Date.now,
     }),
   );

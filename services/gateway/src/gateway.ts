@@ -5,7 +5,7 @@ import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { AgentRegistry, syncAgentsDir } from "@moniro/registry";
 import type { RedisClient } from "@moniro/store";
-import { ChildRecords, connectRedis, RedisPersonalContext } from "@moniro/store";
+import { ChildRecords, connectRedis, RedisPersonalContext, RedisWorkspaceStore } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { registryCatalog, registryHookCatalog } from "./agents/registry-catalog.js";
@@ -86,6 +86,7 @@ export async function startGateway(options: {
       listenMs: STATUS_LISTEN_MS,
     }),
     personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
+    workspaces: new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     readiness: {
       nats: () => link.check(),
       registry: async () => registryLink.check(),

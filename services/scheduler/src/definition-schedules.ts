@@ -36,7 +36,8 @@ export function wantedSchedules(definitions: Iterable<ScheduledDefinition>): Wan
           kind: "wakeup",
           agent,
           reason: schedule.reason ?? DEFAULT_WAKEUP_REASON,
-          context: schedule.workspace ?? "personal",
+          context: "personal",
+          ...(schedule.workspace ? { workspace: schedule.workspace } : {}),
         },
       });
     }

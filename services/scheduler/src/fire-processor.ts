@@ -10,10 +10,18 @@ export interface FireDependencies {
    * agent-runner decides for good, under the agent's lease, when it drains one.
    */
   isIdle(agent: string): Promise<boolean>;
+  /**
+   * The contexts (`<workflow>:<tag>`) a wakeup with `schedule.workspace` lands in: that
+   * instance, or every instance of the workflow, where it runs with the agent as a member.
+   * Absent: none (the personal context).
+   */
+  workspaceContexts?(agent: string, workspace: string): Promise<string[]>;
   now(): number;
 }
 
-export type FireOutcome = { status: "published"; envelope: InboundEnvelope } | { status: "skipped"; reason: string };
+export type FireOutcome =
+  | { status: "published"; envelope: InboundEnvelope; envelopes: InboundEnvelope[] }
+  | { status: "skipped"; reason: string };
 
 /** The part of a BullMQ job the processor reads. */
 export interface FiringJob {
@@ -24,8 +32,8 @@ export interface FiringJob {
 
 /**
  * The inbound envelope a fired schedule becomes: `[cron:<job>] <reason>` in
- * the agent's background lane. A definition's wakeup is `cron:wakeup` (in its
- * workspace's thread when it names one); a heartbeat is `[cron:heartbeat]
+ * the agent's background lane. A definition's wakeup is `cron:wakeup` (in the
+ * context given: a running workspace of `schedule.workspace`, else personal); a heartbeat is `[cron:heartbeat]
  * health check`, answered to the definition's `heartbeat_to`.
  */
 export function fireEnvelope(data: FireJobData, now: number): InboundEnvelope {
@@ -71,9 +79,20 @@ export function createFireProcessor(deps: FireDependencies) {
     if (data.kind === "heartbeat" && !(await deps.isIdle(data.agent))) {
       return { status: "skipped", reason: `agent '${data.agent}' is busy` };
     }
-    const envelope = fireEnvelope(data, deps.now());
     // One firing is one (job id, creation time): a re-added one-shot with the same id is a new firing.
-    await deps.publishInbound(envelope, `sched-${job.id ?? "unknown"}-${job.timestamp}`);
-    return { status: "published", envelope };
+    const dedupe = `sched-${job.id ?? "unknown"}-${job.timestamp}`;
+    const contexts =
+      data.kind === "wakeup" && data.workspace !== undefined
+        ? ((await deps.workspaceContexts?.(data.agent, data.workspace)) ?? [])
+        : [];
+    if (contexts.length === 0) {
+      const envelope = fireEnvelope(data, deps.now());
+      await deps.publishInbound(envelope, dedupe);
+      return { status: "published", envelope, envelopes: [envelope] };
+    }
+    // The workspace runs with the agent in it: the wakeup lands there (one per instance).
+    const envelopes = contexts.map((context) => fireEnvelope({ ...data, context } as FireJobData, deps.now()));
+    for (const envelope of envelopes) await deps.publishInbound(envelope, `${dedupe}-${envelope.context}`);
+    return { status: "published", envelope: envelopes[0] as InboundEnvelope, envelopes };
   };
 }

@@ -16,7 +16,13 @@ export const fireJobDataSchema = z.discriminatedUnion("kind", [
     kind: z.literal("wakeup"),
     agent: nameSchema,
     reason: z.string(),
+    /** Where it lands when `workspace` names no running instance with the agent as a member (and without one). */
     context: contextSchema,
+    /** The definition's `schedule.workspace`: `<workflow>:<tag>`, or `<workflow>` for each of its running instances. */
+    workspace: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,62}(:[a-z0-9][a-z0-9_-]{0,62})?$/)
+      .optional(),
   }),
   /** The idle heartbeat of the agent's definition (`schedule.heartbeat_ms`). */
   z.object({

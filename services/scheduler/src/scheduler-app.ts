@@ -1,7 +1,7 @@
 import { connectNats, ensureStreams, inMessageSpan, publishEnvelope } from "@moniro/bus";
 import { createSubjects, type DlqRecord, type InboundEnvelope } from "@moniro/envelopes";
 import { AgentRegistry } from "@moniro/registry";
-import { connectRedis } from "@moniro/store";
+import { connectRedis, RedisWorkspaceStore } from "@moniro/store";
 import { type ReadinessCheck as Check, otelTracing } from "@moniro/telemetry";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
@@ -14,6 +14,7 @@ import { registryDefinitions } from "./registry-definitions.js";
 import { createRequestResponder } from "./request-responder.js";
 import type { SchedulerConfig } from "./scheduler-config.js";
 import { startSchedulerRuntime } from "./scheduler-runtime.js";
+import { workspaceContextsOf } from "./workspace-contexts.js";
 
 /** Replicas share requests through this NATS queue group. */
 export const SCHEDULER_QUEUE = "scheduler";
@@ -80,6 +81,7 @@ export async function startScheduler(
     logger,
     concurrency: config.MONIRO_SCHEDULER_CONCURRENCY,
     isIdle: createIdleCheck(redis, config.MONIRO_REDIS_PREFIX),
+    workspaceContexts: workspaceContextsOf(new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX })),
     publishInbound: async (envelope: InboundEnvelope, dedupeId: string) => {
       // A firing starts its own trace: this span, then the runner's receive and cycle spans.
       await otelTracing().span(

@@ -1,8 +1,33 @@
+import { expect } from "vitest";
 import type { CaseTable } from "./case.js";
 
-/**
- * Conformance cases of the routes in libs/api/src/send.ts, by route id: add
- * one success and one error case for every route you add there (see admin.ts
- * here for the shape). The conformance test fails for a route without.
- */
-export const sendCases: CaseTable = {};
+type Refusal = { error: { code: string; message: string; details?: { hint?: string } } };
+
+/** Conformance cases of the routes in libs/api/src/send.ts, by route id. */
+export const sendCases: CaseTable = {
+  send: [
+    {
+      what: "'ada' is a DM: 202 with the envelope id",
+      status: 202,
+      send: (context) => context.call("POST", "/v1/send", { target: "ada", text: "hello", from: "conformance" }),
+      check: (body) => expect(body).toMatchObject({ target: "ada", kind: "dm", id: expect.any(String) }),
+    },
+    {
+      what: "'ada@review' while review is not running: the seed's error and hint",
+      status: 409,
+      send: (context) => context.call("POST", "/v1/send", { target: "ada@review", text: "x", from: "conformance" }),
+      check: (body) =>
+        expect((body as Refusal).error).toEqual({
+          code: "workflow_not_running",
+          message: 'workflow "review" is not running.',
+          details: { hint: "Start it with: moniro start review" },
+        }),
+    },
+    {
+      what: "a target that does not parse",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/send", { target: "ada@", text: "x", from: "conformance" }),
+      check: (body) => expect((body as Refusal).error.code).toBe("invalid_target"),
+    },
+  ],
+};

@@ -124,12 +124,20 @@ const scheduleSchema = withShorthand(
     tz: z.string().max(64).optional(),
     /** What the agent sees when the wakeup fires: `[cron:wakeup] <reason>`. */
     reason: z.string().min(1).max(2000).optional(),
-    /** The workspace thread the wakeup lands in (`<workflow>:<tag>`); the personal one when absent. */
+    /**
+     * Where the wakeup lands: `<workflow>:<tag>` (that instance) or `<workflow>` (every running
+     * instance of it), when the instance runs with the agent as a member; otherwise, and when
+     * absent, the personal context.
+     */
     workspace: z
       .string()
       .regex(
-        /^[a-z0-9][a-z0-9_-]{0,62}:[a-z0-9][a-z0-9_-]{0,62}$/,
-        "must be '<workflow>:<tag>' (e.g. 'review:pr-123'); leave it out for the personal thread",
+        /^[a-z0-9][a-z0-9_-]{0,62}(:[a-z0-9][a-z0-9_-]{0,62})?$/,
+        "must be '<workflow>' (every running instance of it) or '<workflow>:<tag>' (e.g. 'review:pr-123'), names of a-z, 0-9, '_' or '-'; leave it out for the personal context",
+      )
+      .refine(
+        (value) => value !== "personal" && !value.startsWith("personal:"),
+        "'personal' is the personal context, not a workflow: leave 'workspace' out for it",
       )
       .optional(),
     heartbeat_ms: positiveInt("milliseconds").min(1000, "must be at least 1000 (one second)").optional(),

@@ -83,11 +83,19 @@ describe("loadAgentDefinitions", () => {
   });
 
   it("refuses schedule fields that cannot apply, naming each with the fix", async () => {
-    write("alice.yaml", ["name: alice", "model: m", "schedule:", "  every_ms: 60000", "  workspace: review"]);
+    write("alice.yaml", ["name: alice", "model: m", "schedule:", "  every_ms: 60000", "  workspace: Review:PR 1"]);
     expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
       {
         path: "schedule.workspace",
-        message: "must be '<workflow>:<tag>' (e.g. 'review:pr-123'); leave it out for the personal thread",
+        message:
+          "must be '<workflow>' (every running instance of it) or '<workflow>:<tag>' (e.g. 'review:pr-123'), names of a-z, 0-9, '_' or '-'; leave it out for the personal context",
+      },
+    ]);
+    write("alice.yaml", ["name: alice", "model: m", "schedule:", "  every_ms: 60000", "  workspace: personal"]);
+    expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
+      {
+        path: "schedule.workspace",
+        message: "'personal' is the personal context, not a workflow: leave 'workspace' out for it",
       },
     ]);
     write("alice.yaml", [

@@ -19,7 +19,7 @@ export function inbound(
     agent: fields.agent ?? "ada",
     source,
     context: fields.context ?? "personal",
-    priority: fields.priority ?? defaultPriority(source),
+    priority: fields.priority ?? defaultPriority(source, fields.context ?? "personal"),
     replyTo: fields.replyTo ?? source,
     text: fields.text,
     attachments: fields.attachments ?? [],

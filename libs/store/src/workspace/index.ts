@@ -4,6 +4,7 @@ export { DEFAULT_READ_LIMIT, MAX_READ_LIMIT, WorkspaceChannel } from "./workspac
 export { DEFAULT_WORKSPACE_LIMITS, type WorkspaceLimits } from "./workspace-context.js";
 export { WorkspaceDocuments } from "./workspace-documents.js";
 export { WORKSPACE_ERROR_CODES, WorkspaceError, type WorkspaceErrorCode } from "./workspace-error.js";
+export { type Membership, membershipOf, splitContext } from "./workspace-membership.js";
 export type {
   Channel,
   ChannelPage,
@@ -20,4 +21,5 @@ export type {
   WorkspaceStore,
   WriteDocumentOptions,
 } from "./workspace-port.js";
+export { compareEntryIds, StoreWorkspaceContext } from "./workspace-prompt-context.js";
 export { DEFAULT_OPTIONS, MAX_OPTIONS, WorkspaceProposals } from "./workspace-proposals.js";

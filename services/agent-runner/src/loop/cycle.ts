@@ -11,11 +11,12 @@ import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit, noteState, noteStateWritten, now, setState } from "./run-context.js";
-import { assembleSystemPrompt } from "./system-prompt.js";
-import { isUnfinished } from "./thread-shape.js";
+import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
+import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, runToolCalls } from "./tools.js";
 import { inputText } from "./window.js";
+import type { CycleWorkspace } from "./workspace-sections.js";
 
 export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
 
@@ -46,14 +47,17 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     step: 0,
     system: "",
   };
-  // The personal context is read while the inputs are written: its round trip overlaps theirs.
-  const system = assembleSystemPrompt(run);
+  // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
+  const newInputs = work.inputs.filter((input) => !isSetAside(cycle, input));
+  const taken = newInputs.length > 0 ? newInputs : work.inputs;
+  // The personal (and workspace) context is read while the inputs are written: its round trips overlap theirs.
+  const context = workspaceOf(taken, thread);
+  const workspace = context === undefined ? Promise.resolve(undefined) : readCycleWorkspace(run, context);
+  workspace.catch(() => {});
+  const system = assembleSystemPrompt(run, workspace);
   system.catch(() => {});
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
-    // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
-    const newInputs = work.inputs.filter((input) => !isSetAside(cycle, input));
-    const taken = newInputs.length > 0 ? newInputs : work.inputs;
     const { fresh, known } = await injectInputs(cycle, taken, { midTurn: false });
     if (fresh.length === 0 && !isUnfinished(thread.entries)) {
       const resumed = known.filter((input) => input.item.preemptions > 0);
@@ -64,7 +68,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
       "cycle",
       { "moniro.agent": run.agent, "moniro.cycle_id": cycle.cycleId, "moniro.context": thread.context },
       async (span) => {
-        const end = await steps(cycle, fresh, system);
+        const end = await steps(cycle, fresh, system, workspace);
         await thread.settled();
         if (end === "completed") handOffCompleted(cycle);
         span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
@@ -86,6 +90,19 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   }
 }
 
+/**
+ * The workspace a cycle works in: the context of its most urgent input from a
+ * workspace (`<workflow>:<tag>`), or, resuming without new input, that of the
+ * thread's last input. Undefined: personal context only.
+ */
+function workspaceOf(inputs: readonly PendingInput[], thread: ThreadView): string | undefined {
+  const from = inputs.find((input) => input.item.envelope.context !== "personal")?.item.envelope.context;
+  if (from !== undefined) return from;
+  if (inputs.length > 0) return undefined;
+  const last = lastInput(thread.entries)?.context;
+  return last !== undefined && last !== "personal" ? last : undefined;
+}
+
 /** The run's view of a thread: read from the store the first time this run works on it. */
 async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
   const open = run.threads.get(context);
@@ -95,7 +112,12 @@ async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
   return thread;
 }
 
-async function steps(cycle: CycleRun, injected: readonly InputEntry[], system: Promise<string>): Promise<CycleEnd> {
+async function steps(
+  cycle: CycleRun,
+  injected: readonly InputEntry[],
+  system: Promise<string>,
+  workspace: Promise<CycleWorkspace | undefined>,
+): Promise<CycleEnd> {
   const { run } = cycle;
   const { settings } = run;
   // The record of the cycle goes out with the first step's number: one write, not two. Its
@@ -116,6 +138,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[], system: P
   });
   announceInputs(cycle, injected, false);
   cycle.system = await system;
+  cycle.workspace = await workspace;
 
   for (;;) {
     await run.control.whilePaused(
@@ -124,7 +147,7 @@ async function steps(cycle: CycleRun, injected: readonly InputEntry[], system: P
     );
     if (cycle.signal.aborted) throw cycle.signal.reason;
     if (cycle.step >= settings.maxSteps) return endCycle(cycle, await stopIncomplete(cycle));
-    if (await compactIfNeeded(cycle)) cycle.system = await assembleSystemPrompt(run);
+    if (await compactIfNeeded(cycle)) cycle.system = await assembleSystemPrompt(run, workspace);
 
     cycle.step++;
     noteState(run, { ...opening, step: cycle.step });

@@ -12,6 +12,7 @@ import type {
   ThreadStore,
   ToolBus,
   Tracing,
+  WorkspaceContextPort,
 } from "@moniro/ports";
 import type { LoopSettings } from "./settings.js";
 
@@ -44,6 +45,11 @@ export interface LoopDeps {
    * per cycle, and again after a compaction; none when absent.
    */
   personal?: Pick<PersonalContext, "promptSnapshot">;
+  /**
+   * The workspace context of a cycle whose input came from a workspace
+   * (`<workflow>:<tag>`): read once per cycle; none when absent.
+   */
+  workspace?: WorkspaceContextPort;
   /**
    * Told of every completed instruction after its cycle ended (auto-memory).
    * The loop does not wait for what it starts and ignores its errors.

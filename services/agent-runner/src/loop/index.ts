@@ -29,3 +29,4 @@ export { assembleSystemPrompt } from "./system-prompt.js";
 export { isUnfinished, turnStarts, visibleEntries } from "./thread-shape.js";
 export { MESSAGE_TOOL, SKIP_REFUSED, SKIP_TOOL } from "./tools.js";
 export { buildWindow, MISSING_RESULT_CONTENT, selectWindow, type WindowSettings } from "./window.js";
+export { type CycleWorkspace, inWorkspace, workspaceSection } from "./workspace-sections.js";

@@ -4,7 +4,9 @@ import { LoopAbort } from "./control.js";
 import { RetriesExhausted, withRetry } from "./retry.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit } from "./run-context.js";
+import type { LoopSettings } from "./settings.js";
 import { buildWindow } from "./window.js";
+import { inWorkspace } from "./workspace-sections.js";
 
 export type StepResult =
   | { kind: "response"; response: LlmResponse }
@@ -27,7 +29,7 @@ export async function callModel(cycle: CycleRun, signal: AbortSignal = cycle.sig
     model: settings.model,
     system: cycle.system,
     messages: buildWindow(cycle.thread.entries, settings),
-    tools: settings.tools,
+    tools: toolsFor(cycle),
     maxTokens: settings.maxTokens,
   };
   let partial = "";
@@ -68,6 +70,14 @@ export async function callModel(cycle: CycleRun, signal: AbortSignal = cycle.sig
     }
     return { kind: "failed", error: error instanceof RetriesExhausted ? error.cause : error, attempts };
   }
+}
+
+/** The team tools (`settings.workspaceTools`) are offered only in a cycle that works in a workspace it is a member of. */
+export function toolsFor(cycle: CycleRun): LoopSettings["tools"] {
+  const { tools, workspaceTools } = cycle.run.settings;
+  if (workspaceTools.length === 0 || inWorkspace(cycle.workspace)) return tools;
+  const withheld = new Set(workspaceTools);
+  return tools.filter((tool) => !withheld.has(tool.name));
 }
 
 /** The LLM call itself, as a span with the gen_ai attributes. */

@@ -28,6 +28,8 @@ export interface SystemPromptParts {
   notes?: string;
   /** Added by the workflow the agent runs in (its `prompt.append`). */
   workflowAppend?: string;
+  /** A workspace cycle's workspace context, already within its budget (workspace-sections.ts). */
+  workspace?: string;
 }
 
 /** The soul as prompt text ('' when there is none). */
@@ -47,7 +49,8 @@ const section = (title: string, body: string | undefined) => (body?.trim() ? `##
 
 /**
  * System prompt in seed 004's order: base prompt, soul, memory, active
- * todos, recent notes, the workflow's append, then the messaging contract
+ * todos, recent notes, the workflow's append, the workspace context (in a
+ * workspace cycle), then the messaging contract
  * every agent works under. Empty parts leave no heading.
  */
 export function buildSystemPrompt(parts: SystemPromptParts): string {
@@ -58,6 +61,7 @@ export function buildSystemPrompt(parts: SystemPromptParts): string {
     section("Active todos", parts.todos),
     section("Recent notes", parts.notes),
     parts.workflowAppend?.trim() ?? "",
+    parts.workspace?.trim() ?? "",
     MESSAGING_CONTRACT,
   ];
   return sections.filter((part) => part.length > 0).join("\n\n");

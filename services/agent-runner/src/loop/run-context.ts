@@ -4,6 +4,7 @@ import type { LoopControl } from "./control.js";
 import type { LoopDeps } from "./deps.js";
 import type { LoopSettings } from "./settings.js";
 import type { ThreadView } from "./thread-view.js";
+import type { CycleWorkspace } from "./workspace-sections.js";
 
 /** One `runAgent` call: the ports, the fence, the settings, and the state last written. */
 export interface AgentRun {
@@ -46,6 +47,8 @@ export interface CycleRun {
   /** Steps (LLM calls) taken in this cycle. */
   step: number;
   system: string;
+  /** The workspace this cycle works in, read at its start (undefined: personal context only). */
+  workspace?: CycleWorkspace | undefined;
 }
 
 export function emit(run: AgentRun, type: EventType, data: Record<string, unknown> = {}): void {

@@ -56,8 +56,23 @@ export const loopSettingsSchema = z.object({
       recentNotes: z.number().int().nonnegative().default(5),
     })
     .default({ maxTokens: 1200, recentNotes: 5 }),
+  /** The share of a workspace cycle's system prompt for its workspace (channel, @mentions, documents). */
+  workspace: z
+    .object({
+      /** Estimated tokens (chars / 4) for the workspace sections; the rest stays reachable by the team tools. */
+      maxTokens: z.number().int().nonnegative().default(1500),
+      /** Newest unseen channel posts read for the prompt. */
+      channel: z.number().int().positive().max(200).default(20),
+      /** Oldest unread @mentions read for the prompt. */
+      mentions: z.number().int().positive().max(200).default(10),
+      /** Shared documents listed. */
+      documents: z.number().int().positive().max(200).default(30),
+    })
+    .default({ maxTokens: 1500, channel: 20, mentions: 10, documents: 30 }),
   /** Tool schemas sent on every call, including `message` and `skip`. */
   tools: z.array(toolSpecSchema).default([]),
+  /** Names among `tools` offered only in cycles that work in a workspace (the team tools). */
+  workspaceTools: z.array(z.string()).default([]),
   maxSteps: z.number().int().positive().default(50),
   queue: z.enum(QUEUE_MODES).default("inject"),
   /** `unified`: one thread for every source; `per-context`: personal + one per workspace. */

@@ -3,7 +3,7 @@ import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
 import { type LoopSettingsInput, loopSettings } from "../loop/index.js";
 import { DEFAULT_MAX_ENTRIES } from "../memory/auto-memory.js";
 import type { RuntimeAgent } from "./agent-directory.js";
-import { toolSpecsFor } from "./tool-specs.js";
+import { TEAM_TOOL_NAMES, toolSpecsFor } from "./tool-specs.js";
 
 /** The schema and loader of `.agents/<name>.yaml` (DESIGN §6) live in @moniro/config. */
 export { type AgentDefinition, AgentDefinitionError, agentDefinitionSchema };
@@ -19,6 +19,7 @@ export function loopSettingsOf(definition: AgentDefinition, tools: readonly LlmT
       ? { personal: defined({ maxTokens: context.personal_tokens, recentNotes: context.recent_notes }) }
       : {}),
     tools: toolSpecsFor(tools, definition.tools),
+    workspaceTools: [...TEAM_TOOL_NAMES],
     ...(definition.max_tokens ? { maxTokens: definition.max_tokens } : {}),
     ...(definition.max_steps ? { maxSteps: definition.max_steps } : {}),
     ...(definition.queue ? { queue: definition.queue.mode } : {}),

@@ -1,6 +1,7 @@
 import type { InboundEnvelope } from "@moniro/envelopes";
-import { lastToken } from "@moniro/envelopes";
+import { lastToken, notAParticipant, refusalText, workflowNotRunning } from "@moniro/envelopes";
 import type { Inbox } from "@moniro/ports";
+import { membershipOf, splitContext, type WorkspaceStore } from "@moniro/store";
 import type { AgentDirectory } from "./agent-directory.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import type { RuntimeLogger } from "./logger.js";
@@ -28,6 +29,8 @@ export function createIngest(options: {
    * held by another runner, once the input is durable.
    */
   notifyHolder?: (agent: string) => void;
+  /** Inputs in a workspace context are taken only while the instance runs with the agent as a member. */
+  workspaces?: WorkspaceStore;
   logger?: RuntimeLogger;
 }): (envelope: InboundEnvelope, subject: string, trace?: { traceparent?: string }) => Promise<IngestOutcome> {
   const logger = options.logger ?? silentLogger;
@@ -42,6 +45,8 @@ export function createIngest(options: {
     }
     const definition = options.directory.get(agent) ?? (await options.directory.load?.(agent));
     if (!definition) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
+    const refused = options.workspaces && (await workspaceRefusal(options.workspaces, envelope));
+    if (refused) return { kind: "rejected", reason: refused };
     // The traceparent (of the span that received it) lets the cycle handling it join the sender's trace.
     const appended = options.inbox.append(envelope, trace.traceparent ? { traceparent: trace.traceparent } : {});
     // Woken twice, neither waited for (the caller acks meanwhile; a failed wake costs nothing, the
@@ -74,4 +79,21 @@ export function createIngest(options: {
     }
     return { kind: duplicate ? "duplicate" : "appended" };
   };
+}
+
+/**
+ * The seed's refusal (as the CLI prints it) for an input in a workspace
+ * context whose instance does not run or does not have the agent as a
+ * member; undefined for personal context and for a member's input.
+ */
+export async function workspaceRefusal(store: WorkspaceStore, envelope: InboundEnvelope): Promise<string | undefined> {
+  const workspace = splitContext(envelope.context);
+  if (!workspace) return undefined;
+  const membership = await membershipOf(store, envelope.agent, workspace);
+  if (membership.ok) return undefined;
+  return refusalText(
+    membership.refused === "workflow_not_running"
+      ? workflowNotRunning(workspace.workflow, workspace.tag)
+      : notAParticipant(envelope.agent, workspace.workflow),
+  );
 }

@@ -2,7 +2,7 @@ import { type Bus, createBus, ensureStreams } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
-import type { RedisClient } from "@moniro/store";
+import type { RedisClient, WorkspaceStore } from "@moniro/store";
 import {
   CachedThreadStore,
   createRedisStores,
@@ -10,6 +10,8 @@ import {
   DEFAULT_THREAD_CACHE,
   RedisPersonalContext,
   type RedisStores,
+  RedisWorkspaceStore,
+  StoreWorkspaceContext,
   type ThreadCacheOptions,
 } from "@moniro/store";
 import { withoutTrace } from "@moniro/telemetry";
@@ -54,6 +56,8 @@ export interface RunnerOptions {
   onHeartbeatSkipped?: (agent: string) => void;
   /** Memory, todos and notes for the system prompt; default the Redis one under `redisPrefix`. */
   personal?: PersonalContext;
+  /** Workflow instances (channel, members, documents); default the Redis one under `redisPrefix`. */
+  workspaces?: WorkspaceStore;
   /** Bounds of the in-memory thread cache (default DEFAULT_THREAD_CACHE; maxThreads 0 turns it off). */
   threadCache?: ThreadCacheOptions;
   /** Sub-agent limits (live children per parent, default step limit). */
@@ -99,6 +103,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       clock,
       snapshotCache: DEFAULT_SNAPSHOT_CACHE,
     });
+  const workspaces =
+    options.workspaces ?? new RedisWorkspaceStore(options.redis, { prefix: options.redisPrefix, clock });
+  const workspace = new StoreWorkspaceContext(workspaces);
   const threads = new CachedThreadStore(stores.threads, options.threadCache ?? DEFAULT_THREAD_CACHE);
   const events = countHeartbeatSkips(
     new NatsEventSink(messaging, subjects, {
@@ -159,6 +166,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           outbox,
           tracing: options.tracing ?? noopTracing,
           personal,
+          workspace,
           ...(agent.autoMemory
             ? {
                 onInstructionCompleted: (done) =>
@@ -184,6 +192,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       // A loop woken by an input must not stay inside that input's receive span: each cycle picks its own parent.
       runtime: { wake: (agent) => withoutTrace(() => runtime.wake(agent)) },
       notifyHolder: notices.notify,
+      workspaces,
       logger,
     }),
   );

@@ -32,6 +32,10 @@ export type ErrorCode =
   | "schedule_in_definition"
   | "unknown_dlq_entry"
   | "not_replayable"
+  | "invalid_target"
+  | "workflow_not_running"
+  | "not_a_participant"
+  | "post_too_large"
   | "internal";
 
 /** An error the API reports as `{ error: { code, message } }` with `status`. */

@@ -11,12 +11,13 @@ import { defaultPriority, type InboundEnvelope, stamp } from "@moniro/envelopes"
  */
 export function inboundFromBody(agent: string, body: MessageBody, now: number): InboundEnvelope {
   const source = `http:${body.from}`;
+  const context = body.context ?? "personal";
   return {
     ...stamp(now),
     agent,
     source,
-    context: body.context ?? "personal",
-    priority: body.priority ?? defaultPriority(source),
+    context,
+    priority: body.priority ?? defaultPriority(source, context),
     replyTo: source,
     text: body.text,
     attachments: body.attachments ?? [],

@@ -4,26 +4,34 @@ import { issuesOf } from "@moniro/envelopes";
 import { z } from "zod";
 import { HttpError } from "./http-error.js";
 
-const FIELDS: readonly string[] = MESSAGE_BODY_FIELDS;
-
 /** Validates a parsed JSON body; a 400 names each bad field and says what to send. */
 export function parseMessageBody(body: unknown): MessageBody {
+  return parseStrictBody(messageBodySchema, MESSAGE_BODY_FIELDS, body, '{"text": "hello", "from": "alice"}');
+}
+
+/** A strict body schema's parse: a 400 `invalid_body` names each bad field (unknown ones with a "did you mean"). */
+export function parseStrictBody<T extends z.ZodType>(
+  schema: T,
+  fields: readonly string[],
+  body: unknown,
+  example: string,
+): z.output<T> {
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new HttpError(
       400,
       "invalid_body",
-      'request body must be a JSON object like {"text": "hello", "from": "alice"} sent with content-type application/json',
+      `request body must be a JSON object like ${example} sent with content-type application/json`,
     );
   }
-  const result = messageBodySchema.safeParse(body);
+  const result = schema.safeParse(body);
   if (result.success) return result.data;
   const problems = result.error.issues.flatMap((issue) => {
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => {
-        const suggestion = closestKey(key, FIELDS);
+        const suggestion = closestKey(key, fields);
         return {
           path: key,
-          message: `unknown field${suggestion ? `; did you mean '${suggestion}'?` : `; allowed: ${FIELDS.join(", ")}`}`,
+          message: `unknown field${suggestion ? `; did you mean '${suggestion}'?` : `; allowed: ${fields.join(", ")}`}`,
         };
       });
     }
