@@ -6,7 +6,7 @@ import { seatOf } from "./seat-of.js";
 export const teamDocListTool = defineTool({
   name: "team_doc_list",
   description: "The shared documents of this workspace: name, version, size, who wrote last.",
-  input: z.object({}),
+  input: z.object({}).strict(),
   usesWorkspace: false,
   team: true,
   async run(_input, ctx) {

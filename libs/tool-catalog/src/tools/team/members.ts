@@ -5,7 +5,7 @@ import { seatOf } from "./seat-of.js";
 export const teamMembersTool = defineTool({
   name: "team_members",
   description: "The members of this workspace: the name to @mention, their role, and whether they are working now.",
-  input: z.object({}),
+  input: z.object({}).strict(),
   usesWorkspace: false,
   team: true,
   async run(_input, ctx) {
