@@ -117,10 +117,10 @@ describe("team tools through the tool-executor", () => {
       const read = await world.call(world.callEnvelope("read", { path }, { context: "review:main" }));
       expect(read, path).toMatchObject({ isError: true, errorCode: "path-outside-workspace" });
     }
-    const escape = await world.call(
+    const breakout = await world.call(
       world.callEnvelope("exec", { command: "cat ../eve/diary.txt; ls .." }, { context: "review:main" }),
     );
-    expect(escape.content).not.toContain("eve's own");
+    expect(breakout.content).not.toContain("eve's own");
     const stopped = await store.instance("review", "main").stop();
     expect(stopped.stopped).toBe(true);
     const late = await world.call(world.callEnvelope("read", { path: "secret.txt" }, { context: "review:main" }));
