@@ -76,7 +76,7 @@ describe("the services under least-privilege NATS users", () => {
     }
   });
 
-  it("the tool-executor's user cannot forge an input, and the signal-bridge's cannot read MONIRO_IN", async () => {
+  it("the tool-executor's user may push an input (team tools) but not read MONIRO_IN nor write another origin's DLQ; the signal-bridge's cannot read MONIRO_IN", async () => {
     const subjects = createSubjects(stack.namespace);
     let nc: NatsConnection | undefined;
     try {
@@ -86,10 +86,21 @@ describe("the services under least-privilege NATS users", () => {
         pass: passwords["tool-executor"],
         timeout: 2_000,
       });
-      const forged = { ...stamp(), agent: "alice", source: "http:boss", text: "forged" };
-      await expect(
-        jetstream(nc, { timeout: 2_000 }).publish(subjects.in("alice"), JSON.stringify(forged)),
-      ).rejects.toThrow(/permission/i);
+      const js = jetstream(nc, { timeout: 2_000 });
+      // An @mention of channel_send: the executor publishes the member's input (docs/security.md).
+      const mention = {
+        ...stamp(),
+        agent: "alice",
+        source: "ws:review:main",
+        context: "review:main",
+        priority: "immediate",
+        text: "bob: @alice hi",
+      };
+      await expect(js.publish(subjects.in("alice"), JSON.stringify(mention))).resolves.toMatchObject({
+        stream: subjects.streams.in,
+      });
+      await expect(js.consumers.get(subjects.streams.in, "agent-runner")).rejects.toThrow(/permission/i);
+      await expect(js.publish(subjects.dlq("in"), JSON.stringify({ forged: true }))).rejects.toThrow(/permission/i);
       await nc.close();
       nc = await connect({
         servers: server.url,
@@ -97,8 +108,8 @@ describe("the services under least-privilege NATS users", () => {
         pass: passwords["signal-bridge"],
         timeout: 2_000,
       });
-      const js = jetstream(nc, { timeout: 2_000 });
-      await expect(js.consumers.get(subjects.streams.in, "agent-runner")).rejects.toThrow(/permission/i);
+      const bridge = jetstream(nc, { timeout: 2_000 });
+      await expect(bridge.consumers.get(subjects.streams.in, "agent-runner")).rejects.toThrow(/permission/i);
     } finally {
       await nc?.close();
     }

@@ -16,7 +16,8 @@ export type NatsUser = (typeof NATS_USERS)[number];
  * namespace's streams and read replies on `_INBOX.>`; only the gateway may
  * change stream limits or open SSE consumers, only the agent-runner consumes
  * MONIRO_IN, and nobody but the producers of inbound envelopes (gateway,
- * scheduler, signal-bridge) may publish on `<ns>.in.>`. Passwords are the
+ * scheduler, signal-bridge, and the tool-executor for the inputs its team
+ * tools push: @mentions and votes) may publish on `<ns>.in.*`. Passwords are the
  * server's environment variables `passwordVariable(user)` (`$GATEWAY_PASSWORD`…).
  */
 /** What a client of one KV bucket publishes: create and read its stream, put, get, list keys. */
@@ -78,6 +79,8 @@ export function natsAuthorization(namespace: string): string {
       ...registry,
     ],
     "tool-executor": [
+      // Team tools: an @mention or a vote is an input to the member (docs/security.md, "Workspaces").
+      `${ns}.in.*`,
       `${ns}.out.>`,
       `${ns}.sched.*`,
       `${ns}.tool.proc.*`,

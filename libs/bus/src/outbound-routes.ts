@@ -23,8 +23,8 @@ export const STREAM_READ_CHANNELS: readonly string[] = ["http"];
 const REASONS: Record<string, string> = {
   cron: "'cron:' is where scheduled inputs come from, not a place to send to; to be reminded, use the cron tool",
   agent:
-    "'agent:' is not a delivery channel: only a sub-agent and its parent message each other (the agent-runner carries that over the internal channel), a sub-agent's report reaches its parent when its task ends, and agents of a team talk with channel_send",
-  ws: "'ws:' is a workspace channel: post there with channel_send",
+    "agent-to-agent DMs do not exist: agents of a team talk in their workspace channel with channel_send (an @name there wakes that member); a sub-agent's report reaches its parent when its task ends",
+  ws: "'ws:' is a workspace channel, not a message target: post there with channel_send (an @name wakes that member)",
 };
 
 /** Whether `channel` only ever addresses inputs (`cron`, `agent`, `ws`): outbound to it reaches nobody. */

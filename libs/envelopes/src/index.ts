@@ -1,4 +1,5 @@
 export * from "./attachment.js";
+export * from "./batch.js";
 export * from "./common.js";
 export * from "./control.js";
 export * from "./decode.js";

@@ -1,3 +1,4 @@
+export { TEAM_TOOL_NAMES } from "@moniro/config";
 export { allToolSpecs, toolCatalog, toolNames, toolSpec } from "./catalog.js";
 export { compactSchema } from "./compact-schema.js";
 export { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
@@ -24,6 +25,7 @@ export {
   type ProcessStatus,
 } from "./process/process-registry.js";
 export { type RunToolOptions, runTool } from "./run-tool.js";
+export { takeSeat, workspaceOfContext } from "./team/seat.js";
 export {
   defineTool,
   fail,
@@ -32,6 +34,8 @@ export {
   type PeerProcessListing,
   type ProcessPeers,
   type SchedulerOp,
+  type TeamPort,
+  type TeamSeat,
   type ToolContext,
   type ToolDefinition,
   type ToolLogger,

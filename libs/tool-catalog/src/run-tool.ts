@@ -1,13 +1,34 @@
 import { mkdirSync } from "node:fs";
+import { WorkspaceError } from "@moniro/store";
 import { toolCatalog, toolNames } from "./catalog.js";
 import { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
 import { type ResolvedPolicy, resolvePolicy, type ToolPolicy } from "./policy/policy.js";
-import { fail, type ToolContext, type ToolOutcome } from "./tool.js";
+import { takeSeat } from "./team/seat.js";
+import { fail, type ToolContext, type ToolDefinition, type ToolOutcome } from "./tool.js";
 
 function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
   return issues
     .map((issue) => `'${issue.path.length === 0 ? "(input)" : issue.path.map(String).join(".")}': ${issue.message}`)
     .join("; ");
+}
+
+/**
+ * A team tool, or a tool that uses the directory in a workspace context,
+ * runs as a member of a running instance (`ctx.seat`), in the instance's
+ * shared directory; a personal-context call runs as it came. Returns the
+ * refusal outcome when the seat cannot be taken.
+ */
+async function seated(
+  definition: ToolDefinition,
+  ctx: ToolContext,
+): Promise<{ ctx: ToolContext } | { refused: ToolOutcome }> {
+  const usesDirectory = definition.usesWorkspace !== false;
+  if (definition.team !== true && !(usesDirectory && ctx.context !== "personal")) return { ctx };
+  const taken = await takeSeat(ctx, definition.name);
+  if (!taken.ok) return { refused: taken.outcome };
+  const { seat } = taken;
+  const workspace = ctx.team?.directoryOf(seat.workflow, seat.tag) ?? ctx.workspace;
+  return { ctx: { ...ctx, seat, workspace: usesDirectory ? workspace : ctx.workspace } };
 }
 
 export interface RunToolOptions {
@@ -44,12 +65,18 @@ export async function runTool(
   }
   if (ctx.signal.aborted) return fail("canceled", `The '${name}' call was canceled before it started.`);
   try {
+    const seat = await seated(definition, ctx);
+    if ("refused" in seat) return seat.refused;
+    const context = seat.ctx;
     // Synchronous: one mkdir system call (the workspace usually exists), cheaper than a round trip
     // through libuv's thread pool on every call. Never cached: a deleted workspace is made again.
-    if (definition.usesWorkspace !== false) mkdirSync(ctx.workspace, { recursive: true });
-    return await definition.run(parsed.data, ctx);
+    if (definition.usesWorkspace !== false) mkdirSync(context.workspace, { recursive: true });
+    return await definition.run(parsed.data, context);
   } catch (error) {
     if (error instanceof PathOutsideWorkspaceError) return fail("path-outside-workspace", error.message);
+    if (error instanceof WorkspaceError) {
+      return fail(error.code, error.hint === undefined ? error.message : `${error.message}\n${error.hint}`);
+    }
     if (error instanceof SchedulerUnavailableError) {
       return fail("scheduler-unavailable", `${error.message}. Try again later.`, { retryable: true });
     }

@@ -1,9 +1,34 @@
-import type { OutboundEnvelopeInput } from "@moniro/envelopes";
+import type { InboundEnvelope, OutboundEnvelopeInput } from "@moniro/envelopes";
 import type { PersonalContext } from "@moniro/ports";
+import type { NamedMember, Workspace, WorkspaceStore } from "@moniro/store";
 import type { z } from "zod";
 import type { ExecSandbox } from "./exec/sandbox.js";
 import type { ExecLimits } from "./limits.js";
 import type { ProcessRegistry } from "./process/process-registry.js";
+
+/**
+ * What the team tools (and shared directories) need: the workspace store,
+ * a publisher of inbound envelopes (postToChannel's), the agents' states and
+ * where an instance's shared directory is. The executor wires it over Redis
+ * and JetStream; without it a workspace-context call that needs it is refused.
+ */
+export interface TeamPort {
+  store: WorkspaceStore;
+  /** Publishes on `<ns>.in.<agent>`, resolved once durable (JetStream ack). */
+  publishInbound(envelope: InboundEnvelope): Promise<void>;
+  /** The agent's state from its state record (`idle`, `running`, …), or undefined when it has none. */
+  agentState(agent: string): Promise<string | undefined>;
+  /** Absolute path of the instance's shared directory, `<workspacesDir>/<workflow>__<tag>`. */
+  directoryOf(workflow: string, tag: string): string;
+}
+
+/** The member a workspace-context call acts as, checked by runTool (instance running, agent a member). */
+export interface TeamSeat {
+  workflow: string;
+  tag: string;
+  instance: Workspace;
+  member: NamedMember;
+}
 
 /** The minimal logger a tool may use (pino-compatible). */
 export interface ToolLogger {
@@ -39,6 +64,10 @@ export interface ToolContext {
   executorId: string;
   /** Memory, notes, todos and thread history (the context tools use it with `agent`). */
   personal: PersonalContext;
+  /** The workspaces of workflow instances (team tools, shared directories); absent: none are reachable. */
+  team?: TeamPort;
+  /** Set by runTool for a call in a workspace context once membership is checked. */
+  seat?: TeamSeat;
   /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
   publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;
   /** Whether something delivers outbound to `channel` (a bridge consumes it), and if not why. */
@@ -98,6 +127,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * the hot path of `message`). Default true.
    */
   usesWorkspace?: boolean;
+  /** A team tool: only in a workspace context, run with `ctx.seat` set (see TEAM_TOOL_NAMES). */
+  team?: boolean;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

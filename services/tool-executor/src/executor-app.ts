@@ -11,6 +11,7 @@ import { CallHandler } from "./call-handler.js";
 import { CallSlots } from "./call-slots.js";
 import { type ExecutorMetrics, registerExecutorMetrics } from "./executor-metrics.js";
 import { RunningCalls } from "./running-calls.js";
+import { teamPortOver } from "./team-port.js";
 import { startToolExecutor, type ToolExecutor } from "./tool-executor.js";
 
 export interface ExecutorAppOptions {
@@ -73,6 +74,12 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
       redis: options.redis,
       redisPrefix: options.redisPrefix,
       personal: new RedisPersonalContext(options.redis, { prefix: options.redisPrefix }),
+      team: teamPortOver({
+        redis: options.redis,
+        redisPrefix: options.redisPrefix,
+        workspacesRoot,
+        publish: (envelope) => bus.publishDurable(options.subjects.in(envelope.agent), envelope),
+      }),
       // Agent names are validated tokens (no '/' or '..'), so this stays under the root.
       // A sub-agent looks at its parent's workspace (read-only tools only).
       workspaceOf: (agent) => join(workspacesRoot, parentOfChild(agent) ?? agent),

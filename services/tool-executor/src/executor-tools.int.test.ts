@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { decode, type SchedulerReply, schedulerRequestSchema } from "@moniro/envelopes";
+import { RedisWorkspaceStore } from "@moniro/store";
 import { execLimits, toolNames } from "@moniro/tool-catalog";
 import { processesWith, sleepMarker } from "@moniro/tool-catalog/test";
 import type { Msg, Subscription } from "@nats-io/transport-node";
@@ -49,7 +50,14 @@ describe("tool-executor tools over real NATS and Redis", () => {
       fail: Record<string, unknown>;
       errorCode: string;
       hint: string;
+      /** Team tools run as a member of a running instance: `review:main`, where ada and bob are members. */
+      context?: string;
     };
+    await new RedisWorkspaceStore(world.redis.redis, { prefix: world.redis.prefix }).instance("review", "main").start([
+      { name: "ada", agent: "ada", kind: "ref" },
+      { name: "bob", agent: "bob", kind: "ref" },
+    ]);
+    const ws = "review:main";
     const invalid = "Fix these fields and call again.";
     // In order: later calls see what earlier ones did.
     const cases: [string, Case][] = [
@@ -237,16 +245,124 @@ describe("tool-executor tools over real NATS and Redis", () => {
           hint: "'job' is required",
         },
       ],
+      [
+        "channel_send",
+        {
+          context: ws,
+          ok: { text: "@bob check line 42" },
+          shows: "Notified: bob.",
+          fail: { text: "" },
+          errorCode: "invalid-input",
+          hint: invalid,
+        },
+      ],
+      [
+        "channel_read",
+        {
+          context: ws,
+          ok: { last: 1 },
+          shows: "ada: @bob check line 42",
+          fail: { after: "yesterday" },
+          errorCode: "invalid-input",
+          hint: "must be a channel entry id",
+        },
+      ],
+      [
+        "inbox",
+        {
+          context: ws,
+          ok: {},
+          shows: "No unread mentions.",
+          fail: { limit: 0 },
+          errorCode: "invalid-input",
+          hint: invalid,
+        },
+      ],
+      [
+        "inbox_ack",
+        {
+          context: ws,
+          ok: { upTo: "99999999999999-0" },
+          shows: "0 mentions marked read.",
+          fail: {},
+          errorCode: "invalid-input",
+          hint: "exactly one",
+        },
+      ],
+      [
+        "team_members",
+        { context: ws, ok: {}, shows: "@ada (you)", fail: { all: true }, errorCode: "invalid-input", hint: invalid },
+      ],
+      [
+        "team_doc_list",
+        { context: ws, ok: {}, shows: "No documents yet.", fail: { x: 1 }, errorCode: "invalid-input", hint: invalid },
+      ],
+      [
+        "team_doc_write",
+        {
+          context: ws,
+          ok: { name: "plan.md", text: "step 1" },
+          shows: "plan.md is now v1",
+          fail: { name: "plan.md", text: "x", ifVersion: 0 },
+          errorCode: "version_conflict",
+          hint: "read it again",
+        },
+      ],
+      [
+        "team_doc_read",
+        {
+          context: ws,
+          ok: { name: "plan.md" },
+          shows: "plan.md v1 (by ada):\nstep 1",
+          fail: { name: "nope.md" },
+          errorCode: "unknown_document",
+          hint: "documents: plan.md",
+        },
+      ],
+      [
+        "team_proposal_create",
+        {
+          context: ws,
+          ok: { title: "Ship?" },
+          shows: "Proposal p1 created",
+          fail: { title: "" },
+          errorCode: "invalid-input",
+          hint: invalid,
+        },
+      ],
+      [
+        "team_proposal_vote",
+        {
+          context: ws,
+          ok: { id: "p1", option: "yes" },
+          shows: "Voted 'yes' on p1",
+          fail: { id: "p1", option: "maybe" },
+          errorCode: "unknown_option",
+          hint: "vote for one of its options",
+        },
+      ],
+      [
+        "team_proposal_status",
+        {
+          context: ws,
+          ok: { id: "p1" },
+          shows: 'p1 "Ship?": open (1 of 2 voted)',
+          fail: { id: "p7" },
+          errorCode: "unknown_proposal",
+          hint: "has no proposal 'p7'",
+        },
+      ],
     ];
     try {
       expect(cases.map(([tool]) => tool).sort()).toEqual([...toolNames].sort());
       for (const [tool, c] of cases) {
         const input = typeof c.ok === "function" ? c.ok() : c.ok;
-        const done = await world.call(world.callEnvelope(tool, input));
+        const fields = c.context === undefined ? {} : { context: c.context };
+        const done = await world.call(world.callEnvelope(tool, input, fields));
         expect(done, `${tool} ok`).toMatchObject({ isError: false, tool, executorId: executor.executorId });
         expect(done.content, `${tool} ok`).toContain(c.shows);
         if (tool === "todo_add") todoId = (done.data as { id: string }).id;
-        const failed = await world.call(world.callEnvelope(tool, c.fail));
+        const failed = await world.call(world.callEnvelope(tool, c.fail, fields));
         expect(failed, `${tool} error`).toMatchObject({ isError: true, errorCode: c.errorCode });
         expect(failed.content, `${tool} error`).toContain(c.hint);
       }

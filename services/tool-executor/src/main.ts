@@ -66,8 +66,8 @@ try {
   await waitForRedis(redis, starting.signal);
   nats = await connectNats(config, { name: `tool-executor:${executorId}`, logger, signal: starting.signal });
   const subjects = createSubjects(config.MONIRO_NAMESPACE);
-  // `message` publishes to MONIRO_OUT and invalid calls go to MONIRO_DLQ: make sure both exist (idempotent).
-  await ensureStreams(nats, subjects, ["out", "dlq"]);
+  // Team tools publish to MONIRO_IN, `message` to MONIRO_OUT, invalid calls go to MONIRO_DLQ: make sure all exist (idempotent).
+  await ensureStreams(nats, subjects, ["in", "out", "dlq"]);
   const limits = execLimitsOf(config);
   const sandbox = await setUpSandbox({
     limits,

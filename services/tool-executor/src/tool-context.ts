@@ -9,6 +9,7 @@ import {
   type ExecSandbox,
   type ProcessRegistry,
   SchedulerUnavailableError,
+  type TeamPort,
   type ToolContext,
   type ToolLogger,
 } from "@moniro/tool-catalog";
@@ -26,6 +27,8 @@ export interface ToolContextDeps {
   redisPrefix: string;
   /** Memory, notes, todos and history for the context tools. */
   personal: PersonalContext;
+  /** Workflow instances' workspaces (team tools, shared directories); absent: refused in a workspace context. */
+  team?: TeamPort;
   /** `<workspacesDir>/<agent>` is the agent's workspace. */
   workspaceOf(agent: string): string;
   processes: ProcessRegistry;
@@ -89,5 +92,6 @@ export function toolContextFor(
   if (call.replyTo !== undefined) context.replyTo = call.replyTo;
   if (call.inReplyTo !== undefined) context.inReplyTo = call.inReplyTo;
   if (deps.logger !== undefined) context.logger = deps.logger;
+  if (deps.team !== undefined) context.team = deps.team;
   return context;
 }

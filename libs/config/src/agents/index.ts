@@ -27,6 +27,7 @@ export {
   CATALOG_TOOL_NAMES,
   EXTERNAL_TOOL_NAMES,
   PROFILE_NAMES,
+  TEAM_TOOL_NAMES,
   TOOL_PROFILES,
   type ToolProfileName,
 } from "./tool-profiles.js";

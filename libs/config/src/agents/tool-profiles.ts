@@ -1,4 +1,24 @@
 /**
+ * The team tools (a workflow instance's channel, inbox, members, documents
+ * and proposals): they work only in a workspace context (`<workflow>:<tag>`),
+ * for a member of a running instance; the runner offers them to the model
+ * only in workspace-context cycles.
+ */
+export const TEAM_TOOL_NAMES = [
+  "channel_send",
+  "channel_read",
+  "inbox",
+  "inbox_ack",
+  "team_members",
+  "team_doc_list",
+  "team_doc_read",
+  "team_doc_write",
+  "team_proposal_create",
+  "team_proposal_vote",
+  "team_proposal_status",
+] as const;
+
+/**
  * The tools of @moniro/tool-catalog by name, in the order the model sees
  * them. Named here so the `tools:` block of a definition validates without
  * loading the catalog; the catalog's own test checks the two lists agree.
@@ -26,6 +46,7 @@ export const CATALOG_TOOL_NAMES = [
   "history_search",
   "history_read",
   "cron",
+  ...TEAM_TOOL_NAMES,
 ] as const;
 
 /**
@@ -46,9 +67,26 @@ const CONTEXT_READ = [
 const CONTEXT_WRITE = ["memory_write", "memory_delete", "note_write", "todo_add", "todo_done"] as const;
 
 export const TOOL_PROFILES = {
-  full: [...FILES_READ, ...FILES_WRITE, ...COMMANDS, "message", ...CONTEXT_READ, ...CONTEXT_WRITE, "cron"],
-  coding: [...FILES_READ, ...FILES_WRITE, ...COMMANDS, "message", ...CONTEXT_READ, ...CONTEXT_WRITE],
-  messaging: ["message", ...CONTEXT_READ, ...CONTEXT_WRITE, "cron"],
+  full: [
+    ...FILES_READ,
+    ...FILES_WRITE,
+    ...COMMANDS,
+    "message",
+    ...CONTEXT_READ,
+    ...CONTEXT_WRITE,
+    "cron",
+    ...TEAM_TOOL_NAMES,
+  ],
+  coding: [
+    ...FILES_READ,
+    ...FILES_WRITE,
+    ...COMMANDS,
+    "message",
+    ...CONTEXT_READ,
+    ...CONTEXT_WRITE,
+    ...TEAM_TOOL_NAMES,
+  ],
+  messaging: ["message", ...CONTEXT_READ, ...CONTEXT_WRITE, "cron", ...TEAM_TOOL_NAMES],
   /** Sub-agents: look, recall and report back to the parent; change nothing. */
   readonly: [...FILES_READ, "message", ...CONTEXT_READ],
 } as const satisfies Record<string, readonly string[]>;
@@ -57,11 +95,4 @@ export type ToolProfileName = keyof typeof TOOL_PROFILES;
 export const PROFILE_NAMES = Object.keys(TOOL_PROFILES) as ToolProfileName[];
 
 /** Tools other components provide (runner, workflows): valid in allow/deny, not executed here. */
-export const EXTERNAL_TOOL_NAMES = [
-  "skip",
-  "channel_send",
-  "channel_read",
-  "inbox",
-  "team_members",
-  "subagent",
-] as const;
+export const EXTERNAL_TOOL_NAMES = ["skip", "subagent"] as const;

@@ -17,8 +17,10 @@ export interface ChannelPostDeps {
  * The one way anything posts to a workspace channel (the `channel_send` tool,
  * the kickoff, people over HTTP): the post is stored first, then each
  * @mentioned member gets an `immediate` input from `ws:<workflow>:<tag>` in
- * context `<workflow>:<tag>`, its text `<from>: <text>`. A post without a
- * mention wakes nobody. Mentions of non-members come back in `unreached`.
+ * context `<workflow>:<tag>`, its text `<from>: <text>`. The input goes to
+ * the member's agent (an inline member `helper` is the agent
+ * `<workflow>__<tag>__helper`). A post without a mention wakes nobody.
+ * Mentions of non-members come back in `unreached`.
  */
 export async function postToChannel(
   deps: ChannelPostDeps,
@@ -27,12 +29,14 @@ export async function postToChannel(
 ): Promise<PostResult> {
   const result = await workspace.instance.channel.post(post);
   const now = deps.now ?? Date.now;
+  if (result.mentions.length === 0) return result;
   const source = workspaceSource(workspace.workflow, workspace.tag);
+  const agents = new Map((await workspace.instance.members()).map((member) => [member.name, member.agent]));
   await Promise.all(
     result.mentions.map((member) =>
       deps.publish({
         ...stamp(now()),
-        agent: member,
+        agent: agents.get(member) ?? member,
         source,
         context: workspaceContext(workspace.workflow, workspace.tag),
         priority: "immediate",

@@ -7,7 +7,7 @@ import { InMemoryPersonalContext } from "@moniro/ports/test";
 import { detectSandbox, type ExecSandbox } from "../exec/sandbox.js";
 import { type ExecLimitsInput, execLimits } from "../limits.js";
 import { ProcessRegistry } from "../process/process-registry.js";
-import type { SchedulerOp, ToolContext } from "../tool.js";
+import type { SchedulerOp, TeamPort, ToolContext } from "../tool.js";
 
 export interface TestToolContext extends ToolContext {
   /** Envelopes given to publishOutbound, in order. */
@@ -33,6 +33,8 @@ export interface TestToolContextOptions {
   network?: boolean;
   /** Channels no bridge serves, with the reason `checkOutbound` gives (every other channel is served). */
   unserved?: Record<string, string>;
+  /** Workflow instances' workspaces (team tools, shared directories); default none. */
+  team?: TeamPort;
   /** The scheduler's answer (value or function); throw to simulate no scheduler. */
   scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
 }
@@ -77,6 +79,7 @@ export function testToolContext(options: TestToolContextOptions = {}): TestToolC
     abort,
   };
   if (options.network !== undefined) context.network = options.network;
+  if (options.team !== undefined) context.team = options.team;
   if (options.replyTo !== undefined) context.replyTo = options.replyTo;
   if (options.inReplyTo !== undefined) context.inReplyTo = options.inReplyTo;
   return context;

@@ -14,6 +14,11 @@ import { readTool } from "./files/read.js";
 import { writeTool } from "./files/write.js";
 import { messageTool } from "./message.js";
 import { processTool } from "./process.js";
+import { channelReadTool, channelSendTool } from "./team/channel.js";
+import { teamDocListTool, teamDocReadTool, teamDocWriteTool } from "./team/documents.js";
+import { inboxAckTool, inboxTool } from "./team/inbox.js";
+import { teamMembersTool } from "./team/members.js";
+import { teamProposalCreateTool, teamProposalStatusTool, teamProposalVoteTool } from "./team/proposals.js";
 
 /** Every catalog tool, in the order the model sees them. */
 export const catalogTools: readonly ToolDefinition[] = [
@@ -39,4 +44,15 @@ export const catalogTools: readonly ToolDefinition[] = [
   historySearchTool,
   historyReadTool,
   cronTool,
+  channelSendTool,
+  channelReadTool,
+  inboxTool,
+  inboxAckTool,
+  teamMembersTool,
+  teamDocListTool,
+  teamDocReadTool,
+  teamDocWriteTool,
+  teamProposalCreateTool,
+  teamProposalVoteTool,
+  teamProposalStatusTool,
 ];

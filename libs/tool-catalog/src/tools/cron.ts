@@ -30,6 +30,7 @@ export const cronTool = defineTool({
     every_seconds: z.number().int().min(1).optional(),
     tz: z.string().optional().describe("IANA zone for cron"),
   }),
+  usesWorkspace: false,
   async run(input, ctx) {
     if (input.action !== "list") {
       if (input.job === undefined || !NAME_PATTERN.test(input.job)) {

@@ -26,24 +26,8 @@ const MESSAGE_TOOL_SPEC = specsForPolicy({ allow: ["message"] })[0] as LlmToolSp
 /** The tools every agent has: `message` (from the catalog) and `skip`. */
 export const CORE_TOOL_SPECS: readonly LlmToolSpec[] = [MESSAGE_TOOL_SPEC, SKIP_TOOL_SPEC];
 
-/**
- * The team tools (issue 14; the tool catalog builds them): offered to the
- * model only in a cycle that works in a workspace the agent is a member of
- * (`LoopSettings.workspaceTools`), never in personal context.
- */
-export const TEAM_TOOL_NAMES = [
-  "channel_send",
-  "channel_read",
-  "inbox",
-  "inbox_ack",
-  "team_members",
-  "team_doc_list",
-  "team_doc_read",
-  "team_doc_write",
-  "team_proposal_create",
-  "team_proposal_vote",
-  "team_proposal_status",
-] as const;
+/** The team tools (`@moniro/config`): offered only in workspace-context cycles (`LoopSettings.workspaceTools`). */
+export { TEAM_TOOL_NAMES } from "@moniro/config";
 
 export class ToolPolicyError extends Error {
   override readonly name = "ToolPolicyError";

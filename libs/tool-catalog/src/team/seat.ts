@@ -1,0 +1,52 @@
+import { notAParticipant, parentOfChild, refusalText, workflowNotRunning } from "@moniro/envelopes";
+import { fail, type TeamSeat, type ToolContext, type ToolOutcome } from "../tool.js";
+
+export type SeatResult = { ok: true; seat: TeamSeat } | { ok: false; outcome: ToolOutcome };
+
+/** `<workflow>:<tag>` → its two names; undefined for `personal`. */
+export function workspaceOfContext(context: string): { workflow: string; tag: string } | undefined {
+  const at = context.indexOf(":");
+  if (context === "personal" || at <= 0) return undefined;
+  return { workflow: context.slice(0, at), tag: context.slice(at + 1) };
+}
+
+/**
+ * The member a call in a workspace context acts as: the instance must be
+ * running and the calling agent (a sub-agent: its parent) one of its members.
+ * Read from the Redis workspace state on every call, so a stopped instance
+ * or a removed member is refused at once. The refusals are the seed's texts.
+ */
+export async function takeSeat(ctx: ToolContext, tool: string): Promise<SeatResult> {
+  const names = workspaceOfContext(ctx.context);
+  if (names === undefined) {
+    return {
+      ok: false,
+      outcome: fail(
+        "not-in-workspace",
+        `'${tool}' works only in a workspace: this call runs in your personal context. Team tools are for work you do as a member of a running workflow instance (an input from 'ws:<workflow>:<tag>').`,
+      ),
+    };
+  }
+  if (ctx.team === undefined) {
+    return {
+      ok: false,
+      outcome: fail(
+        "workspace-unavailable",
+        `'${tool}' cannot reach workspace ${ctx.context}: this tool executor has no workspace store.`,
+        { retryable: true },
+      ),
+    };
+  }
+  const { workflow, tag } = names;
+  const instance = ctx.team.store.instance(workflow, tag);
+  const state = await instance.state();
+  if (state === null || state.status !== "running") {
+    return { ok: false, outcome: fail("workflow_not_running", refusalText(workflowNotRunning(workflow, tag))) };
+  }
+  const agent = parentOfChild(ctx.agent) ?? ctx.agent;
+  const member = state.members.find((candidate) => candidate.agent === agent);
+  if (member === undefined) {
+    return { ok: false, outcome: fail("not_a_member", refusalText(notAParticipant(agent, workflow))) };
+  }
+  return { ok: true, seat: { workflow, tag, instance, member } };
+}
