@@ -34,6 +34,8 @@ export const workspaceMemberSchema = z.object({
   agent: nameSchema,
   kind: z.enum(["ref", "inline"]),
   role: z.string().max(200).optional(),
+  /** A ref entry's `prompt.append`: added to the agent's system prompt while it works in this workspace. */
+  promptAppend: z.string().optional(),
 });
 export type WorkspaceMember = z.infer<typeof workspaceMemberSchema>;
 

@@ -48,7 +48,11 @@ describe("the agent registry in NATS KV", () => {
 
     const created = await one.put("alice", { model: "claude-sonnet-4-5", soul: "kind" }, { source: "api" });
     expect(created.created).toBe(true);
-    expect(created.record).toMatchObject({ name: "alice", source: "api", definition: { name: "alice", soul: { text: "kind" } } });
+    expect(created.record).toMatchObject({
+      name: "alice",
+      source: "api",
+      definition: { name: "alice", soul: { text: "kind" } },
+    });
     await until(() => two.get("alice")?.revision === created.record.revision);
     expect(two.get("alice")?.definition.model).toBe("claude-sonnet-4-5");
 

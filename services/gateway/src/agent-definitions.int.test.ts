@@ -120,7 +120,10 @@ describe("agent definitions over HTTP", () => {
 
     const copy = await send(g, "POST", "/v1/agents", { name: "dave", from: "carol", definition: { model: "m2" } });
     expect(copy.status).toBe(201);
-    expect(await copy.json()).toMatchObject({ name: "dave", definition: { name: "dave", model: "m2", soul: { text: "calm" } } });
+    expect(await copy.json()).toMatchObject({
+      name: "dave",
+      definition: { name: "dave", model: "m2", soul: { text: "calm" } },
+    });
     const badFrom = await errorOf(await send(g, "POST", "/v1/agents", { name: "erin", from: "nobody" }));
     expect(badFrom).toMatchObject({ status: 404, code: "unknown_agent" });
 

@@ -35,6 +35,7 @@ import { type PairingClient, pairingRouter } from "./routes/pairing.js";
 import { personalContextRouter } from "./routes/personal-context.js";
 import { schedulesRouter } from "./routes/schedules.js";
 import { statusRouter } from "./routes/status.js";
+import { workflowsRouter } from "./routes/workflows.js";
 
 export interface GatewayAppOptions {
   /**
@@ -74,6 +75,8 @@ export interface GatewayAppOptions {
   dlq?: { queue: DeadLetterQueue; subjects: Subjects };
   /** `GET /v1/status`; absent without. */
   probes?: ServiceProbes;
+  /** Workflows and their instances (`/v1/workflows…`); absent without. */
+  workflows?: Omit<Parameters<typeof workflowsRouter>[0], "heartbeatMs">;
 }
 
 /** Counts every answered request under its route pattern (`/v1/agents/:agent/messages`), never the raw path. */
@@ -141,6 +144,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
       agentDefinitionsRouter({ registry: options.definitions, inspector: options.inspector, logger: options.logger }),
     );
   }
+  if (options.workflows) app.use(workflowsRouter({ ...options.workflows, heartbeatMs: options.heartbeatMs }));
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
   if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));

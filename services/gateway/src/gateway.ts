@@ -5,7 +5,7 @@ import { connectNats, createBus, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { AgentRegistry, syncAgentsDir } from "@moniro/registry";
 import type { RedisClient } from "@moniro/store";
-import { ChildRecords, connectRedis, RedisPersonalContext } from "@moniro/store";
+import { ChildRecords, connectRedis, RedisPersonalContext, RedisWorkspaceStore } from "@moniro/store";
 import type { Logger, Registry, Telemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { registryCatalog, registryHookCatalog } from "./agents/registry-catalog.js";
@@ -24,7 +24,12 @@ import { natsPairingClient } from "./nats/pairing-client.js";
 import { natsSchedulerClient } from "./nats/scheduler-client.js";
 import { natsServiceProbes } from "./nats/service-probes.js";
 import { streamLimitsOf } from "./nats/stream-limits-config.js";
+import { answerWorkflowRequests } from "./nats/workflow-responder.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
+import { AgentStateCleanup } from "./workflows/agent-state-cleanup.js";
+import { InstanceLock } from "./workflows/instance-lock.js";
+import { WorkflowInstances } from "./workflows/workflow-instances.js";
+import { WorkflowSource } from "./workflows/workflow-source.js";
 
 /** How long `GET /v1/status` waits to tell a listening service (runner, tool-executor) from none. */
 const STATUS_LISTEN_MS = 250;
@@ -60,6 +65,19 @@ export async function startGateway(options: {
   const hooks = registryHookCatalog(registryLink, { env: options.env ?? process.env, logger });
   let registry: AgentRegistry | undefined;
   let sync: Awaited<ReturnType<typeof syncAgentsDir>> | undefined;
+  let workflowResponder: { unsubscribe(): void } | undefined;
+  const publisher = natsInboundPublisher(link, subjects);
+  // Workflow instances (docs/workflows.md): definitions from MONIRO_WORKFLOWS_DIR, state in Redis.
+  const workspaces = new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX });
+  const instances = new WorkflowInstances({
+    source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger),
+    registry: () => registryLink.get(),
+    store: workspaces,
+    lock: new InstanceLock(redis, config.MONIRO_REDIS_PREFIX),
+    cleanup: new AgentStateCleanup(redis, config.MONIRO_REDIS_PREFIX),
+    publish: (envelope) => publisher.publish(envelope),
+    logger,
+  });
 
   const app = createGatewayApp({
     auth: {
@@ -73,7 +91,7 @@ export async function startGateway(options: {
     agents,
     definitions: registryLink,
     hooks: { catalog: hooks, bodyLimitBytes: config.MONIRO_GATEWAY_HOOK_BODY_LIMIT },
-    publisher: natsInboundPublisher(link, subjects),
+    publisher,
     control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     pairing: natsPairingClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     streams: natsAgentStreamSource({ link, subjects, logger }),
@@ -86,6 +104,7 @@ export async function startGateway(options: {
       listenMs: STATUS_LISTEN_MS,
     }),
     personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
+    workflows: { instances, store: workspaces },
     readiness: {
       nats: () => link.check(),
       registry: async () => registryLink.check(),
@@ -147,6 +166,7 @@ export async function startGateway(options: {
       sync = await syncAgentsDir(registry, config.MONIRO_AGENTS_DIR, { logger });
       stopping.signal.throwIfAborted();
       registryLink.set(registry);
+      workflowResponder = answerWorkflowRequests({ nc, subjects, instances, logger });
       logger.info({ agents: registry.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
     } catch (error) {
       await nc.close().catch(() => undefined);
@@ -169,6 +189,7 @@ export async function startGateway(options: {
         server.closeAllConnections();
       });
       await connected.catch(() => undefined);
+      workflowResponder?.unsubscribe();
       sync?.close();
       registry?.close();
       await link.close();

@@ -28,11 +28,15 @@ export async function postToChannel(
   const result = await workspace.instance.channel.post(post);
   const now = deps.now ?? Date.now;
   const source = workspaceSource(workspace.workflow, workspace.tag);
+  // A member's name is what others @mention; the agent doing the work differs for inline agents
+  // (`<workflow>__<tag>__<key>`), so the input goes to the member's agent.
+  const members = result.mentions.length > 0 ? await workspace.instance.members() : [];
+  const agentOf = new Map(members.map((member) => [member.name, member.agent]));
   await Promise.all(
     result.mentions.map((member) =>
       deps.publish({
         ...stamp(now()),
-        agent: member,
+        agent: agentOf.get(member) ?? member,
         source,
         context: workspaceContext(workspace.workflow, workspace.tag),
         priority: "immediate",

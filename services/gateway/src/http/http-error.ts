@@ -32,6 +32,22 @@ export type ErrorCode =
   | "schedule_in_definition"
   | "unknown_dlq_entry"
   | "not_replayable"
+  | "unknown_workflow"
+  | "unknown_instance"
+  | "bad_tag"
+  | "unresolved"
+  | "unknown_variable"
+  | "missing_variable"
+  | "setup_failed"
+  | "instance_busy"
+  | "workflow_not_running"
+  | "not_a_member"
+  | "post_too_large"
+  | "empty_post"
+  | "workspace_running"
+  | "bad_member"
+  | "bad_instance"
+  | "bad_cursor"
   | "internal";
 
 /** An error the API reports as `{ error: { code, message } }` with `status`. */
