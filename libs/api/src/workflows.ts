@@ -240,9 +240,9 @@ export const workflows = {
   listWorkflowInstances,
   startWorkflowInstance,
   getWorkflowInstance,
-  stopWorkflowInstance,
   postWorkflowChannel,
   streamWorkflowChannel,
+  stopWorkflowInstance,
 } as const;
 
 /** Routes of this area (see README.md for which area holds what). */
