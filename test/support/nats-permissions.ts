@@ -61,6 +61,8 @@ export function natsAuthorization(namespace: string): string {
       `${api}.CONSUMER.DELETE.${OUT}.*`,
       `${api}.CONSUMER.MSG.NEXT.${OUT}.*`,
       `${api}.CONSUMER.LIST.${OUT}`,
+      // Replies to workflow requests (`<ns>.wf.*`).
+      "_INBOX.>",
     ],
     "agent-runner": [
       `${ns}.out.>`,
@@ -103,7 +105,7 @@ export function natsAuthorization(namespace: string): string {
     ],
   };
   const subscribe: Record<NatsUser, string[]> = {
-    gateway: [`${ns}.evt.*.*`],
+    gateway: [`${ns}.evt.*.*`, `${ns}.wf.*`],
     "agent-runner": [`${ns}.ctl.*`, `${ns}.runner.input.*`],
     "tool-executor": [`${ns}.tool.>`],
     scheduler: [`${ns}.sched.*`],
