@@ -28,6 +28,7 @@ const ORDER = [
   "workspace-channel",
   "prompt-assembly",
   "registry",
+  "workflow-start",
 ];
 
 function moduleName(file: string): string {
