@@ -69,14 +69,20 @@ describe("moniro workflow commands against a running stack", () => {
   it("start, ps, stop: idempotent, and errors name what is wrong", async () => {
     const started = await moniro(["start", "review", "--tag", "pr-1", "--var", "pr=1"]);
     expect(started).toMatchObject({ code: 0, stderr: "" });
-    expect(started.stdout).toContain("review:pr-1: started\n  @alice  ref, reviewer\n  @helper (review__pr-1__helper)  inline");
+    expect(started.stdout).toContain(
+      "review:pr-1: started\n  @alice  ref, reviewer\n  @helper (review__pr-1__helper)  inline",
+    );
     expect((await moniro(["start", "review", "--tag", "pr-1"])).stdout).toMatch(/^review:pr-1: already running/);
 
     const ps = JSON.parse((await moniro(["ps", "-o", "json"])).stdout) as { instances: Array<{ instance: string }> };
     expect(ps.instances.map((instance) => instance.instance)).toEqual(["review:pr-1"]);
-    expect((await moniro(["ps"])).stdout).toMatch(/^INSTANCE\s+STATUS\s+MEMBERS\s+STARTED\nreview:pr-1\s+running\s+alice,helper /);
+    expect((await moniro(["ps"])).stdout).toMatch(
+      /^INSTANCE\s+STATUS\s+MEMBERS\s+STARTED\nreview:pr-1\s+running\s+alice,helper /,
+    );
 
-    expect((await moniro(["stop", "review", "--tag", "pr-1"])).stdout).toBe("review:pr-1: stopped (workspace discarded)\n");
+    expect((await moniro(["stop", "review", "--tag", "pr-1"])).stdout).toBe(
+      "review:pr-1: stopped (workspace discarded)\n",
+    );
     expect((await moniro(["stop", "review", "--tag", "pr-1"])).stdout).toBe("review:pr-1: not running\n");
     expect((await api("GET", "/v1/agents/review__pr-1__helper/definition")).status).toBe(404);
 
@@ -96,7 +102,10 @@ describe("moniro workflow commands against a running stack", () => {
     let stdout = "";
     child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    await eventually(() => stdout.includes("workflow:review: @alice please review PR 1"), "the kickoff on `moniro run`");
+    await eventually(
+      () => stdout.includes("workflow:review: @alice please review PR 1"),
+      "the kickoff on `moniro run`",
+    );
     expect(stdout).toMatch(/^review:live: started \(Ctrl-C stops it\)\n/);
 
     // A runner restart mid-workflow: the instance and its channel live in Redis, not in a runner.
