@@ -156,12 +156,14 @@ export const startWorkflowInstance = defineRoute({
     200: { description: "already running: left as it was", schema: startInstanceResultSchema },
     201: { description: "started", schema: startInstanceResultSchema },
     400: error(
-      "bad body, tag or variables (`invalid_body`, `bad_tag`, `unknown_variable`, `missing_variable`), a ref to no agent (`unresolved`), or a step that cannot run (`setup_failed`)",
+      "bad body, tag or variables (`invalid_body`, `bad_tag`, `unknown_variable`, `missing_variable`), a ref to no agent (`unresolved`), or a setup step that failed (`setup_failed`; the message has its output)",
     ),
     401: UNAUTHORIZED,
     404: UNKNOWN_WORKFLOW,
     409: error("another start or stop of this instance is under way (`instance_busy`): retry"),
-    503: UNAVAILABLE,
+    503: error(
+      "Redis or NATS cannot be reached, or the workflow has setup steps and no tool-executor answered (`executor_unavailable`); retry after `Retry-After`",
+    ),
   },
 });
 

@@ -70,6 +70,8 @@ export function createSubjects(namespace = "moniro") {
     /** Workflow instances: request/reply answered by the gateways (queue group `gateway`), workflowRequestSchemas. */
     wf: (op: "start" | "stop" | "get" | "list") => `${ns}.wf.${op}`,
     wfAll: `${ns}.wf.*`,
+    /** A workflow instance's shared directory on the tool-executors: request/reply (workspaceFilesRequestSchema). */
+    wsFiles: `${ns}.ws.files`,
     /** Pairing of unknown Signal senders: request/reply answered by the signal-bridge (pairingRequestSchema). */
     signalPairing: `${ns}.signal.pairing`,
     dlq: (origin: string) => `${ns}.dlq.${token(origin, "origin")}`,

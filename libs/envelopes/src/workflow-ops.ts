@@ -29,3 +29,34 @@ export const workflowReplySchema = z.union([
   }),
 ]);
 export type WorkflowReply = z.infer<typeof workflowReplySchema>;
+
+/**
+ * `<ns>.ws.files` (gateway → a tool-executor, queue group `tool-executor`): the
+ * shared directory `<MONIRO_WORKSPACES_DIR>/<workflow>__<tag>` of an instance.
+ * `setup` creates it and runs the steps in it, in order, sandboxed like `exec`
+ * (no network); the first failing step (non-zero exit, timeout) ends it and the
+ * directory is removed again. `remove` deletes the directory (an ephemeral stop).
+ */
+export const workspaceFilesRequestSchema = z.discriminatedUnion("op", [
+  z.strictObject({
+    op: z.literal("setup"),
+    workflow: nameSchema,
+    tag: nameSchema,
+    steps: z.array(z.strictObject({ shell: z.string().min(1), as: z.string().optional() })).max(50),
+  }),
+  z.strictObject({ op: z.literal("remove"), workflow: nameSchema, tag: nameSchema }),
+]);
+export type WorkspaceFilesRequest = z.input<typeof workspaceFilesRequestSchema>;
+
+export const workspaceFilesReplySchema = z.union([
+  /** `outputs`: each `as:` step's output (trailing newline trimmed). */
+  z.object({ ok: z.literal(true), outputs: z.record(z.string(), z.string()) }),
+  z.object({
+    ok: z.literal(false),
+    /** Index of the failing step (absent when the request itself was refused). */
+    step: z.number().int().optional(),
+    message: z.string(),
+    output: z.string().optional(),
+  }),
+]);
+export type WorkspaceFilesReply = z.infer<typeof workspaceFilesReplySchema>;

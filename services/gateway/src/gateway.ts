@@ -25,6 +25,7 @@ import { natsSchedulerClient } from "./nats/scheduler-client.js";
 import { natsServiceProbes } from "./nats/service-probes.js";
 import { streamLimitsOf } from "./nats/stream-limits-config.js";
 import { answerWorkflowRequests } from "./nats/workflow-responder.js";
+import { natsWorkspaceFiles } from "./nats/workspace-files-client.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 import { AgentStateCleanup } from "./workflows/agent-state-cleanup.js";
 import { InstanceLock } from "./workflows/instance-lock.js";
@@ -75,6 +76,7 @@ export async function startGateway(options: {
     store: workspaces,
     lock: new InstanceLock(redis, config.MONIRO_REDIS_PREFIX),
     cleanup: new AgentStateCleanup(redis, config.MONIRO_REDIS_PREFIX),
+    files: natsWorkspaceFiles(link, subjects),
     publish: (envelope) => publisher.publish(envelope),
     logger,
   });

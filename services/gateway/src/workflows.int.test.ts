@@ -190,9 +190,10 @@ describe("workflow instances", () => {
       code: "unresolved",
       message: expect.stringContaining("no agent 'carol' is defined"),
     });
+    // Setup steps run on a tool-executor: none runs here.
     expect(await errorOf(await send(g, "POST", "/v1/workflows/setup/instances", {}))).toMatchObject({
-      status: 400,
-      code: "setup_failed",
+      status: 503,
+      code: "executor_unavailable",
     });
     const instances = (await (await g.fetch("/v1/workflows/instances")).json()) as { instances: unknown[] };
     expect(instances.instances).toEqual([]);

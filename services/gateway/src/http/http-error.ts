@@ -39,6 +39,7 @@ export type ErrorCode =
   | "unknown_variable"
   | "missing_variable"
   | "setup_failed"
+  | "executor_unavailable"
   | "instance_busy"
   | "workflow_not_running"
   | "not_a_member"

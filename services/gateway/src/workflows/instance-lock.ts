@@ -24,7 +24,7 @@ export class InstanceLock {
   async run<T>(workflow: string, tag: string, work: () => Promise<T>): Promise<T> {
     const key = this.key(workflow, tag);
     const token = randomUUID();
-    const leaseMs = this.options.leaseMs ?? 120_000;
+    const leaseMs = this.options.leaseMs ?? 600_000;
     const deadline = Date.now() + (this.options.waitMs ?? 2_000);
     for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
       if ((await this.redis.set(key, token, "PX", leaseMs, "NX")) === "OK") break;

@@ -24,12 +24,24 @@ import type { AgentStateCleanup } from "./agent-state-cleanup.js";
 import type { InstanceLock } from "./instance-lock.js";
 import type { WorkflowSet, WorkflowSource } from "./workflow-source.js";
 
+/** The shared directories of instances, on the tool-executors (`<ns>.ws.files`). */
+export interface WorkspaceFiles {
+  /** Creates the directory and runs the steps in it; the `as:` outputs. Throws `setup_failed` (removing the directory). */
+  setup(
+    workflow: string,
+    tag: string,
+    steps: ReadonlyArray<{ shell: string; as?: string | undefined }>,
+  ): Promise<Record<string, string>>;
+  remove(workflow: string, tag: string): Promise<void>;
+}
+
 export interface WorkflowInstancesDeps {
   source: Pick<WorkflowSource, "load">;
   registry: () => Promise<AgentRegistry>;
   store: WorkspaceStore;
   lock: Pick<InstanceLock, "run">;
   cleanup: Pick<AgentStateCleanup, "removeAgent" | "removeThread">;
+  files: WorkspaceFiles;
   /** Publishes an inbound envelope durably (the kickoff's and the channel's @mentions). */
   publish(envelope: InboundEnvelope): Promise<void>;
   logger: GatewayLogger;
@@ -166,23 +178,26 @@ export class WorkflowInstances {
           .filter((record) => record.source !== "workflow")
           .map((record) => [record.name, definitionOf(record)]),
       );
-      let kickoff: string | undefined;
       let resolved: ReturnType<typeof resolveWorkflowInstance>;
       try {
         resolved = resolveWorkflowInstance(workflow, agents, tag);
-        const values = kickoffValues(workflow, tag, input.variables ?? {});
-        if (workflow.setup.length > 0) {
-          throw new HttpError(
-            400,
-            "setup_failed",
-            `workflow '${name}' (${workflow.file}) has ${workflow.setup.length} setup step(s): running setup steps is not supported yet; remove 'setup' and give the values as variables instead`,
-          );
-        }
-        if (workflow.kickoff !== undefined) kickoff = renderKickoff(workflow.kickoff, values);
+        kickoffValues(workflow, tag, input.variables ?? {});
       } catch (error) {
         if (error instanceof WorkflowInstanceError) throw instanceError(error);
-        if (error instanceof Error && error.name === "KickoffVariableError")
+        throw error;
+      }
+      // Setup first: a failing step (the executor removes the directory) leaves nothing else to undo.
+      const outputs = workflow.setup.length > 0 ? await this.deps.files.setup(name, tag, workflow.setup) : {};
+      let kickoff: string | undefined;
+      try {
+        const values = kickoffValues(workflow, tag, input.variables ?? {}, outputs);
+        if (workflow.kickoff !== undefined) kickoff = renderKickoff(workflow.kickoff, values);
+      } catch (error) {
+        if (workflow.setup.length > 0) await this.removeFiles(name, tag);
+        if (error instanceof WorkflowInstanceError) throw instanceError(error);
+        if (error instanceof Error && error.name === "KickoffVariableError") {
           throw new HttpError(400, "missing_variable", error.message);
+        }
         throw error;
       }
       const inline = resolved.agents.filter((agent) => agent.kind === "inline");
@@ -223,6 +238,7 @@ export class WorkflowInstances {
           "workflow start failed; undoing it",
         );
         await this.undo(workspace, stored && !resolved.persistent, registered, existing !== null);
+        if (workflow.setup.length > 0 && (!resolved.persistent || existing === null)) await this.removeFiles(name, tag);
         throw workspaceHttpError(error);
       }
     });
@@ -238,6 +254,16 @@ export class WorkflowInstances {
     await Promise.allSettled(registered.map((agent) => this.removeInline(registry, agent)));
     await workspace.stop().catch(() => undefined);
     if (discard || !hadState) await workspace.discard().catch(() => undefined);
+  }
+
+  /** Removes the shared directory on the executors; a failure is logged (nothing else depends on it). */
+  private async removeFiles(workflow: string, tag: string): Promise<void> {
+    await this.deps.files.remove(workflow, tag).catch((error: unknown) => {
+      this.deps.logger.warn(
+        { instance: `${workflow}:${tag}`, err: (error as Error)?.message },
+        "workspace directory not removed",
+      );
+    });
   }
 
   private async removeInline(registry: AgentRegistry, agent: string): Promise<void> {
@@ -280,6 +306,7 @@ export class WorkflowInstances {
             .map((member) => this.deps.cleanup.removeThread(member.agent, context)),
         );
         await workspace.discard();
+        await this.removeFiles(name, tag);
         result.discarded = true;
       }
       this.deps.logger.info({ instance: result.instance, discarded: result.discarded }, "workflow instance stopped");
