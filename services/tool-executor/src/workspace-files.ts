@@ -14,7 +14,7 @@ const decoder = new TextDecoder();
 export const sharedDirectory = (root: string, workflow: string, tag: string): string =>
   join(resolve(root), `${workflow}__${tag}`);
 
-/** Creates the shared directory and runs the setup steps in it, sandboxed like `exec`; undoes the directory on failure. */
+/** Creates the shared directory and runs the setup steps in it, sandboxed like `exec`; a directory it created is removed on failure. */
 export async function runSetup(
   deps: { workspacesDir: string; limits: ExecLimits; sandbox: ExecSandbox },
   request: { workflow: string; tag: string; steps: ReadonlyArray<{ shell: string; as?: string | undefined }> },
@@ -26,7 +26,8 @@ export async function runSetup(
       message: `setup steps need the exec sandbox, which is unavailable here: ${deps.sandbox.reason}`,
     };
   }
-  await mkdir(dir, { recursive: true });
+  // A kept (persistent) instance's directory is used again, and never removed by a failing step.
+  const created = (await mkdir(dir, { recursive: true })) !== undefined;
   await handToCommandUser(deps.limits, resolve(deps.workspacesDir), dir);
   const outputs: Record<string, string> = {};
   for (const [index, step] of request.steps.entries()) {
@@ -39,7 +40,7 @@ export async function runSetup(
     const failed =
       result.spawnError !== undefined || result.timedOut || result.exitCode !== 0 || result.signal !== null;
     if (failed) {
-      await rm(dir, { recursive: true, force: true });
+      if (created) await rm(dir, { recursive: true, force: true });
       const why =
         result.spawnError !== undefined
           ? `could not start bash: ${result.spawnError}`

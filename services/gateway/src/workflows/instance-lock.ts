@@ -21,10 +21,15 @@ export class InstanceLock {
     return `${this.prefix}{w:${workflow}:${tag}}:lifecycle`;
   }
 
-  async run<T>(workflow: string, tag: string, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` holding the lock; `leaseMs` bounds how long a crashed holder keeps others out. */
+  async run<T>(
+    workflow: string,
+    tag: string,
+    work: () => Promise<T>,
+    leaseMs = this.options.leaseMs ?? 60_000,
+  ): Promise<T> {
     const key = this.key(workflow, tag);
     const token = randomUUID();
-    const leaseMs = this.options.leaseMs ?? 600_000;
     const deadline = Date.now() + (this.options.waitMs ?? 2_000);
     for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
       if ((await this.redis.set(key, token, "PX", leaseMs, "NX")) === "OK") break;

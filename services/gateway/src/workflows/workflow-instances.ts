@@ -167,81 +167,89 @@ export class WorkflowInstances {
     const tag = input.tag ?? DEFAULT_TAG;
     const workflow = await this.workflow(name);
     this.checkNames(name, tag);
-    return this.deps.lock.run(name, tag, async () => {
-      const workspace = this.deps.store.instance(name, tag);
-      const existing = await workspace.state();
-      if (existing?.status === "running") return { started: false, instance: view(existing) };
-      const registry = await this.deps.registry();
-      const agents = new Map<string, AgentDefinition>(
-        registry
-          .list()
-          .filter((record) => record.source !== "workflow")
-          .map((record) => [record.name, definitionOf(record)]),
-      );
-      let resolved: ReturnType<typeof resolveWorkflowInstance>;
-      try {
-        resolved = resolveWorkflowInstance(workflow, agents, tag);
-        kickoffValues(workflow, tag, input.variables ?? {});
-      } catch (error) {
-        if (error instanceof WorkflowInstanceError) throw instanceError(error);
-        throw error;
-      }
-      // Setup first: a failing step (the executor removes the directory) leaves nothing else to undo.
-      const outputs = workflow.setup.length > 0 ? await this.deps.files.setup(name, tag, workflow.setup) : {};
-      let kickoff: string | undefined;
-      try {
-        const values = kickoffValues(workflow, tag, input.variables ?? {}, outputs);
-        if (workflow.kickoff !== undefined) kickoff = renderKickoff(workflow.kickoff, values);
-      } catch (error) {
-        if (workflow.setup.length > 0) await this.removeFiles(name, tag);
-        if (error instanceof WorkflowInstanceError) throw instanceError(error);
-        if (error instanceof Error && error.name === "KickoffVariableError") {
-          throw new HttpError(400, "missing_variable", error.message);
-        }
-        throw error;
-      }
-      const inline = resolved.agents.filter((agent) => agent.kind === "inline");
-      const registered: string[] = [];
-      let stored = false;
-      try {
-        for (const agent of inline) {
-          await registry.put(agent.agent, registryFieldsOf(agent.definition), { source: "workflow" });
-          registered.push(agent.agent);
-        }
-        const members: NamedMember[] = resolved.agents.map((agent) => ({
-          name: agent.name,
-          agent: agent.agent,
-          kind: agent.kind,
-          ...(agent.role !== undefined ? { role: agent.role } : {}),
-          ...(agent.promptAppend !== undefined ? { promptAppend: agent.promptAppend } : {}),
-        }));
-        await workspace.start(members);
-        stored = true;
-        const posted =
-          kickoff === undefined
-            ? undefined
-            : await postToChannel(
-                { publish: this.deps.publish },
-                { instance: workspace, workflow: name, tag },
-                {
-                  from: kickoffSender(name),
-                  text: kickoff,
-                },
-              );
-        const state = await workspace.state();
-        if (state === null) throw new Error(`${name}:${tag} lost its state while starting`);
-        this.deps.logger.info({ instance: `${name}:${tag}`, members: members.length }, "workflow instance started");
-        return { started: true, instance: view(state), ...(posted ? { kickoff: posted } : {}) };
-      } catch (error) {
-        this.deps.logger.error(
-          { instance: `${name}:${tag}`, err: (error as Error)?.message },
-          "workflow start failed; undoing it",
+    // The lease covers the setup steps (each up to the executor's 60 s default) plus the rest.
+    const leaseMs = 60_000 + workflow.setup.length * 65_000;
+    return this.deps.lock.run(
+      name,
+      tag,
+      async () => {
+        const workspace = this.deps.store.instance(name, tag);
+        const existing = await workspace.state();
+        if (existing?.status === "running") return { started: false, instance: view(existing) };
+        const registry = await this.deps.registry();
+        const agents = new Map<string, AgentDefinition>(
+          registry
+            .list()
+            .filter((record) => record.source !== "workflow")
+            .map((record) => [record.name, definitionOf(record)]),
         );
-        await this.undo(workspace, stored && !resolved.persistent, registered, existing !== null);
-        if (workflow.setup.length > 0 && (!resolved.persistent || existing === null)) await this.removeFiles(name, tag);
-        throw workspaceHttpError(error);
-      }
-    });
+        let resolved: ReturnType<typeof resolveWorkflowInstance>;
+        try {
+          resolved = resolveWorkflowInstance(workflow, agents, tag);
+          kickoffValues(workflow, tag, input.variables ?? {});
+        } catch (error) {
+          if (error instanceof WorkflowInstanceError) throw instanceError(error);
+          throw error;
+        }
+        // Setup first: a failing step (the executor removes the directory) leaves nothing else to undo.
+        const outputs = workflow.setup.length > 0 ? await this.deps.files.setup(name, tag, workflow.setup) : {};
+        let kickoff: string | undefined;
+        try {
+          const values = kickoffValues(workflow, tag, input.variables ?? {}, outputs);
+          if (workflow.kickoff !== undefined) kickoff = renderKickoff(workflow.kickoff, values);
+        } catch (error) {
+          if (workflow.setup.length > 0) await this.removeFiles(name, tag);
+          if (error instanceof WorkflowInstanceError) throw instanceError(error);
+          if (error instanceof Error && error.name === "KickoffVariableError") {
+            throw new HttpError(400, "missing_variable", error.message);
+          }
+          throw error;
+        }
+        const inline = resolved.agents.filter((agent) => agent.kind === "inline");
+        const registered: string[] = [];
+        let stored = false;
+        try {
+          for (const agent of inline) {
+            await registry.put(agent.agent, registryFieldsOf(agent.definition), { source: "workflow" });
+            registered.push(agent.agent);
+          }
+          const members: NamedMember[] = resolved.agents.map((agent) => ({
+            name: agent.name,
+            agent: agent.agent,
+            kind: agent.kind,
+            ...(agent.role !== undefined ? { role: agent.role } : {}),
+            ...(agent.promptAppend !== undefined ? { promptAppend: agent.promptAppend } : {}),
+          }));
+          await workspace.start(members);
+          stored = true;
+          const posted =
+            kickoff === undefined
+              ? undefined
+              : await postToChannel(
+                  { publish: this.deps.publish },
+                  { instance: workspace, workflow: name, tag },
+                  {
+                    from: kickoffSender(name),
+                    text: kickoff,
+                  },
+                );
+          const state = await workspace.state();
+          if (state === null) throw new Error(`${name}:${tag} lost its state while starting`);
+          this.deps.logger.info({ instance: `${name}:${tag}`, members: members.length }, "workflow instance started");
+          return { started: true, instance: view(state), ...(posted ? { kickoff: posted } : {}) };
+        } catch (error) {
+          this.deps.logger.error(
+            { instance: `${name}:${tag}`, err: (error as Error)?.message },
+            "workflow start failed; undoing it",
+          );
+          await this.undo(workspace, stored && !resolved.persistent, registered, existing !== null);
+          if (workflow.setup.length > 0 && (!resolved.persistent || existing === null))
+            await this.removeFiles(name, tag);
+          throw workspaceHttpError(error);
+        }
+      },
+      leaseMs,
+    );
   }
 
   private async undo(
