@@ -29,6 +29,7 @@ const ORDER = [
   "prompt-assembly",
   "registry",
   "cli-list",
+  "workflow-start",
 ];
 
 function moduleName(file: string): string {

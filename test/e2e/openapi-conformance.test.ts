@@ -14,7 +14,7 @@ import type { ApiCase, CaseContext, CaseTable } from "./api-cases/case.js";
 import { contextCases } from "./api-cases/context.js";
 import { coreCases } from "./api-cases/core.js";
 import { sendCases } from "./api-cases/send.js";
-import { workflowsCases } from "./api-cases/workflows.js";
+import { CONFORMANCE_WORKFLOW, workflowsCases } from "./api-cases/workflows.js";
 
 // Issue 13, "A test checks every route's real responses against the
 // document": a real gateway (with a bearer key), scheduler, agent-runner
@@ -79,6 +79,7 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
         ada: testAgentYaml("ada", { extra: { schedule: { every_ms: 3_600_000, reason: "morning review" } } }),
         bob: testAgentYaml("bob"),
       },
+      workflows: { pair: CONFORMANCE_WORKFLOW },
     }));
     for (const agent of ["ada", "bob"]) for (let i = 0; i < 50; i++) model.script(agent, textReply("ok"));
     signal = await startFakeSignalCli({ keepaliveMs: 200 });

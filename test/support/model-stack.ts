@@ -10,12 +10,14 @@ export async function startModelStack(options: {
   agents: Record<string, string>;
   env?: Record<string, string>;
   redis?: StackOptions["redis"];
+  workflows?: StackOptions["workflows"];
 }): Promise<{ model: Model; stack: Stack }> {
   const model = await startModel();
   try {
     const stack = await startStack({
       services: options.services,
       agents: options.agents,
+      ...(options.workflows ? { workflows: options.workflows } : {}),
       env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "e2e-test-key", ...options.env },
       ...(options.redis ? { redis: options.redis } : {}),
     });

@@ -53,6 +53,8 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.in.*`,
       `${ns}.ctl.*`,
       `${ns}.signal.pairing`,
+      // Workflow instances' shared directories and setup steps, on the tool-executors.
+      `${ns}.ws.files`,
       `${api}.STREAM.UPDATE.${OUT}`,
       `${api}.STREAM.UPDATE.${DLQ}`,
       // SSE: one ephemeral consumer per connection, deleted on close; /metrics lists the bridges' consumers.
@@ -62,6 +64,8 @@ export function natsAuthorization(namespace: string): string {
       `${api}.CONSUMER.DELETE.${OUT}.*`,
       `${api}.CONSUMER.MSG.NEXT.${OUT}.*`,
       `${api}.CONSUMER.LIST.${OUT}`,
+      // Replies to workflow requests (`<ns>.wf.*`).
+      "_INBOX.>",
     ],
     "agent-runner": [
       `${ns}.out.>`,
@@ -106,9 +110,9 @@ export function natsAuthorization(namespace: string): string {
     ],
   };
   const subscribe: Record<NatsUser, string[]> = {
-    gateway: [`${ns}.evt.*.*`],
+    gateway: [`${ns}.evt.*.*`, `${ns}.wf.*`],
     "agent-runner": [`${ns}.ctl.*`, `${ns}.runner.input.*`],
-    "tool-executor": [`${ns}.tool.>`],
+    "tool-executor": [`${ns}.tool.>`, `${ns}.ws.files`],
     scheduler: [`${ns}.sched.*`],
     "signal-bridge": [`${ns}.signal.pairing`, `${ns}.evt.*.input-injected`, `${ns}.evt.*.cycle-ended`],
   };

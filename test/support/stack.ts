@@ -31,6 +31,8 @@ export interface StackOptions {
   services?: readonly ServiceName[];
   /** Agent definitions by name: YAML text written to the agents dir. */
   agents?: Record<string, string>;
+  /** Workflow definitions by name: YAML text written to `<dir>/.workflows` (the gateway's default MONIRO_WORKFLOWS_DIR). */
+  workflows?: Record<string, string>;
   /** Extra environment for every service. */
   env?: Record<string, string>;
   /** The Redis to use (default: the machine's, REDIS_URL); `cluster`: `url` lists a Redis Cluster's seed nodes. */
@@ -53,6 +55,11 @@ export async function startStack(options: StackOptions = {}) {
   mkdirSync(agentsDir, { recursive: true });
   mkdirSync(workspacesDir, { recursive: true });
   for (const [name, yaml] of Object.entries(options.agents ?? {})) writeFileSync(join(agentsDir, `${name}.yaml`), yaml);
+  const workflowsDir = join(dir, ".workflows");
+  mkdirSync(workflowsDir, { recursive: true });
+  for (const [name, yaml] of Object.entries(options.workflows ?? {})) {
+    writeFileSync(join(workflowsDir, `${name}.yaml`), yaml);
+  }
 
   const running: RunningService[] = [];
   const redis = options.redis ?? { url: REDIS_URL };

@@ -15,8 +15,8 @@ const UNAUTHORIZED = error("no or a wrong bearer key (`unauthorized`)");
 const UNKNOWN_AGENT = error("no agent of that name is in the registry (`unknown_agent`); a deleted one says so");
 const REGISTRY_DOWN = error("the registry (NATS KV) cannot be reached (`nats_unavailable`); retry after `Retry-After`");
 
-/** Where a definition came from. */
-export const AGENT_SOURCES = ["file", "api", "ephemeral"] as const;
+/** Where a definition came from (`workflow`: an inline agent of a running workflow instance, removed when it stops). */
+export const AGENT_SOURCES = ["file", "api", "ephemeral", "workflow"] as const;
 export const agentSourceSchema = z.enum(AGENT_SOURCES);
 
 /**

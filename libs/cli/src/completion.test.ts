@@ -13,7 +13,7 @@ _moniro_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
 
 describe("moniro completion", () => {
   it("bash: completes commands, subcommands, aliases and a command's options from the commander tree", () => {
-    expect(complete(["moniro", "st"])).toEqual(["status"]);
+    expect(complete(["moniro", "st"])).toEqual(["start", "status", "stop"]);
     expect(complete(["moniro", "t"])).toEqual(["tail", "thread"]);
     expect(complete(["moniro", "agent", ""])).toEqual([
       "create",

@@ -16,4 +16,5 @@ export * from "./subagent.js";
 export * from "./subjects.js";
 export * from "./thread-entry.js";
 export * from "./tool.js";
+export * from "./workflow-ops.js";
 export * from "./workspace.js";

@@ -67,6 +67,11 @@ export function createSubjects(namespace = "moniro") {
     runnerInputAll: `${ns}.runner.input.*`,
     sched: (op: "upsert" | "delete" | "list") => `${ns}.sched.${op}`,
     schedAll: `${ns}.sched.*`,
+    /** Workflow instances: request/reply answered by the gateways (queue group `gateway`), workflowRequestSchemas. */
+    wf: (op: "start" | "stop" | "get" | "list") => `${ns}.wf.${op}`,
+    wfAll: `${ns}.wf.*`,
+    /** A workflow instance's shared directory on the tool-executors: request/reply (workspaceFilesRequestSchema). */
+    wsFiles: `${ns}.ws.files`,
     /** Pairing of unknown Signal senders: request/reply answered by the signal-bridge (pairingRequestSchema). */
     signalPairing: `${ns}.signal.pairing`,
     dlq: (origin: string) => `${ns}.dlq.${token(origin, "origin")}`,

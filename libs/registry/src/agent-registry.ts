@@ -120,7 +120,7 @@ export class AgentRegistry {
    * or not at `ifRevision`) or RegistryNotFoundError (`ifRevision` > 0 of a missing agent).
    */
   async put(name: string, raw: unknown, options: PutOptions): Promise<{ record: AgentRecord; created: boolean }> {
-    const definition = validateDefinition(name, raw);
+    const definition = validateDefinition(name, raw, { source: options.source });
     const ephemeral = options.source === "ephemeral";
     const kv = ephemeral ? this.ephemeralKv : this.durable;
     const existing = this.cache.get(name) ?? (await this.read(name));
@@ -233,7 +233,7 @@ export class AgentRegistry {
     if (!entry) return undefined;
     try {
       const stored = storedRecordSchema.parse(entry.json());
-      const definition = validateDefinition(entry.key, stored.definition);
+      const definition = validateDefinition(entry.key, stored.definition, { source: stored.source });
       return {
         name: entry.key,
         revision: entry.revision,

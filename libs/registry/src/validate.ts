@@ -3,6 +3,7 @@ import {
   type AgentDefinitionInput,
   agentDefinitionSchema,
   definitionIssues,
+  INLINE_SEPARATOR,
 } from "@moniro/config";
 import { RegistryInvalidError } from "./errors.js";
 
@@ -12,7 +13,11 @@ import { RegistryInvalidError } from "./errors.js";
  * applies a definition inlines it as `prompt.system` (the file sync and
  * `moniro apply` do). `name` defaults to `agent` and must equal it.
  */
-export function validateDefinition(agent: string, raw: unknown): AgentDefinitionFields {
+export function validateDefinition(
+  agent: string,
+  raw: unknown,
+  options: { source?: string | undefined } = {},
+): AgentDefinitionFields {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new RegistryInvalidError(agent, [
       {
@@ -22,7 +27,18 @@ export function validateDefinition(agent: string, raw: unknown): AgentDefinition
     ]);
   }
   const input = { name: agent, ...(raw as Record<string, unknown>) };
-  const parsed = agentDefinitionSchema.safeParse(input);
+  // An inline agent of a workflow instance (source `workflow`) runs as `<workflow>__<tag>__<key>`, a name
+  // no other source may take: its fields are checked under the key, then it gets its instance name back.
+  const inline = options.source === "workflow" ? inlineParts(agent) : undefined;
+  if (options.source === "workflow" && inline === undefined) {
+    throw new RegistryInvalidError(agent, [
+      { path: "name", message: `a workflow's inline agent is named <workflow>__<tag>__<agent>, not '${agent}'` },
+    ]);
+  }
+  const parsed = agentDefinitionSchema.safeParse(
+    inline !== undefined && input.name === agent ? { ...input, name: inline } : input,
+  );
+  if (parsed.success && inline !== undefined && input.name === agent) parsed.data.name = agent;
   if (!parsed.success) throw new RegistryInvalidError(agent, definitionIssues(parsed.error, agent, input));
   const definition = parsed.data;
   if (definition.name !== agent) {
@@ -45,3 +61,9 @@ export function validateDefinition(agent: string, raw: unknown): AgentDefinition
 /** The fields of a definition as stored: the validated object (its defaults filled in). */
 export type StoredDefinition = AgentDefinitionFields;
 export type DefinitionInput = AgentDefinitionInput;
+
+/** The key of an inline agent's instance name `<workflow>__<tag>__<key>`, or undefined when it is not one. */
+function inlineParts(agent: string): string | undefined {
+  const parts = agent.split(INLINE_SEPARATOR);
+  return parts.length === 3 && parts.every((part) => part !== "") ? parts[2] : undefined;
+}

@@ -3,6 +3,7 @@ export { allToolSpecs, toolCatalog, toolNames, toolSpec } from "./catalog.js";
 export { compactSchema } from "./compact-schema.js";
 export { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
 export { probeSandbox } from "./exec/probe-sandbox.js";
+export { type CommandResult, runCommand } from "./exec/run-command.js";
 export {
   commandUser,
   detectSandbox,

@@ -37,6 +37,7 @@ import { personalContextRouter } from "./routes/personal-context.js";
 import { schedulesRouter } from "./routes/schedules.js";
 import { sendRouter } from "./routes/send.js";
 import { statusRouter } from "./routes/status.js";
+import { workflowsRouter } from "./routes/workflows.js";
 
 export interface GatewayAppOptions {
   /**
@@ -78,6 +79,8 @@ export interface GatewayAppOptions {
   workspaces?: WorkspaceStore;
   /** `GET /v1/status`; absent without. */
   probes?: ServiceProbes;
+  /** Workflows and their instances (`/v1/workflows…`); absent without. */
+  workflows?: Omit<Parameters<typeof workflowsRouter>[0], "heartbeatMs">;
 }
 
 /** Counts every answered request under its route pattern (`/v1/agents/:agent/messages`), never the raw path. */
@@ -154,6 +157,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
       agentDefinitionsRouter({ registry: options.definitions, inspector: options.inspector, logger: options.logger }),
     );
   }
+  if (options.workflows) app.use(workflowsRouter({ ...options.workflows, heartbeatMs: options.heartbeatMs }));
   app.use(inspectRouter({ agents: options.agents, inspector: options.inspector }));
   if (options.children) app.use(childrenRouter({ ...options, children: options.children }));
   app.use(controlRouter({ agents: options.agents, control: options.control }));

@@ -24,7 +24,13 @@ import { natsPairingClient } from "./nats/pairing-client.js";
 import { natsSchedulerClient } from "./nats/scheduler-client.js";
 import { natsServiceProbes } from "./nats/service-probes.js";
 import { streamLimitsOf } from "./nats/stream-limits-config.js";
+import { answerWorkflowRequests } from "./nats/workflow-responder.js";
+import { natsWorkspaceFiles } from "./nats/workspace-files-client.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
+import { AgentStateCleanup } from "./workflows/agent-state-cleanup.js";
+import { InstanceLock } from "./workflows/instance-lock.js";
+import { WorkflowInstances } from "./workflows/workflow-instances.js";
+import { WorkflowSource } from "./workflows/workflow-source.js";
 
 /** How long `GET /v1/status` waits to tell a listening service (runner, tool-executor) from none. */
 const STATUS_LISTEN_MS = 250;
@@ -60,6 +66,20 @@ export async function startGateway(options: {
   const hooks = registryHookCatalog(registryLink, { env: options.env ?? process.env, logger });
   let registry: AgentRegistry | undefined;
   let sync: Awaited<ReturnType<typeof syncAgentsDir>> | undefined;
+  let workflowResponder: { unsubscribe(): void } | undefined;
+  const publisher = natsInboundPublisher(link, subjects);
+  // Workflow instances (docs/workflows.md): definitions from MONIRO_WORKFLOWS_DIR, state in Redis.
+  const workspaces = new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX });
+  const instances = new WorkflowInstances({
+    source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger),
+    registry: () => registryLink.get(),
+    store: workspaces,
+    lock: new InstanceLock(redis, config.MONIRO_REDIS_PREFIX),
+    cleanup: new AgentStateCleanup(redis, config.MONIRO_REDIS_PREFIX),
+    files: natsWorkspaceFiles(link, subjects),
+    publish: (envelope) => publisher.publish(envelope),
+    logger,
+  });
 
   const app = createGatewayApp({
     auth: {
@@ -73,7 +93,7 @@ export async function startGateway(options: {
     agents,
     definitions: registryLink,
     hooks: { catalog: hooks, bodyLimitBytes: config.MONIRO_GATEWAY_HOOK_BODY_LIMIT },
-    publisher: natsInboundPublisher(link, subjects),
+    publisher,
     control: natsControlClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     pairing: natsPairingClient(link, subjects, { timeoutMs: config.MONIRO_GATEWAY_CONTROL_TIMEOUT_MS }),
     streams: natsAgentStreamSource({ link, subjects, logger, maxBufferedBytes: config.MONIRO_GATEWAY_SSE_BUFFER }),
@@ -86,7 +106,8 @@ export async function startGateway(options: {
       listenMs: STATUS_LISTEN_MS,
     }),
     personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
-    workspaces: new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
+    workspaces,
+    workflows: { instances, store: workspaces },
     readiness: {
       nats: () => link.check(),
       registry: async () => registryLink.check(),
@@ -148,6 +169,7 @@ export async function startGateway(options: {
       sync = await syncAgentsDir(registry, config.MONIRO_AGENTS_DIR, { logger });
       stopping.signal.throwIfAborted();
       registryLink.set(registry);
+      workflowResponder = answerWorkflowRequests({ nc, subjects, instances, logger });
       logger.info({ agents: registry.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
     } catch (error) {
       await nc.close().catch(() => undefined);
@@ -170,6 +192,7 @@ export async function startGateway(options: {
         server.closeAllConnections();
       });
       await connected.catch(() => undefined);
+      workflowResponder?.unsubscribe();
       sync?.close();
       registry?.close();
       await link.close();

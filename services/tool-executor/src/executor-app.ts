@@ -13,6 +13,7 @@ import { type ExecutorMetrics, registerExecutorMetrics } from "./executor-metric
 import { RunningCalls } from "./running-calls.js";
 import { teamPortOver } from "./team-port.js";
 import { startToolExecutor, type ToolExecutor } from "./tool-executor.js";
+import { answerWorkspaceFiles } from "./workspace-files.js";
 
 export interface ExecutorAppOptions {
   executorId: string;
@@ -101,5 +102,22 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
     metrics,
     logger,
   });
-  return { ...executor, slots, processes };
+  // Workflow instances' shared directories and setup steps (docs/workflows.md "Instances").
+  const files = answerWorkspaceFiles({
+    nc: options.nc,
+    subjects: options.subjects,
+    workspacesDir: workspacesRoot,
+    limits: options.limits,
+    sandbox,
+    logger,
+  });
+  return {
+    ...executor,
+    async stop(graceMs: number) {
+      files.unsubscribe();
+      await executor.stop(graceMs);
+    },
+    slots,
+    processes,
+  };
 }

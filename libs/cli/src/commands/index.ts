@@ -19,6 +19,10 @@ import { register as send } from "./send.js";
 import { register as stack } from "./stack.js";
 import { register as status } from "./status.js";
 import { register as thread } from "./thread.js";
+import { register as ps } from "./workflow-ps.js";
+import { register as run } from "./workflow-run.js";
+import { register as start } from "./workflow-start.js";
+import { register as stop } from "./workflow-stop.js";
 
 /**
  * Every command, in the order `moniro --help` lists them. A command is one
@@ -44,6 +48,10 @@ export const COMMANDS: ReadonlyArray<(program: Command) => void> = [
   apply,
   schedule,
   dlq,
+  run,
+  start,
+  stop,
+  ps,
   pairing,
   completion,
 ];

@@ -36,6 +36,21 @@ export type ErrorCode =
   | "workflow_not_running"
   | "not_a_participant"
   | "post_too_large"
+  | "unknown_workflow"
+  | "unknown_instance"
+  | "bad_tag"
+  | "unresolved"
+  | "unknown_variable"
+  | "missing_variable"
+  | "setup_failed"
+  | "executor_unavailable"
+  | "instance_busy"
+  | "not_a_member"
+  | "empty_post"
+  | "workspace_running"
+  | "bad_member"
+  | "bad_instance"
+  | "bad_cursor"
   | "internal";
 
 /** An error the API reports as `{ error: { code, message } }` with `status`. */

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { nameSchema } from "./names.js";
+
+/**
+ * Requests on `<ns>.wf.start|stop|get|list` (docs/integration.md "Workflow
+ * instances"), answered by a gateway replica (queue group `gateway`) with a
+ * `workflowReplySchema` JSON: the same operations, results and errors as the
+ * HTTP routes `/v1/workflows/…`.
+ */
+export const WORKFLOW_OPS = ["start", "stop", "get", "list"] as const;
+export type WorkflowOp = (typeof WORKFLOW_OPS)[number];
+
+const instanceRef = { workflow: nameSchema, tag: nameSchema.optional() };
+
+export const workflowRequestSchemas = {
+  start: z.strictObject({ ...instanceRef, variables: z.record(z.string(), z.string()).optional() }),
+  stop: z.strictObject(instanceRef),
+  get: z.strictObject(instanceRef),
+  list: z.strictObject({}),
+} as const;
+export type WorkflowRequest<Op extends WorkflowOp> = z.input<(typeof workflowRequestSchemas)[Op]>;
+
+/** The answer: `ok` with the HTTP route's body, or the HTTP route's error (status, code, message). */
+export const workflowReplySchema = z.union([
+  z.object({ ok: z.literal(true), result: z.unknown() }),
+  z.object({
+    ok: z.literal(false),
+    error: z.object({ status: z.number().int(), code: z.string(), message: z.string() }),
+  }),
+]);
+export type WorkflowReply = z.infer<typeof workflowReplySchema>;
+
+/**
+ * `<ns>.ws.files` (gateway → a tool-executor, queue group `tool-executor`): the
+ * shared directory `<MONIRO_WORKSPACES_DIR>/<workflow>__<tag>` of an instance.
+ * `setup` creates it and runs the steps in it, in order, sandboxed like `exec`
+ * (no network); the first failing step (non-zero exit, timeout) ends it and the
+ * directory is removed again. `remove` deletes the directory (an ephemeral stop).
+ */
+export const workspaceFilesRequestSchema = z.discriminatedUnion("op", [
+  z.strictObject({
+    op: z.literal("setup"),
+    workflow: nameSchema,
+    tag: nameSchema,
+    steps: z.array(z.strictObject({ shell: z.string().min(1), as: z.string().optional() })).max(50),
+  }),
+  z.strictObject({ op: z.literal("remove"), workflow: nameSchema, tag: nameSchema }),
+]);
+export type WorkspaceFilesRequest = z.input<typeof workspaceFilesRequestSchema>;
+
+export const workspaceFilesReplySchema = z.union([
+  /** `outputs`: each `as:` step's output (trailing newline trimmed). */
+  z.object({ ok: z.literal(true), outputs: z.record(z.string(), z.string()) }),
+  z.object({
+    ok: z.literal(false),
+    /** Index of the failing step (absent when the request itself was refused). */
+    step: z.number().int().optional(),
+    message: z.string(),
+    output: z.string().optional(),
+  }),
+]);
+export type WorkspaceFilesReply = z.infer<typeof workspaceFilesReplySchema>;

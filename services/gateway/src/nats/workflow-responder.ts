@@ -1,0 +1,90 @@
+import {
+  DEFAULT_TAG,
+  issuesOf,
+  type Subjects,
+  WORKFLOW_OPS,
+  type WorkflowOp,
+  type WorkflowReply,
+  workflowRequestSchemas,
+} from "@moniro/envelopes";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { HttpError } from "../http/http-error.js";
+import type { GatewayLogger } from "../ports.js";
+import type { WorkflowInstances } from "../workflows/workflow-instances.js";
+
+/** The queue group of the gateways' workflow responders: one replica answers each request. */
+export const GATEWAY_QUEUE = "gateway";
+
+const decoder = new TextDecoder();
+
+async function answer(instances: WorkflowInstances, op: WorkflowOp, data: Uint8Array): Promise<WorkflowReply> {
+  let raw: unknown;
+  try {
+    raw = data.length === 0 ? {} : JSON.parse(decoder.decode(data));
+  } catch {
+    throw new HttpError(
+      400,
+      "invalid_body",
+      'the request must be a JSON object, e.g. {"workflow": "review", "tag": "pr-1"}',
+    );
+  }
+  const parsed = workflowRequestSchemas[op].safeParse(raw);
+  if (!parsed.success) {
+    const problems = issuesOf(parsed.error).map((issue) => `${issue.path}: ${issue.message}`);
+    throw new HttpError(400, "invalid_body", problems.join("; "));
+  }
+  const request = parsed.data as { workflow?: string; tag?: string; variables?: Record<string, string> };
+  const workflow = request.workflow ?? "";
+  const tag = request.tag ?? DEFAULT_TAG;
+  switch (op) {
+    case "start":
+      return { ok: true, result: await instances.start(workflow, { tag, variables: request.variables }) };
+    case "stop":
+      return { ok: true, result: await instances.stop(workflow, tag) };
+    case "get":
+      return { ok: true, result: await instances.get(workflow, tag) };
+    case "list":
+      return { ok: true, result: { instances: await instances.list() } };
+  }
+}
+
+/**
+ * Answers `<ns>.wf.start|stop|get|list` (docs/integration.md) in the queue
+ * group `gateway`: the same operations as the HTTP routes, for services
+ * that speak NATS. Errors carry the HTTP status and code.
+ */
+export function answerWorkflowRequests(deps: {
+  nc: NatsConnection;
+  subjects: Subjects;
+  instances: WorkflowInstances;
+  logger: GatewayLogger;
+}): Subscription {
+  const prefix = `${deps.subjects.namespace}.wf.`;
+  return deps.nc.subscribe(deps.subjects.wfAll, {
+    queue: GATEWAY_QUEUE,
+    callback: (error, message) => {
+      if (error) {
+        deps.logger.error({ err: error.message }, "workflow request subscription error");
+        return;
+      }
+      const op = message.subject.slice(prefix.length) as WorkflowOp;
+      const reply = WORKFLOW_OPS.includes(op)
+        ? answer(deps.instances, op, message.data)
+        : Promise.reject(
+            new HttpError(404, "not_found", `unknown operation '${op}': use one of ${WORKFLOW_OPS.join(", ")}`),
+          );
+      void reply
+        .catch((failure: unknown): WorkflowReply => {
+          if (failure instanceof HttpError) {
+            return { ok: false, error: { status: failure.status, code: failure.code, message: failure.message } };
+          }
+          deps.logger.error({ err: (failure as Error)?.message, subject: message.subject }, "workflow request failed");
+          return {
+            ok: false,
+            error: { status: 500, code: "internal", message: (failure as Error)?.message ?? String(failure) },
+          };
+        })
+        .then((body) => message.respond(JSON.stringify(body)));
+    },
+  });
+}

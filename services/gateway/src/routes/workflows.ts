@@ -1,0 +1,137 @@
+import { channelPostBodySchema, startInstanceBodySchema } from "@moniro/api";
+import { CHANNEL_CURSOR_PATTERN } from "@moniro/envelopes";
+import type { WorkspaceStore } from "@moniro/store";
+import { Router } from "express";
+import { HttpError } from "../http/http-error.js";
+import { methodNotAllowed } from "../http/method-not-allowed.js";
+import { parseBody } from "../http/schema-body.js";
+import { sseFrame, startSse } from "../http/sse-writer.js";
+import type { WorkflowInstances } from "../workflows/workflow-instances.js";
+
+const param = (value: unknown): string => (typeof value === "string" ? value : "");
+
+/** `Last-Event-ID` (header, or `?lastEventId=`) → a channel entry id to read after. */
+function resumeAfter(header: string | undefined, query: unknown): string | undefined {
+  const raw = header ?? (typeof query === "string" ? query : undefined);
+  if (raw === undefined || raw === "") return undefined;
+  if (!CHANNEL_CURSOR_PATTERN.test(raw)) {
+    throw new HttpError(
+      400,
+      "invalid_query",
+      `Last-Event-ID '${raw.slice(0, 64)}' is not a post id of this channel (ids look like '1732612345678-0'): reconnect with an id this stream sent, or without one to start at the channel's beginning`,
+    );
+  }
+  return raw;
+}
+
+/**
+ * Workflows and their instances (docs/api.md "Workflows"; schemas in
+ * @moniro/api workflows.ts): definitions, start / read / stop, every
+ * instance, and the channel over HTTP (post as `http:<from>`, SSE of posts).
+ */
+export function workflowsRouter(deps: {
+  instances: WorkflowInstances;
+  store: WorkspaceStore;
+  heartbeatMs: number;
+  /** How often the channel SSE looks for new posts. */
+  pollMs?: number;
+}): Router {
+  const router = Router();
+  const { instances } = deps;
+
+  router.get("/v1/workflows", async (_request, response) => {
+    const { workflows, problems } = await instances.definitions();
+    response.json({
+      workflows: [...workflows.values()].map((workflow) => ({
+        name: workflow.name,
+        ...(workflow.description !== undefined ? { description: workflow.description } : {}),
+        file: workflow.file,
+        agents: [...workflow.agents.values()].map((entry) => ({
+          name: entry.key,
+          kind: entry.kind,
+          ...(entry.role !== undefined ? { role: entry.role } : {}),
+        })),
+        persistent: workflow.workspace.persistent,
+        variables: workflow.variables,
+        setupSteps: workflow.setup.length,
+        hasKickoff: workflow.kickoff !== undefined,
+      })),
+      problems,
+    });
+  });
+  router.all("/v1/workflows", methodNotAllowed("GET"));
+
+  router.get("/v1/workflows/instances", async (_request, response) => {
+    response.json({ instances: await instances.list() });
+  });
+  router.all("/v1/workflows/instances", methodNotAllowed("GET"));
+
+  router.post("/v1/workflows/:workflow/instances", async (request, response) => {
+    const body = parseBody(
+      startInstanceBodySchema,
+      request.body ?? {},
+      '{"tag": "pr-123", "variables": {"pr": "123"}}',
+    );
+    const result = await instances.start(param(request.params.workflow), body);
+    response.status(result.started ? 201 : 200).json(result);
+  });
+  router.all("/v1/workflows/:workflow/instances", methodNotAllowed("POST"));
+
+  router.get("/v1/workflows/:workflow/instances/:tag", async (request, response) => {
+    response.json(await instances.get(param(request.params.workflow), param(request.params.tag)));
+  });
+  router.delete("/v1/workflows/:workflow/instances/:tag", async (request, response) => {
+    response.json(await instances.stop(param(request.params.workflow), param(request.params.tag)));
+  });
+  router.all("/v1/workflows/:workflow/instances/:tag", methodNotAllowed("GET, DELETE"));
+
+  router.post("/v1/workflows/:workflow/instances/:tag/channel", async (request, response) => {
+    const body = parseBody(
+      channelPostBodySchema,
+      request.body,
+      '{"from": "jane", "text": "@alice please look at line 42"}',
+    );
+    const result = await instances.post(param(request.params.workflow), param(request.params.tag), body);
+    response.status(201).json(result);
+  });
+  router.all("/v1/workflows/:workflow/instances/:tag/channel", methodNotAllowed("POST"));
+
+  router.get("/v1/workflows/:workflow/instances/:tag/channel/events", async (request, response) => {
+    const workflow = param(request.params.workflow);
+    const tag = param(request.params.tag);
+    let after = resumeAfter(request.get("last-event-id"), request.query.lastEventId);
+    await instances.get(workflow, tag);
+    const channel = deps.store.instance(workflow, tag).channel;
+    const sse = startSse(response, {
+      heartbeatMs: deps.heartbeatMs,
+      ...(after !== undefined ? { lastEventId: after } : {}),
+    });
+    let closed = false;
+    request.on("close", () => {
+      closed = true;
+      sse.close();
+    });
+    const pollMs = deps.pollMs ?? 100;
+    while (!closed) {
+      try {
+        const page = await channel.read({ ...(after !== undefined ? { after } : {}) });
+        for (const entry of page.entries) {
+          if (closed) break;
+          sse.write(Buffer.from(sseFrame({ id: entry.id, event: "post", data: JSON.stringify(entry) })));
+          after = entry.id;
+        }
+        if (page.entries.length > 0) continue;
+      } catch (error) {
+        sse.close(
+          Buffer.from(
+            sseFrame({ event: "error", data: JSON.stringify({ message: (error as Error)?.message ?? String(error) }) }),
+          ),
+        );
+        return;
+      }
+      await new Promise((wake) => setTimeout(wake, pollMs));
+    }
+  });
+  router.all("/v1/workflows/:workflow/instances/:tag/channel/events", methodNotAllowed("GET"));
+  return router;
+}

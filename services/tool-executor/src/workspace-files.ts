@@ -1,0 +1,107 @@
+import { mkdir, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { type Subjects, type WorkspaceFilesReply, workspaceFilesRequestSchema } from "@moniro/envelopes";
+import type { LogSink } from "@moniro/telemetry";
+import { type ExecLimits, type ExecSandbox, handToCommandUser, runCommand } from "@moniro/tool-catalog";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+
+/** The queue group of the workspace-files responders: one executor answers each request. */
+export const WORKSPACE_FILES_QUEUE = "tool-executor";
+
+const decoder = new TextDecoder();
+
+/** `<root>/<workflow>__<tag>` (both validated subject tokens: no '/' or '..'). */
+export const sharedDirectory = (root: string, workflow: string, tag: string): string =>
+  join(resolve(root), `${workflow}__${tag}`);
+
+/** Creates the shared directory and runs the setup steps in it, sandboxed like `exec`; a directory it created is removed on failure. */
+export async function runSetup(
+  deps: { workspacesDir: string; limits: ExecLimits; sandbox: ExecSandbox },
+  request: { workflow: string; tag: string; steps: ReadonlyArray<{ shell: string; as?: string | undefined }> },
+): Promise<WorkspaceFilesReply> {
+  const dir = sharedDirectory(deps.workspacesDir, request.workflow, request.tag);
+  if (request.steps.length > 0 && deps.sandbox.kind === "unavailable") {
+    return {
+      ok: false,
+      message: `setup steps need the exec sandbox, which is unavailable here: ${deps.sandbox.reason}`,
+    };
+  }
+  // A kept (persistent) instance's directory is used again, and never removed by a failing step.
+  const created = (await mkdir(dir, { recursive: true })) !== undefined;
+  await handToCommandUser(deps.limits, resolve(deps.workspacesDir), dir);
+  const outputs: Record<string, string> = {};
+  for (const [index, step] of request.steps.entries()) {
+    const result = await runCommand(step.shell, dir, deps.limits, {
+      timeoutMs: deps.limits.defaultTimeoutMs,
+      signal: new AbortController().signal,
+      sandbox: deps.sandbox,
+      network: false,
+    });
+    const failed =
+      result.spawnError !== undefined || result.timedOut || result.exitCode !== 0 || result.signal !== null;
+    if (failed) {
+      if (created) await rm(dir, { recursive: true, force: true });
+      const why =
+        result.spawnError !== undefined
+          ? `could not start bash: ${result.spawnError}`
+          : result.timedOut
+            ? `timed out after ${deps.limits.defaultTimeoutMs} ms`
+            : result.exitCode !== null
+              ? `exit code ${result.exitCode}`
+              : `killed by ${result.signal}`;
+      return {
+        ok: false,
+        step: index,
+        message: `setup step ${index + 1} (${step.shell}) failed: ${why}`,
+        output: result.output,
+      };
+    }
+    if (step.as !== undefined) outputs[step.as] = result.output.replace(/\n$/, "");
+  }
+  return { ok: true, outputs };
+}
+
+/**
+ * Answers `<ns>.ws.files` (docs/workflows.md "Instances"): the shared
+ * directories of workflow instances on this executor's MONIRO_WORKSPACES_DIR.
+ */
+export function answerWorkspaceFiles(deps: {
+  nc: NatsConnection;
+  subjects: Subjects;
+  workspacesDir: string;
+  limits: ExecLimits;
+  sandbox: ExecSandbox;
+  logger: LogSink;
+}): Subscription {
+  return deps.nc.subscribe(deps.subjects.wsFiles, {
+    queue: WORKSPACE_FILES_QUEUE,
+    callback: (error, message) => {
+      if (error) return;
+      const work = async (): Promise<WorkspaceFilesReply> => {
+        let raw: unknown;
+        try {
+          raw = JSON.parse(decoder.decode(message.data));
+        } catch {
+          return { ok: false, message: "the request is not JSON" };
+        }
+        const parsed = workspaceFilesRequestSchema.safeParse(raw);
+        if (!parsed.success) return { ok: false, message: `invalid request: ${parsed.error.issues[0]?.message}` };
+        const request = parsed.data;
+        if (request.op === "remove") {
+          await rm(sharedDirectory(deps.workspacesDir, request.workflow, request.tag), {
+            recursive: true,
+            force: true,
+          });
+          return { ok: true, outputs: {} };
+        }
+        return runSetup(deps, request);
+      };
+      void work()
+        .catch((failure: unknown): WorkspaceFilesReply => {
+          deps.logger.error({ err: (failure as Error)?.message }, "workspace files request failed");
+          return { ok: false, message: (failure as Error)?.message ?? String(failure) };
+        })
+        .then((reply) => message.respond(JSON.stringify(reply)));
+    },
+  });
+}
