@@ -29,7 +29,8 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
 
     it("returns pending input lane by lane (immediate, normal, background), FIFO within a lane", async () => {
       await h.inbox.append(envelope("b1", { source: "cron:daily" }));
-      await h.inbox.append(envelope("n1", { source: "ws:flow:chat" }));
+      // A direct send into a workspace (a person, in a workspace context) is normal by default.
+      await h.inbox.append(envelope("n1", { source: "http:carol", context: "flow:chat" }));
       await h.inbox.append(envelope("i1", { source: "http:alice" }));
       await h.inbox.append(envelope("b2", { source: "cron:daily" }));
       await h.inbox.append(envelope("i2", { source: "signal:+15551234567" }));
@@ -61,7 +62,7 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
       await h.inbox.append(envelope("aged"), { lane: "background", enqueuedAt: 5, preemptions: 2 });
       const [first, second] = await h.inbox.pending("ada");
       expect(first).toMatchObject({
-        lane: "immediate",
+        lane: "normal",
         envelope: sent,
         enqueuedAt: Date.UTC(2025, 0, 2),
         preemptions: 0,
