@@ -5,7 +5,7 @@ import { createSubjects } from "@moniro/envelopes";
 import { connectRedis } from "@moniro/store";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
-import { countRedisCommands, natsMessagesOut } from "./diagnostics.js";
+import { countRedisCommands, countSocketWrites, natsMessagesOut } from "./diagnostics.js";
 import { inputNumbers } from "./input-counter.js";
 import { instantLlm, newUserText } from "./instant-llm.js";
 
@@ -25,6 +25,7 @@ if (!namespace || !prefix || !agentPrefix || !count || !holder) {
   throw new Error("usage: runner-child.js <namespace> <redisPrefix> <agentPrefix> <agentCount> <holder>");
 }
 const send = (message: unknown) => process.send?.(message);
+const socketWrites = countSocketWrites();
 let seen: number[] = [];
 const flush = setInterval(() => {
   if (seen.length === 0) return;
@@ -88,6 +89,7 @@ process.on("message", async (message: ParentMessage) => {
       redisCommands: redisCommands.count(),
       byName: Object.fromEntries(redisCommands.byName()),
       natsMessages: natsMessagesOut(nc),
+      writesByPort: socketWrites.byPort(),
     });
   } else if (message.type === "snapshot") {
     send({ type: "snapshot", file: writeHeapSnapshot(join(message.dir, `runner-${process.pid}.heapsnapshot`)) });

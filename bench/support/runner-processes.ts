@@ -15,7 +15,7 @@ type ChildMessage =
   | { type: "ready" }
   | { type: "seen"; inputs: number[]; at: number }
   | ({ type: "memory"; gc: boolean } & Memory)
-  | { type: "sent"; redisCommands: number; byName: Record<string, number>; natsMessages: number }
+  | ({ type: "sent" } & Sent)
   | { type: "snapshot"; file: string }
   | { type: "stopped" };
 
@@ -23,6 +23,8 @@ export interface Sent {
   redisCommands: number;
   byName: Record<string, number>;
   natsMessages: number;
+  /** Socket writes (system calls) by remote port. */
+  writesByPort: Record<string, number>;
 }
 
 export interface Memory {
@@ -76,6 +78,8 @@ export async function startRunnerProcesses(options: {
       execArgv: [
         ...SERVICE_NODE_FLAGS,
         "--expose-gc",
+        // MONIRO_BENCH_RUNNER_FLAGS="--trace-gc …": more node flags for the runner processes.
+        ...(process.env.MONIRO_BENCH_RUNNER_FLAGS?.split(" ").filter(Boolean) ?? []),
         ...(process.env.MONIRO_BENCH_CPU_PROF
           ? ["--cpu-prof", `--cpu-prof-dir=${process.env.MONIRO_BENCH_CPU_PROF}`]
           : []),
@@ -123,10 +127,15 @@ export async function startRunnerProcesses(options: {
       return all.reduce((sum, one) => {
         const byName = { ...sum.byName };
         for (const [name, count] of Object.entries(one.byName)) byName[name] = (byName[name] ?? 0) + count;
+        const writesByPort = { ...sum.writesByPort };
+        for (const [port, count] of Object.entries(one.writesByPort)) {
+          writesByPort[port] = (writesByPort[port] ?? 0) + count;
+        }
         return {
           redisCommands: sum.redisCommands + one.redisCommands,
           byName,
           natsMessages: sum.natsMessages + one.natsMessages,
+          writesByPort,
         };
       });
     },

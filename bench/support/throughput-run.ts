@@ -1,4 +1,4 @@
-import { sleep } from "./bench-runner.js";
+import { NATS_URL, REDIS_URL, sleep } from "./bench-runner.js";
 import { inputText } from "./input-counter.js";
 import { cpuMs } from "./proc.js";
 import { publishAll } from "./publish-all.js";
@@ -22,6 +22,9 @@ export interface ThroughputResult {
   redisPerInput: number;
   natsPerInput: number;
   cpuPerInputMs: number;
+  /** Socket writes (system calls) per input to Redis and to NATS. */
+  redisWritesPerInput: number;
+  natsWritesPerInput: number;
   /** Redis commands per input by command name (those at 0.05 or more). */
   mix: string;
 }
@@ -59,7 +62,13 @@ export async function measureThroughput(
     .sort((a, b) => b[1] - a[1])
     .map(([name, perInput]) => `${name} ${perInput.toFixed(1)}`)
     .join(", ");
+  const writes = (url: string) => {
+    const port = new URL(url).port || (url.startsWith("redis") ? "6379" : "4222");
+    return ((sent.writesByPort[port] ?? 0) - (sent0.writesByPort[port] ?? 0)) / total;
+  };
   return {
+    redisWritesPerInput: writes(REDIS_URL),
+    natsWritesPerInput: writes(NATS_URL),
     rate: (stats.seen - shape.warmup) / seconds,
     seconds,
     publishSeconds,
