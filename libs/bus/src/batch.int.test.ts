@@ -89,7 +89,9 @@ describe("batched consumption and end-of-tick publishes over real NATS", () => {
     const bus = createBus(nc, js);
     const dead: string[] = [];
     const dlqSub = nc.subscribe(subjects.dlq("in"), {
-      callback: (_error, msg: Msg) => dead.push(msg.json<{ reason: string }>().reason),
+      callback: (_error, msg: Msg) => {
+        dead.push(msg.json<{ reason: string }>().reason);
+      },
     });
     await nc.flush();
     for (const agent of ["ada", "bob", "cy"]) await bus.publishDurable(subjects.in(agent), inbound("hello", agent));
@@ -116,16 +118,17 @@ describe("batched consumption and end-of-tick publishes over real NATS", () => {
     const bus = createBus(nc, js);
     const received: Array<{ subject: string; n: number; traceparent?: string }> = [];
     const sub = nc.subscribe(`${subjects.namespace}.evt.>`, {
-      callback: (_error, msg) =>
+      callback: (_error, msg) => {
         received.push({
           subject: msg.subject,
           n: msg.json<{ n: number }>().n,
           ...(msg.headers?.get("traceparent") ? { traceparent: msg.headers.get("traceparent") } : {}),
-        }),
+        });
+      },
     });
     await nc.flush();
     const traceparent = await telemetry.tracing.span("step", {}, async () => {
-      for (let n = 0; n < 5; n++) bus.publishLater(subjects.evt("ada", "tool-call"), { n });
+      for (let n = 0; n < 5; n++) bus.publishLater(subjects.evt("ada", "tool-call-started"), { n });
       // Sent at once, but after the queued ones: nothing overtakes them.
       bus.publish(subjects.evt("ada", "state-changed"), { n: 5 });
       bus.publishLater(subjects.evt("ada", "cycle-ended"), { n: 6 });

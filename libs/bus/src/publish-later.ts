@@ -1,12 +1,12 @@
 import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
-import { traceHeaders } from "./trace-headers.js";
+import { traceHeadersIfAny } from "./trace-headers.js";
 
 const encoder = new TextEncoder();
 
 interface Queued {
   subject: string;
   data: Uint8Array;
-  headers: MsgHdrs;
+  headers: MsgHdrs | undefined;
 }
 
 export interface LaterPublisher {
@@ -33,7 +33,7 @@ export function laterPublisher(nc: NatsConnection): LaterPublisher {
     queued = [];
     for (const { subject, data, headers } of batch) {
       try {
-        nc.publish(subject, data, { headers });
+        nc.publish(subject, data, headers ? { headers } : {});
       } catch {
         // A closed connection: fire and forget, as a core publish (the caller would learn nothing either way).
       }
@@ -44,7 +44,7 @@ export function laterPublisher(nc: NatsConnection): LaterPublisher {
     publish(subject, payload) {
       const data = payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
       if (queued.length === 0) setImmediate(flush);
-      queued.push({ subject, data, headers: traceHeaders() });
+      queued.push({ subject, data, headers: traceHeadersIfAny() });
     },
   };
 }
