@@ -135,13 +135,22 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
       last.set(msg.subject, settle);
       return settle;
     });
-    for (const settle of await Promise.all(settles)) settle();
+    for (const settle of await Promise.all(settles)) settleSafely(settle);
+  }
+
+  /** Acks (or terms, naks) a message; a connection that closed meanwhile leaves it to redelivery. */
+  function settleSafely(settle: () => void): void {
+    try {
+      settle();
+    } catch (error) {
+      logger.warn({ err: errorMessage(error) }, `could not settle a ${what}; it will be redelivered`);
+    }
   }
 
   const done = options.batch
     ? consumeBatched(messages, handleBatch, options.maxMessages ?? 64)
     : (async () => {
-        for await (const msg of messages) (await settleOne(msg))();
+        for await (const msg of messages) settleSafely(await settleOne(msg));
       })();
 
   return {
