@@ -58,7 +58,14 @@ const redis =
     ? connectRedis({ url: redisUrl, cluster: true }, { redis: RUNNER_REDIS_OPTIONS })
     : new Redis(redisUrl, RUNNER_REDIS_OPTIONS);
 const redisCommands = countRedisCommands(redis);
+// MONIRO_BENCH_RUNNER_LOG=1: the runner's warnings and errors on stderr (why a run lost an agent's lease, …).
+const log = (level: string) => (fields: object, message?: string) =>
+  process.stderr.write(`${level} ${message ?? ""} ${JSON.stringify(fields)}\n`);
+const logger = process.env.MONIRO_BENCH_RUNNER_LOG
+  ? { debug() {}, info() {}, warn: log("warn"), error: log("error") }
+  : undefined;
 const runner = await startRunner({
+  ...(logger ? { logger } : {}),
   holder,
   subjects: createSubjects(namespace),
   nc,
