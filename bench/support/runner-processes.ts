@@ -56,6 +56,8 @@ export async function startRunnerProcesses(options: {
   const counts = new Uint16Array(options.inputs);
   let seen = 0;
   let duplicates = 0;
+  /** The first inputs seen twice (their numbers), to say which ones. */
+  const seenTwice: number[] = [];
   let lastSeenAt = 0;
   const waiters: Array<() => void> = [];
   const children: ChildProcess[] = [];
@@ -66,7 +68,10 @@ export async function startRunnerProcesses(options: {
       const count = counts[n] ?? 0;
       counts[n] = count + 1;
       if (count === 0) seen++;
-      else duplicates++;
+      else {
+        duplicates++;
+        if (seenTwice.length < 50) seenTwice.push(n);
+      }
     }
     lastSeenAt = performance.now();
     if (seen === counts.length) for (const waiter of waiters.splice(0)) waiter();
@@ -107,7 +112,7 @@ export async function startRunnerProcesses(options: {
       const envelope = { ...stamp(), agent, source: "http:bench", replyTo: "http:bench", text };
       await js.publish(subjects.in(agent), JSON.stringify(envelope));
     },
-    stats: () => ({ seen, duplicates, lastSeenAt, missing: counts.length - seen }),
+    stats: () => ({ seen, duplicates, seenTwice: [...seenTwice], lastSeenAt, missing: counts.length - seen }),
     allSeen(timeoutMs: number): Promise<boolean> {
       if (seen === counts.length) return Promise.resolve(true);
       return new Promise((resolve) => {

@@ -19,6 +19,8 @@ export interface ThroughputResult {
   complete: boolean;
   missing: number;
   duplicates: number;
+  /** The first inputs seen twice (input numbers; the warm-up's are `agents * inputsPerAgent` and up). */
+  seenTwice: number[];
   redisPerInput: number;
   natsPerInput: number;
   cpuPerInputMs: number;
@@ -75,6 +77,7 @@ export async function measureThroughput(
     complete,
     missing: stats.missing,
     duplicates: stats.duplicates,
+    seenTwice: stats.seenTwice,
     redisPerInput: (sent.redisCommands - sent0.redisCommands) / total,
     natsPerInput: (sent.natsMessages - sent0.natsMessages) / total,
     cpuPerInputMs: cpu.reduce((a, b) => a + b, 0) / total,
