@@ -55,6 +55,7 @@ export async function run(): Promise<void> {
         { metric: `${label}: runner CPU per input`, value: `${result.cpuPerInputMs.toFixed(2)} ms` },
       );
       notes.push(`${label}: Redis commands per input by name: ${result.mix}.`);
+      notes.push(`${label}: longest event-loop stall of a runner: ${result.loopDelayMaxMs.toFixed(0)} ms.`);
       if (result.duplicates > 0) notes.push(`${label}: inputs seen twice (first 50): ${result.seenTwice.join(" ")}.`);
       if (!result.complete) notes.push(`${label}: ${result.missing} inputs had not reached a model after 120 s.`);
     } finally {

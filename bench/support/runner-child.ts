@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { writeHeapSnapshot } from "node:v8";
 import { loopSettings, RUNNER_REDIS_OPTIONS, startRunner, staticDirectory } from "@moniro/agent-runner";
 import { createSubjects } from "@moniro/envelopes";
@@ -26,6 +27,9 @@ if (!namespace || !prefix || !agentPrefix || !count || !holder) {
 }
 const send = (message: unknown) => process.send?.(message);
 const socketWrites = countSocketWrites();
+// The longest event-loop stall (a runner starved of CPU renews its leases late: a lease lasts 2 s).
+const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+loopDelay.enable();
 let seen: number[] = [];
 const flush = setInterval(() => {
   if (seen.length === 0) return;
@@ -97,6 +101,7 @@ process.on("message", async (message: ParentMessage) => {
       byName: Object.fromEntries(redisCommands.byName()),
       natsMessages: natsMessagesOut(nc),
       writesByPort: socketWrites.byPort(),
+      loopDelayMaxMs: loopDelay.max / 1e6,
     });
   } else if (message.type === "snapshot") {
     send({ type: "snapshot", file: writeHeapSnapshot(join(message.dir, `runner-${process.pid}.heapsnapshot`)) });

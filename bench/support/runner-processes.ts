@@ -25,6 +25,8 @@ export interface Sent {
   natsMessages: number;
   /** Socket writes (system calls) by remote port. */
   writesByPort: Record<string, number>;
+  /** The longest event-loop stall of any runner so far. */
+  loopDelayMaxMs: number;
 }
 
 export interface Memory {
@@ -141,6 +143,7 @@ export async function startRunnerProcesses(options: {
           byName,
           natsMessages: sum.natsMessages + one.natsMessages,
           writesByPort,
+          loopDelayMaxMs: Math.max(sum.loopDelayMaxMs, one.loopDelayMaxMs),
         };
       });
     },

@@ -21,6 +21,8 @@ export interface ThroughputResult {
   duplicates: number;
   /** The first inputs seen twice (input numbers; the warm-up's are `agents * inputsPerAgent` and up). */
   seenTwice: number[];
+  /** The longest event-loop stall of a runner since it started (warm-up included). */
+  loopDelayMaxMs: number;
   redisPerInput: number;
   natsPerInput: number;
   cpuPerInputMs: number;
@@ -78,6 +80,7 @@ export async function measureThroughput(
     missing: stats.missing,
     duplicates: stats.duplicates,
     seenTwice: stats.seenTwice,
+    loopDelayMaxMs: sent.loopDelayMaxMs,
     redisPerInput: (sent.redisCommands - sent0.redisCommands) / total,
     natsPerInput: (sent.natsMessages - sent0.natsMessages) / total,
     cpuPerInputMs: cpu.reduce((a, b) => a + b, 0) / total,
