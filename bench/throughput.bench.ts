@@ -16,7 +16,9 @@ const TOTAL = SHAPE.agents * SHAPE.inputsPerAgent;
 export async function run(): Promise<void> {
   const rows: Row[] = [];
   const notes: string[] = [];
-  for (const runners of [1, 2]) {
+  // MONIRO_BENCH_RUNNERS=1 (or 2): only that run (A/B comparisons; docs/performance.md).
+  const only = Number(process.env.MONIRO_BENCH_RUNNERS);
+  for (const runners of only === 1 || only === 2 ? [only] : [1, 2]) {
     const stack = await startRunnerProcesses({
       runners,
       agents: SHAPE.agents + SHAPE.warmupAgents,
@@ -46,9 +48,15 @@ export async function run(): Promise<void> {
           metric: `${label}: Redis commands / NATS messages per input`,
           value: `${result.redisPerInput.toFixed(1)} / ${result.natsPerInput.toFixed(1)}`,
         },
+        {
+          metric: `${label}: socket writes per input to Redis / NATS`,
+          value: `${result.redisWritesPerInput.toFixed(2)} / ${result.natsWritesPerInput.toFixed(2)}`,
+        },
         { metric: `${label}: runner CPU per input`, value: `${result.cpuPerInputMs.toFixed(2)} ms` },
       );
       notes.push(`${label}: Redis commands per input by name: ${result.mix}.`);
+      notes.push(`${label}: longest event-loop stall of a runner: ${result.loopDelayMaxMs.toFixed(0)} ms.`);
+      if (result.duplicates > 0) notes.push(`${label}: inputs seen twice (first 50): ${result.seenTwice.join(" ")}.`);
       if (!result.complete) notes.push(`${label}: ${result.missing} inputs had not reached a model after 120 s.`);
     } finally {
       await stack.close();

@@ -1,3 +1,4 @@
+import { Socket } from "node:net";
 import type { SpanAttributes, SpanHandle, Tracing } from "@moniro/ports";
 import type { RedisClient } from "@moniro/store";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -17,6 +18,22 @@ export function countRedisCommands(redis: RedisClient): { count(): number; byNam
     return (original as (...args: unknown[]) => unknown)(command, ...rest);
   };
   return { count: () => total, byName: () => new Map(names) };
+}
+
+/**
+ * Counts the socket writes of this process by remote port (each one a write
+ * system call): how well a process batches what it sends. Patches
+ * `net.Socket.prototype.write`, so call it once, in a process of its own.
+ */
+export function countSocketWrites(): { byPort(): Record<string, number> } {
+  const counts: Record<string, number> = {};
+  const original = Socket.prototype.write;
+  Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
+    const port = String(this.remotePort ?? "local");
+    counts[port] = (counts[port] ?? 0) + 1;
+    return (original as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof original;
+  return { byPort: () => ({ ...counts }) };
 }
 
 /** Messages a NATS connection sent so far. */

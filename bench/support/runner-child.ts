@@ -1,11 +1,12 @@
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { writeHeapSnapshot } from "node:v8";
 import { loopSettings, RUNNER_REDIS_OPTIONS, startRunner, staticDirectory } from "@moniro/agent-runner";
 import { createSubjects } from "@moniro/envelopes";
 import { connectRedis } from "@moniro/store";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
-import { countRedisCommands, natsMessagesOut } from "./diagnostics.js";
+import { countRedisCommands, countSocketWrites, natsMessagesOut } from "./diagnostics.js";
 import { inputNumbers } from "./input-counter.js";
 import { instantLlm, newUserText } from "./instant-llm.js";
 
@@ -25,6 +26,10 @@ if (!namespace || !prefix || !agentPrefix || !count || !holder) {
   throw new Error("usage: runner-child.js <namespace> <redisPrefix> <agentPrefix> <agentCount> <holder>");
 }
 const send = (message: unknown) => process.send?.(message);
+const socketWrites = countSocketWrites();
+// The longest event-loop stall (a runner starved of CPU renews its leases late: a lease lasts 2 s).
+const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+loopDelay.enable();
 let seen: number[] = [];
 const flush = setInterval(() => {
   if (seen.length === 0) return;
@@ -57,7 +62,14 @@ const redis =
     ? connectRedis({ url: redisUrl, cluster: true }, { redis: RUNNER_REDIS_OPTIONS })
     : new Redis(redisUrl, RUNNER_REDIS_OPTIONS);
 const redisCommands = countRedisCommands(redis);
+// MONIRO_BENCH_RUNNER_LOG=1: the runner's warnings and errors on stderr (why a run lost an agent's lease, …).
+const log = (level: string) => (fields: object, message?: string) =>
+  process.stderr.write(`${level} ${message ?? ""} ${JSON.stringify(fields)}\n`);
+const logger = process.env.MONIRO_BENCH_RUNNER_LOG
+  ? { debug() {}, info() {}, warn: log("warn"), error: log("error") }
+  : undefined;
 const runner = await startRunner({
+  ...(logger ? { logger } : {}),
   holder,
   subjects: createSubjects(namespace),
   nc,
@@ -88,6 +100,8 @@ process.on("message", async (message: ParentMessage) => {
       redisCommands: redisCommands.count(),
       byName: Object.fromEntries(redisCommands.byName()),
       natsMessages: natsMessagesOut(nc),
+      writesByPort: socketWrites.byPort(),
+      loopDelayMaxMs: loopDelay.max / 1e6,
     });
   } else if (message.type === "snapshot") {
     send({ type: "snapshot", file: writeHeapSnapshot(join(message.dir, `runner-${process.pid}.heapsnapshot`)) });

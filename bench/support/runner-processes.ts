@@ -15,7 +15,7 @@ type ChildMessage =
   | { type: "ready" }
   | { type: "seen"; inputs: number[]; at: number }
   | ({ type: "memory"; gc: boolean } & Memory)
-  | { type: "sent"; redisCommands: number; byName: Record<string, number>; natsMessages: number }
+  | ({ type: "sent" } & Sent)
   | { type: "snapshot"; file: string }
   | { type: "stopped" };
 
@@ -23,6 +23,10 @@ export interface Sent {
   redisCommands: number;
   byName: Record<string, number>;
   natsMessages: number;
+  /** Socket writes (system calls) by remote port. */
+  writesByPort: Record<string, number>;
+  /** The longest event-loop stall of any runner so far. */
+  loopDelayMaxMs: number;
 }
 
 export interface Memory {
@@ -54,6 +58,8 @@ export async function startRunnerProcesses(options: {
   const counts = new Uint16Array(options.inputs);
   let seen = 0;
   let duplicates = 0;
+  /** The first inputs seen twice (their numbers), to say which ones. */
+  const seenTwice: number[] = [];
   let lastSeenAt = 0;
   const waiters: Array<() => void> = [];
   const children: ChildProcess[] = [];
@@ -64,7 +70,10 @@ export async function startRunnerProcesses(options: {
       const count = counts[n] ?? 0;
       counts[n] = count + 1;
       if (count === 0) seen++;
-      else duplicates++;
+      else {
+        duplicates++;
+        if (seenTwice.length < 50) seenTwice.push(n);
+      }
     }
     lastSeenAt = performance.now();
     if (seen === counts.length) for (const waiter of waiters.splice(0)) waiter();
@@ -76,6 +85,8 @@ export async function startRunnerProcesses(options: {
       execArgv: [
         ...SERVICE_NODE_FLAGS,
         "--expose-gc",
+        // MONIRO_BENCH_RUNNER_FLAGS="--trace-gc …": more node flags for the runner processes.
+        ...(process.env.MONIRO_BENCH_RUNNER_FLAGS?.split(" ").filter(Boolean) ?? []),
         ...(process.env.MONIRO_BENCH_CPU_PROF
           ? ["--cpu-prof", `--cpu-prof-dir=${process.env.MONIRO_BENCH_CPU_PROF}`]
           : []),
@@ -103,7 +114,7 @@ export async function startRunnerProcesses(options: {
       const envelope = { ...stamp(), agent, source: "http:bench", replyTo: "http:bench", text };
       await js.publish(subjects.in(agent), JSON.stringify(envelope));
     },
-    stats: () => ({ seen, duplicates, lastSeenAt, missing: counts.length - seen }),
+    stats: () => ({ seen, duplicates, seenTwice: [...seenTwice], lastSeenAt, missing: counts.length - seen }),
     allSeen(timeoutMs: number): Promise<boolean> {
       if (seen === counts.length) return Promise.resolve(true);
       return new Promise((resolve) => {
@@ -123,10 +134,16 @@ export async function startRunnerProcesses(options: {
       return all.reduce((sum, one) => {
         const byName = { ...sum.byName };
         for (const [name, count] of Object.entries(one.byName)) byName[name] = (byName[name] ?? 0) + count;
+        const writesByPort = { ...sum.writesByPort };
+        for (const [port, count] of Object.entries(one.writesByPort)) {
+          writesByPort[port] = (writesByPort[port] ?? 0) + count;
+        }
         return {
           redisCommands: sum.redisCommands + one.redisCommands,
           byName,
           natsMessages: sum.natsMessages + one.natsMessages,
+          writesByPort,
+          loopDelayMaxMs: Math.max(sum.loopDelayMaxMs, one.loopDelayMaxMs),
         };
       });
     },

@@ -1,4 +1,4 @@
-import { sleep } from "./bench-runner.js";
+import { NATS_URL, REDIS_URL, sleep } from "./bench-runner.js";
 import { inputText } from "./input-counter.js";
 import { cpuMs } from "./proc.js";
 import { publishAll } from "./publish-all.js";
@@ -19,9 +19,16 @@ export interface ThroughputResult {
   complete: boolean;
   missing: number;
   duplicates: number;
+  /** The first inputs seen twice (input numbers; the warm-up's are `agents * inputsPerAgent` and up). */
+  seenTwice: number[];
+  /** The longest event-loop stall of a runner since it started (warm-up included). */
+  loopDelayMaxMs: number;
   redisPerInput: number;
   natsPerInput: number;
   cpuPerInputMs: number;
+  /** Socket writes (system calls) per input to Redis and to NATS. */
+  redisWritesPerInput: number;
+  natsWritesPerInput: number;
   /** Redis commands per input by command name (those at 0.05 or more). */
   mix: string;
 }
@@ -59,13 +66,21 @@ export async function measureThroughput(
     .sort((a, b) => b[1] - a[1])
     .map(([name, perInput]) => `${name} ${perInput.toFixed(1)}`)
     .join(", ");
+  const writes = (url: string) => {
+    const port = new URL(url).port || (url.startsWith("redis") ? "6379" : "4222");
+    return ((sent.writesByPort[port] ?? 0) - (sent0.writesByPort[port] ?? 0)) / total;
+  };
   return {
+    redisWritesPerInput: writes(REDIS_URL),
+    natsWritesPerInput: writes(NATS_URL),
     rate: (stats.seen - shape.warmup) / seconds,
     seconds,
     publishSeconds,
     complete,
     missing: stats.missing,
     duplicates: stats.duplicates,
+    seenTwice: stats.seenTwice,
+    loopDelayMaxMs: sent.loopDelayMaxMs,
     redisPerInput: (sent.redisCommands - sent0.redisCommands) / total,
     natsPerInput: (sent.natsMessages - sent0.natsMessages) / total,
     cpuPerInputMs: cpu.reduce((a, b) => a + b, 0) / total,

@@ -1,6 +1,7 @@
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";
+import { laterPublisher } from "./publish-later.js";
 
 /**
  * The messaging operations the services use, bound to one connection (JSON
@@ -10,6 +11,12 @@ import { publishCore, publishEnvelope, type RequestOptions, request } from "./pu
 export interface Bus {
   /** Core publish, fire and forget. */
   publish(subject: string, payload: unknown): void;
+  /**
+   * Core publish, fire and forget, sent at the end of the tick together with the tick's other
+   * `publishLater` messages (one socket write; encoded, trace headers taken, now). Events. The
+   * bus's other operations send what is queued first, so nothing this bus sends overtakes them.
+   */
+  publishLater(subject: string, payload: unknown): void;
   /** JetStream publish (`Nats-Msg-Id` = envelope id); resolves once the stream stored it. */
   publishDurable(subject: string, payload: unknown): Promise<void>;
   /** Core request/reply; rejects with NoRespondersError / RequestTimeoutError / BusClosedError. Returns the reply bytes. */
@@ -17,9 +24,20 @@ export interface Bus {
 }
 
 export function createBus(nc: NatsConnection, js: JetStreamClient = jetstream(nc)): Bus {
+  const later = laterPublisher(nc);
   return {
-    publish: (subject, payload) => publishCore(nc, subject, payload),
-    publishDurable: (subject, payload) => publishEnvelope(js, subject, payload),
-    request: (subject, payload, options) => request(nc, subject, payload, options),
+    publish: (subject, payload) => {
+      later.flush();
+      publishCore(nc, subject, payload);
+    },
+    publishLater: later.publish,
+    publishDurable: (subject, payload) => {
+      later.flush();
+      return publishEnvelope(js, subject, payload);
+    },
+    request: (subject, payload, options) => {
+      later.flush();
+      return request(nc, subject, payload, options);
+    },
   };
 }

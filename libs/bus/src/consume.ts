@@ -36,6 +36,15 @@ export interface ConsumeOptions<S extends z.ZodType> {
   onDlq?: ((record: { origin: string; subject: string; reason: string }) => void) | undefined;
   /** Messages buffered per pull (default 64). */
   maxMessages?: number | undefined;
+  /**
+   * Handle the messages that arrived together as one batch (group commit): every message in hand
+   * is started in the same tick, so the handlers' writes leave together (one Redis round trip for
+   * N envelopes on an auto-pipelined client), and the batch's acks go out in one NATS flush. The
+   * next batch starts once this one is done (it holds what arrived meanwhile). Messages on one
+   * subject stay in order: within a batch each waits for the one before it on its subject.
+   * Default false: one message at a time.
+   */
+  batch?: boolean | undefined;
 }
 
 export interface EnvelopeConsumer {
@@ -82,42 +91,67 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
     options.onDlq?.({ origin: options.origin, subject: msg.subject, reason });
   }
 
-  async function handle(msg: JsMsg): Promise<void> {
+  /** Handles a message; returns how to settle it (ack or term), which the caller does. */
+  async function handle(msg: JsMsg): Promise<() => void> {
     const decoded = decode(options.schema, msg.data, what);
     if (!decoded.ok) {
       await toDlq(msg, decoded.error.message, decoded.error.issues);
-      terminate(msg);
-      return;
+      return () => terminate(msg);
     }
     const outcome = await options.handler(decoded.value, msg);
     if (outcome && "dlq" in outcome) {
       await toDlq(msg, outcome.dlq, []);
-      terminate(msg);
-      return;
+      return () => terminate(msg);
     }
-    msg.ack();
+    return () => msg.ack();
   }
 
-  const done = (async () => {
-    for await (const msg of messages) {
-      const id = msg.headers?.get("Nats-Msg-Id");
-      try {
-        await inMessageSpan(
-          "receive",
-          msg,
-          { ...(id ? { "messaging.message.id": id } : {}), "moniro.redeliveries": msg.info.deliveryCount - 1 },
-          () => handle(msg),
-        );
-      } catch (error) {
-        logger.warn(
-          { subject: msg.subject, err: errorMessage(error), deliveries: msg.info.deliveryCount },
-          `${what} handling failed; it will be redelivered`,
-        );
-        const delay = options.retryDelayMs ?? 1_000;
-        msg.nak(typeof delay === "function" ? delay(msg.info.deliveryCount) : delay);
-      }
+  /** One message: its handler inside the message's trace; how it is settled (ack, term, nak) is returned, not done. */
+  async function settleOne(msg: JsMsg): Promise<() => void> {
+    const id = msg.headers?.get("Nats-Msg-Id");
+    try {
+      return await inMessageSpan(
+        "receive",
+        msg,
+        { ...(id ? { "messaging.message.id": id } : {}), "moniro.redeliveries": msg.info.deliveryCount - 1 },
+        () => handle(msg),
+      );
+    } catch (error) {
+      logger.warn(
+        { subject: msg.subject, err: errorMessage(error), deliveries: msg.info.deliveryCount },
+        `${what} handling failed; it will be redelivered`,
+      );
+      const delay = options.retryDelayMs ?? 1_000;
+      return () => msg.nak(typeof delay === "function" ? delay(msg.info.deliveryCount) : delay);
     }
-  })();
+  }
+
+  /** A batch: all started in one tick (in order per subject), settled together once all are done. */
+  async function handleBatch(batch: readonly JsMsg[]): Promise<void> {
+    const last = new Map<string, Promise<unknown>>();
+    const settles = batch.map((msg) => {
+      const before = last.get(msg.subject);
+      const settle = before ? before.then(() => settleOne(msg)) : settleOne(msg);
+      last.set(msg.subject, settle);
+      return settle;
+    });
+    for (const settle of await Promise.all(settles)) settleSafely(settle);
+  }
+
+  /** Acks (or terms, naks) a message; a connection that closed meanwhile leaves it to redelivery. */
+  function settleSafely(settle: () => void): void {
+    try {
+      settle();
+    } catch (error) {
+      logger.warn({ err: errorMessage(error) }, `could not settle a ${what}; it will be redelivered`);
+    }
+  }
+
+  const done = options.batch
+    ? consumeBatched(messages, handleBatch, options.maxMessages ?? 64)
+    : (async () => {
+        for await (const msg of messages) settleSafely(await settleOne(msg));
+      })();
 
   return {
     done,
@@ -126,6 +160,37 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
       await done;
     },
   };
+}
+
+/**
+ * The batched consume loop: the iterator's messages are queued as they come;
+ * one batch at a time takes everything queued (up to `limit`). Pulling waits
+ * while `limit` messages are queued, so no more than the pull's buffer is in
+ * hand. Resolves once the iterator ended and the last batch is done.
+ */
+async function consumeBatched(
+  messages: AsyncIterable<JsMsg>,
+  handleBatch: (batch: readonly JsMsg[]) => Promise<void>,
+  limit: number,
+): Promise<void> {
+  const queued: JsMsg[] = [];
+  let working: Promise<void> | undefined;
+  let room: (() => void) | undefined;
+  const work = async () => {
+    while (queued.length > 0) {
+      await handleBatch(queued.splice(0, limit));
+      room?.();
+      room = undefined;
+    }
+    working = undefined;
+  };
+  for await (const msg of messages) {
+    queued.push(msg);
+    // Started after the messages already in hand were queued (they arrive in one go of microtasks).
+    working ??= new Promise<void>((resolve) => setImmediate(resolve)).then(work);
+    if (queued.length >= limit) await new Promise<void>((resolve) => (room = resolve));
+  }
+  await working;
 }
 
 /**

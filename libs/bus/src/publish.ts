@@ -2,7 +2,7 @@ import type { JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BusClosedError, NoRespondersError, RequestTimeoutError, requestFailure } from "./errors.js";
 import { requestWithKeepalive } from "./keepalive.js";
-import { traceHeaders } from "./trace-headers.js";
+import { traceHeaders, traceHeadersIfAny } from "./trace-headers.js";
 
 const encoder = new TextEncoder();
 
@@ -30,7 +30,8 @@ export async function publishEnvelope(
 
 /** Core publish (fire and forget) with trace headers. */
 export function publishCore(nc: NatsConnection, subject: string, payload: unknown): void {
-  nc.publish(subject, encode(payload), { headers: traceHeaders() });
+  const headers = traceHeadersIfAny();
+  nc.publish(subject, encode(payload), headers ? { headers } : {});
 }
 
 export interface RequestOptions {

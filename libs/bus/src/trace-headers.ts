@@ -17,6 +17,18 @@ export function traceHeaders(extra?: Record<string, string>): MsgHdrs {
   return hdrs;
 }
 
+/**
+ * The active trace context as NATS headers, or undefined outside a span: a
+ * message without a trace then carries no header block at all (nats.js would
+ * send an empty one, built and encoded per message).
+ */
+export function traceHeadersIfAny(): MsgHdrs | undefined {
+  ensureContextManager();
+  const carrier = currentTraceHeaders();
+  if (!carrier.traceparent && !carrier.tracestate) return undefined;
+  return traceHeaders();
+}
+
 /** The `traceparent`/`tracestate` a message carries (empty when it has none). */
 export function traceCarrierOf(msg: { headers?: MsgHdrs | undefined }): { traceparent?: string; tracestate?: string } {
   const carrier: { traceparent?: string; tracestate?: string } = {};

@@ -21,6 +21,8 @@ export class LoopControl {
   private resumeWaiters: Array<() => void> = [];
   private run: AbortController | undefined;
   private cycle: AbortController | undefined;
+  /** Removes the cycle's listener on the run's signal. */
+  private unlinkCycle: (() => void) | undefined;
   private inputListeners = new Set<() => void>();
   private stopper = new AbortController();
 
@@ -78,15 +80,28 @@ export class LoopControl {
     this.run = undefined;
   }
 
-  /** @internal Starts a cycle; the signal aborts on cancel or stop. */
+  /**
+   * @internal Starts a cycle; the signal aborts on cancel or stop (the run's abort is passed on
+   * by a listener removed at endCycle: `AbortSignal.any` would cost every cycle weak references
+   * and finalizers for the garbage collector, issue 17).
+   */
   beginCycle(): AbortSignal {
-    this.cycle = new AbortController();
+    const cycle = new AbortController();
+    this.cycle = cycle;
     const run = this.run?.signal;
-    return run ? AbortSignal.any([this.cycle.signal, run]) : this.cycle.signal;
+    if (run?.aborted) cycle.abort(run.reason);
+    else if (run) {
+      const passOn = () => cycle.abort(run.reason);
+      run.addEventListener("abort", passOn, { once: true });
+      this.unlinkCycle = () => run.removeEventListener("abort", passOn);
+    }
+    return cycle.signal;
   }
 
   /** @internal */
   endCycle(): void {
+    this.unlinkCycle?.();
+    this.unlinkCycle = undefined;
     this.cycle = undefined;
   }
 

@@ -20,7 +20,8 @@ export interface InboundConsumer {
  * the receive span's traceparent (stored with the inbox item, so the cycle
  * that handles it joins the trace); ack once the input is in the agent's
  * Redis inbox; a rejected envelope goes to the DLQ; an ingest failure (Redis
- * down) is nak'ed for redelivery.
+ * down) is nak'ed for redelivery. Batched (`batch` of consumeEnvelopes): the
+ * envelopes that arrived together are ingested together, in order per agent.
  */
 export async function startInboundConsumer(options: {
   js: JetStreamClient;
@@ -43,6 +44,9 @@ export async function startInboundConsumer(options: {
     what: "inbound envelope",
     logger: options.logger ?? silentLogger,
     retryDelayMs: options.retryDelayMs ?? 1_000,
+    // Ingest per JetStream fetch: the envelopes in hand are appended in one Redis round trip
+    // (the runner's client auto-pipelines) and acked in one NATS flush.
+    batch: true,
     onDlq: (record) => options.onDlq?.(record.origin),
     handler: async (envelope, msg) => {
       const traceparent = currentTraceparent();

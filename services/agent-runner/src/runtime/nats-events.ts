@@ -7,13 +7,14 @@ import { systemClock } from "@moniro/ports";
 /**
  * EventSink over core NATS (`moniro.evt.<agent>.<type>`): fire and forget,
  * never throws into the loop; the bus adds the active span's trace headers.
+ * Given `publishLater`, a tick's events leave in one socket write (issue 17).
  */
 export class NatsEventSink implements EventSink {
   private readonly clock: Clock;
   private readonly onError: (error: unknown) => void;
 
   constructor(
-    private readonly bus: Pick<Bus, "publish">,
+    private readonly bus: Pick<Bus, "publish"> & Partial<Pick<Bus, "publishLater">>,
     private readonly subjects: Subjects,
     options: { clock?: Clock; onError?: (error: unknown) => void } = {},
   ) {
@@ -23,7 +24,9 @@ export class NatsEventSink implements EventSink {
 
   emit(agent: string, type: EventType, data: Record<string, unknown> = {}): void {
     try {
-      this.bus.publish(this.subjects.evt(agent, type), { ...stamp(this.clock.now()), agent, type, data });
+      const event = { ...stamp(this.clock.now()), agent, type, data };
+      if (this.bus.publishLater) this.bus.publishLater(this.subjects.evt(agent, type), event);
+      else this.bus.publish(this.subjects.evt(agent, type), event);
     } catch (error) {
       this.onError(error);
     }
