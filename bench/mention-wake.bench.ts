@@ -85,7 +85,10 @@ export async function run(): Promise<void> {
         metric: "  / same-run floor step p50 (1 NATS request + 2 Redis round trips)",
         value: `${(wake.p50 / step.p50).toFixed(1)}× (floor ${ms(step.p50)})`,
       },
-      { metric: "  channel_send → executor's answer (post stored, input acked) p50", value: ms(summarize(answered).p50) },
+      {
+        metric: "  channel_send → executor's answer (post stored, input acked) p50",
+        value: ms(summarize(answered).p50),
+      },
       { metric: "  executor's answer → LLM request p50", value: ms(summarize(afterAnswer).p50) },
       { metric: "  channel_send → cycle start (input in thread) p50", value: ms(summarize(cycles).p50) },
       { metric: "answers without the member in `notified`", value: String(errors), goal: "0", met: errors === 0 },

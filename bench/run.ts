@@ -30,6 +30,9 @@ const ORDER = [
   "registry",
   "cli-list",
   "workflow-start",
+  "mention-wake",
+  "mention-fanout",
+  "channel-throughput",
 ];
 
 function moduleName(file: string): string {
