@@ -32,6 +32,8 @@ export async function run(): Promise<void> {
   const first: number[] = [];
   const answered: number[] = [];
   let notified = 0;
+  let cpuMicros = 0;
+  let redisCommands = 0;
   try {
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
       await world.bench.idle();
@@ -40,12 +42,18 @@ export async function run(): Promise<void> {
       const done = new Promise<void>((resolve) => {
         allIn = resolve;
       });
+      const cpu0 = process.cpuUsage();
+      const sent0 = world.bench.sent().redisCommands;
       const t0 = performance.now();
       const result = await world.channelSend(text);
       const t1 = performance.now();
       if (result.isError) throw new Error(`channel_send failed: ${result.content}`);
       await done;
+      await world.bench.idle();
       if (round < WARMUP) continue;
+      const cpu = process.cpuUsage(cpu0);
+      cpuMicros += cpu.user + cpu.system;
+      redisCommands += world.bench.sent().redisCommands - sent0;
       const times = [...firstAt.values()];
       last.push(Math.max(...times) - t0);
       first.push(Math.min(...times) - t0);
@@ -72,6 +80,14 @@ export async function run(): Promise<void> {
       {
         metric: "  channel_send → executor's answer (post stored, 20 inputs acked) p50",
         value: ms(summarize(answered).p50),
+      },
+      {
+        metric: "  this process's CPU per woken member (runner + model + caller, cycle to its end)",
+        value: ms(cpuMicros / 1000 / (MEMBERS * ROUNDS)),
+      },
+      {
+        metric: "  the runner's Redis commands per woken member (cycle to its end)",
+        value: (redisCommands / (MEMBERS * ROUNDS)).toFixed(1),
       },
       {
         metric: "members in `notified` / mentioned",

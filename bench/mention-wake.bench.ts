@@ -41,6 +41,7 @@ export async function run(): Promise<void> {
   const afterAnswer: number[] = [];
   const cycles: number[] = [];
   let errors = 0;
+  let redisCommands = 0;
   try {
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
       await world.bench.idle();
@@ -51,12 +52,15 @@ export async function run(): Promise<void> {
       const woken = new Promise<void>((resolve) => {
         wakeUp = resolve;
       });
+      const sent0 = world.bench.sent().redisCommands;
       const t0 = performance.now();
       const result = await world.channelSend(`@${wanted} check line ${i}`);
       const t1 = performance.now();
       if (result.isError) throw new Error(`channel_send failed: ${result.content}`);
       await woken;
+      await world.bench.idle();
       if (i < WARMUP) continue;
+      redisCommands += world.bench.sent().redisCommands - sent0;
       if (!/"notified":\["m\d+"\]/.test(JSON.stringify(result.data ?? {}))) errors++;
       total.push(calledAt - t0);
       answered.push(t1 - t0);
@@ -91,6 +95,10 @@ export async function run(): Promise<void> {
       },
       { metric: "  executor's answer → LLM request p50", value: ms(summarize(afterAnswer).p50) },
       { metric: "  channel_send → cycle start (input in thread) p50", value: ms(summarize(cycles).p50) },
+      {
+        metric: "  the runner's Redis commands per wake (cycle to its end)",
+        value: (redisCommands / ITERATIONS).toFixed(1),
+      },
       { metric: "answers without the member in `notified`", value: String(errors), goal: "0", met: errors === 0 },
     ],
     notes: [
