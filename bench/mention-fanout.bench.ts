@@ -1,7 +1,7 @@
 import { sleep } from "./support/bench-runner.js";
 import { ms, report } from "./support/report.js";
 import { summarize } from "./support/stats.js";
-import { startTeamWorld } from "./support/team-world.js";
+import { startTeamWorld, within } from "./support/team-world.js";
 
 const MEMBERS = 20;
 const WARMUP = 5;
@@ -48,7 +48,7 @@ export async function run(): Promise<void> {
       const result = await world.channelSend(text);
       const t1 = performance.now();
       if (result.isError) throw new Error(`channel_send failed: ${result.content}`);
-      await done;
+      await within(done, 10_000, `all ${MEMBERS} first LLM requests of round ${round}`);
       await world.bench.idle();
       if (round < WARMUP) continue;
       const cpu = process.cpuUsage(cpu0);

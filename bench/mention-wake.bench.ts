@@ -2,7 +2,7 @@ import { sleep } from "./support/bench-runner.js";
 import { startFloor } from "./support/floor.js";
 import { ms, report } from "./support/report.js";
 import { summarize } from "./support/stats.js";
-import { CONTEXT, startTeamWorld } from "./support/team-world.js";
+import { CONTEXT, startTeamWorld, within } from "./support/team-world.js";
 
 const MEMBERS = 10;
 const WARMUP = 30;
@@ -57,7 +57,7 @@ export async function run(): Promise<void> {
       const result = await world.channelSend(`@${wanted} check line ${i}`);
       const t1 = performance.now();
       if (result.isError) throw new Error(`channel_send failed: ${result.content}`);
-      await woken;
+      await within(woken, 10_000, `${wanted}'s first LLM request after the mention ${i}`);
       await world.bench.idle();
       if (i < WARMUP) continue;
       redisCommands += world.bench.sent().redisCommands - sent0;

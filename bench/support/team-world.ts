@@ -71,3 +71,16 @@ export async function startTeamWorld(members: readonly string[], decide: Decide)
     },
   };
 }
+
+/** `promise`, or an error naming `what` after `ms` (a bench must fail, not hang, when an input is lost). */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
