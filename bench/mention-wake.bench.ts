@@ -1,8 +1,9 @@
 import { sleep } from "./support/bench-runner.js";
 import { startFloor } from "./support/floor.js";
+import { newUserText } from "./support/instant-llm.js";
 import { ms, report } from "./support/report.js";
 import { summarize } from "./support/stats.js";
-import { CONTEXT, startTeamWorld, within } from "./support/team-world.js";
+import { CHANNEL_SEND_SPEC, CONTEXT, startTeamWorld, within } from "./support/team-world.js";
 
 const MEMBERS = 10;
 const WARMUP = 30;
@@ -11,6 +12,8 @@ const ITERATIONS = 300;
 const REST_MS = 5;
 /** Floor steps timed before each mention, so the floor sees the same machine state as the wakes. */
 const FLOOR_PER_WAKE = 10;
+/** A member on the runner whose model @mentions (the agent-to-agent path, second figure). */
+const LEAD = "lead";
 
 /**
  * Issue 14: an @mention to the mentioned idle member's first LLM request.
@@ -28,13 +31,28 @@ export async function run(): Promise<void> {
   let wakeUp: (() => void) | undefined;
   let wanted = "";
   const members = Array.from({ length: MEMBERS }, (_, i) => `m${i}`);
-  const world = await startTeamWorld(members, (agent, _request, at) => {
-    if (agent === wanted) {
-      calledAt = at;
-      wakeUp?.();
-    }
-    return { text: "ok" };
-  });
+  let modelAnsweredAt = Number.NaN;
+  const world = await startTeamWorld(
+    [...members, LEAD],
+    (agent, request, at) => {
+      if (agent === LEAD) {
+        const asked = /mention-(m\d+)-(\d+)/.exec(newUserText(request));
+        if (!asked) return { text: "ok" };
+        modelAnsweredAt = at;
+        return {
+          toolUses: [
+            { id: `send-${asked[2]}`, name: "channel_send", input: { text: `@${asked[1]} check line ${asked[2]}` } },
+          ],
+        };
+      }
+      if (agent === wanted) {
+        calledAt = at;
+        wakeUp?.();
+      }
+      return { text: "ok" };
+    },
+    { settings: { tools: [CHANNEL_SEND_SPEC] } },
+  );
   const floor = await startFloor();
   const total: number[] = [];
   const answered: number[] = [];
@@ -42,6 +60,7 @@ export async function run(): Promise<void> {
   const cycles: number[] = [];
   let errors = 0;
   let redisCommands = 0;
+  const fromAgent: number[] = [];
   try {
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
       await world.bench.idle();
@@ -68,6 +87,22 @@ export async function run(): Promise<void> {
       cycles.push((world.bench.spans.lastStart.get("cycle") ?? Number.NaN) - t0);
     }
     await world.bench.idle();
+    // From an agent: LEAD's model answers an input with the channel_send call; its runner sends it.
+    for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+      await world.bench.idle();
+      await sleep(REST_MS);
+      wanted = members[i % MEMBERS] as string;
+      calledAt = Number.NaN;
+      modelAnsweredAt = Number.NaN;
+      const woken = new Promise<void>((resolve) => {
+        wakeUp = resolve;
+      });
+      await world.publishHere(LEAD, `mention-${wanted}-${i}`);
+      await within(woken, 10_000, `${wanted}'s first LLM request after ${LEAD}'s mention ${i}`);
+      await world.bench.idle();
+      if (i < WARMUP) continue;
+      fromAgent.push(calledAt - modelAnsweredAt);
+    }
   } finally {
     await floor.close();
     await world.close();
@@ -99,11 +134,15 @@ export async function run(): Promise<void> {
         metric: "  the runner's Redis commands per wake (cycle to its end)",
         value: (redisCommands / ITERATIONS).toFixed(1),
       },
+      {
+        metric: `${LEAD}'s model answer holding channel_send → mentioned member's LLM request p50 / p99 (n=${ITERATIONS})`,
+        value: `${ms(summarize(fromAgent).p50)} / ${ms(summarize(fromAgent).p99)}`,
+      },
       { metric: "answers without the member in `notified`", value: String(errors), goal: "0", met: errors === 0 },
     ],
     notes: [
       `The tool-executor runs as its own process (dist/main.js); the runner (with ${MEMBERS} member agents), the zero-latency model and the caller run in this process, over the machine's NATS and Redis. Context ${CONTEXT}; the sender is a member that is not on the runner.`,
-      `Each wake starts from rest: no loop running, then ${REST_MS} ms of quiet; the members take turns. ${WARMUP} unmeasured wakes first. The floor is timed in between (${FLOOR_PER_WAKE} steps before each wake).`,
+      `Second figure: ${LEAD} (a member on the same runner) gets an input in ${CONTEXT}; its model answers with the channel_send call, which its runner persists and sends to the executor; measured from that model answer. ${LEAD}'s cycle goes on (the tool result, its next LLM request) while the member wakes. Each wake starts from rest: no loop running, then ${REST_MS} ms of quiet; the members take turns. ${WARMUP} unmeasured wakes first. The floor is timed in between (${FLOOR_PER_WAKE} steps before each wake).`,
     ],
   });
 }

@@ -1,7 +1,8 @@
-import { NatsToolBus } from "@moniro/agent-runner";
+import { type LoopSettingsInput, NatsToolBus } from "@moniro/agent-runner";
 import { createBus } from "@moniro/bus";
 import { stamp, type ToolResultEnvelope } from "@moniro/envelopes";
 import { RedisWorkspaceStore } from "@moniro/store";
+import { jetstream } from "@nats-io/jetstream";
 import { type BenchRunner, startBenchRunner } from "./bench-runner.js";
 import type { Decide } from "./instant-llm.js";
 import { randomToken } from "./random.js";
@@ -11,6 +12,13 @@ export const WORKFLOW = "bench";
 export const TAG = "main";
 /** The context (and instance) every input of the team benches runs in. */
 export const CONTEXT = `${WORKFLOW}:${TAG}`;
+/** `channel_send` as the model sees it (the executor validates the input; only the name matters to the runner). */
+export const CHANNEL_SEND_SPEC = {
+  name: "channel_send",
+  description: "Post to this workspace's channel; each @name of a member wakes that member.",
+  inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+};
+
 /** The member that posts; it is in the instance but not on the bench's runner (it never wakes). */
 export const SENDER = "poster";
 
@@ -21,6 +29,8 @@ export interface TeamWorld {
   executor: ServiceProcess;
   /** A `channel_send` call from SENDER, sent as the runner sends tool calls (NatsToolBus), answered by the executor. */
   channelSend(text: string): Promise<ToolResultEnvelope>;
+  /** Publishes an input to a member on `<ns>.in.<agent>` in the instance's context (resolves on the stream's ack). */
+  publishHere(agent: string, text: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,8 +42,12 @@ export interface TeamWorld {
  * `members`. Everything is under the bench runner's random namespace and
  * prefix; `close()` deletes its streams, KV buckets and keys.
  */
-export async function startTeamWorld(members: readonly string[], decide: Decide): Promise<TeamWorld> {
-  const bench = await startBenchRunner({ agents: members, decide });
+export async function startTeamWorld(
+  members: readonly string[],
+  decide: Decide,
+  options: { settings?: Partial<LoopSettingsInput> } = {},
+): Promise<TeamWorld> {
+  const bench = await startBenchRunner({ agents: members, decide, ...options });
   const stack = await startServiceStack({
     agents: Object.fromEntries([SENDER, ...members].map((name) => [name, agentYaml(name)])),
     env: {},
@@ -51,6 +65,7 @@ export async function startTeamWorld(members: readonly string[], decide: Decide)
     await bench.close();
     throw error;
   }
+  const js = jetstream(bench.nc);
   const tools = new NatsToolBus(createBus(bench.nc), bench.subjects);
   return {
     bench,
@@ -65,6 +80,10 @@ export async function startTeamWorld(members: readonly string[], decide: Decide)
         input: { text },
         deadlineMs: Date.now() + 10_000,
       }),
+    async publishHere(agent, text) {
+      const envelope = { ...stamp(), agent, source: "http:bench", replyTo: "http:bench", context: CONTEXT, text };
+      await js.publish(bench.subjects.in(agent), JSON.stringify(envelope));
+    },
     async close() {
       await stack.stop();
       await bench.close();
