@@ -9,7 +9,7 @@ import { ms, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
 import { summarize } from "./support/stats.js";
 
-const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../libs/cli/dist/moniro.js", import.meta.url));
 const AGENTS = 1_000;
 const WARMUP = 2;
 const ROUNDS = 11;
@@ -51,7 +51,7 @@ function listOnce(gateway: string): Promise<{ wallMs: number; cpuMs: number | un
  * table), from spawn to exit, against a running gateway process.
  */
 export async function run(): Promise<void> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} does not exist: build first (npx tsc --build)`);
+  if (!existsSync(CLI)) throw new Error(`${CLI} does not exist: build first (npm run build)`);
   const stack = await startServiceStack({ agents: {}, env: {} });
   const nc = await connect({ servers: NATS_URL });
   const registry = await AgentRegistry.open(nc, { namespace: stack.namespace });
@@ -92,7 +92,7 @@ export async function run(): Promise<void> {
           : []),
       ],
       notes: [
-        `Spawn of \`node libs/cli/dist/main.js agent list\` until it exited, against a gateway process on this machine holding ${AGENTS} agents in its registry cache (states read from Redis). ${WARMUP} unmeasured runs first.`,
+        `Spawn of \`node libs/cli/dist/moniro.js agent list\` until it exited, against a gateway process on this machine holding ${AGENTS} agents in its registry cache (states read from Redis). ${WARMUP} unmeasured runs first.`,
         `Machine: ${cpus().length} CPUs, 1-minute load average ${load.toFixed(2)} at the start (shared with other work: wall times include waiting for a CPU). CPU time by GNU time (10 ms resolution), when installed.`,
       ],
     });
