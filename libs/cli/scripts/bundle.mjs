@@ -14,7 +14,7 @@
 //
 // Usage: `npm run build:cli` (part of `npm run build`); `--check` exits 1 when
 // the bundle is missing or older than one of the files it was built from.
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -56,6 +56,7 @@ if (process.argv.includes("--check")) {
   process.exit(reason ? 1 : 0);
 }
 
+mkdirSync(OUT, { recursive: true });
 for (const file of readdirSync(OUT, { withFileTypes: true })) {
   if (file.isFile() && OWN_FILE.test(file.name)) rmSync(join(OUT, file.name));
 }
