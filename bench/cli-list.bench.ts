@@ -11,7 +11,7 @@ import { summarize } from "./support/stats.js";
 
 /** The `moniro` bin: the esbuild bundle (npm run build:cli). */
 const CLI = fileURLToPath(new URL("../../libs/cli/dist/moniro.js", import.meta.url));
-/** The same sources as tsc emits them, one module per file: what the bin was before the bundle. */
+/** The same sources as tsc emits them, one module per file: what the bundle saves (the bin was this before). */
 const UNBUNDLED = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
 const AGENTS = 1_000;
 const WARMUP = 2;
@@ -112,7 +112,7 @@ export async function run(): Promise<void> {
       ],
       notes: [
         `Spawn of \`node libs/cli/dist/moniro.js agent list\` (the bin, bundled by esbuild) until it exited, against a gateway process on this machine holding ${AGENTS} agents in its registry cache (states read from Redis). ${WARMUP} unmeasured rounds first.`,
-        "Each round also runs the unbundled tsc output (`node libs/cli/dist/main.js agent list`, the same sources one module per file): what the bin cost before it was bundled, under the same load.",
+        "Each round also runs the unbundled tsc output (`node libs/cli/dist/main.js agent list`, the same sources one module per file): what bundling saves, under the same load.",
         `Machine: ${cpus().length} CPUs, 1-minute load average ${load.toFixed(2)} at the start (shared with other work: wall times include waiting for a CPU). CPU time by GNU time (10 ms resolution), when installed.`,
       ],
     });
