@@ -34,7 +34,9 @@ RUN npm ci --ignore-scripts
 COPY libs libs
 COPY services services
 # Only the runtime's projects (and what they reference), not test/ or bench/.
+# The moniro CLI is also bundled into libs/cli/dist/moniro.js (esbuild, a dev dependency: before the prune).
 RUN npx tsc --build libs/cli services/gateway services/agent-runner services/tool-executor services/scheduler services/signal-bridge \
+ && npm run --silent build:cli \
  && npm prune --omit=dev --ignore-scripts \
  && find libs services -maxdepth 2 \( -name src -o -name '*.tsbuildinfo' -o -name 'tsconfig.json' \) -exec rm -rf {} +
 

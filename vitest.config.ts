@@ -32,6 +32,8 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/**/*.test.ts"],
+          // The CLI tests run the bundled binary: bundle it from the sources first.
+          globalSetup: ["test/support/build-cli.ts"],
           exclude: ["**/node_modules/**", "**/dist/**"],
           testTimeout: 90_000,
           hookTimeout: 90_000,

@@ -14,7 +14,7 @@ import { eventually } from "../support/eventually.js";
 import { freePort } from "../support/ports.js";
 import { NATS_URL, printServiceLogsOnFailure, type Stack, startStack } from "../support/stack.js";
 
-const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../libs/cli/dist/moniro.js", import.meta.url));
 const KEY = "cli-admin-e2e-key";
 const UNREACHABLE_HINT = "is the gateway running? start it with `moniro up` or set MONIRO_GATEWAY_URL";
 

@@ -13,7 +13,7 @@ import { eventually } from "../support/eventually.js";
 import { freePort } from "../support/ports.js";
 import { NATS_URL, printServiceLogsOnFailure, type Stack, startStack } from "../support/stack.js";
 
-const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../libs/cli/dist/moniro.js", import.meta.url));
 const KEY = "cli-e2e-key";
 const AGENT = "name: alice\nmodel: mock\nbackend: mock\n";
 const UNREACHABLE_HINT = "is the gateway running? start it with `moniro up` or set MONIRO_GATEWAY_URL";

@@ -8,8 +8,8 @@ import { randomToken } from "../support/random.js";
 import { cleanupNamespace, NATS_URL, REDIS_URL } from "../support/stack.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
-/** The README's demo command is `npm run demo` = `tsc --build && node libs/cli/dist/main.js demo`. */
-const CLI = join(ROOT, "libs", "cli", "dist", "main.js");
+/** The README's demo command is `npm run demo` = `npm run build && node libs/cli/dist/moniro.js demo`. */
+const CLI = join(ROOT, "libs", "cli", "dist", "moniro.js");
 
 interface Run {
   code: number | null;
@@ -58,7 +58,7 @@ function processesWithEnv(name: string, value: string): number[] {
   return found;
 }
 
-describe("the README's demo: node libs/cli/dist/main.js demo", () => {
+describe("the README's demo: node libs/cli/dist/moniro.js demo", () => {
   const namespace = randomToken("demo");
   const prefix = `${namespace}:`;
   const dirs: string[] = [];

@@ -17,7 +17,7 @@ import { NATS_URL, printServiceLogsOnFailure, type RunningService, type Stack } 
 // Issue 16, "What must be shown": the signal-bridge between the fake
 // signal-cli daemon (PROTOCOLS.md A) and an agent served by the fake model.
 
-const CLI = resolve(import.meta.dirname, "..", "..", "libs", "cli", "dist", "main.js");
+const CLI = resolve(import.meta.dirname, "..", "..", "libs", "cli", "dist", "moniro.js");
 const ALICE = "+15550002";
 const STRANGER = "+15550003";
 const INTRUDER = "+15550004";

@@ -36,7 +36,7 @@ const AGENTS = {
   bounded: testAgentYaml("bounded", TOOLS),
 };
 const run = promisify(execFile);
-const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../libs/cli/dist/moniro.js", import.meta.url));
 const CHILD_INPUT = (parent: string) => new RegExp(`^\\[agent:${parent}--[a-z0-9]{8}\\] `);
 
 interface ChildrenView {

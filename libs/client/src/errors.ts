@@ -60,12 +60,21 @@ export class GatewayUnreachableError extends Error {
   }
 }
 
-/** The short reason of a failed fetch: its cause's code (ECONNREFUSED, …) or message. */
+/**
+ * The short reason of a failed request: its code (ECONNREFUSED, …; fetch puts
+ * it in the error's cause, node:http on the error itself), else its message.
+ */
 export function networkReason(error: unknown): string {
-  const err = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err?.name === "TimeoutError") return "no answer in time";
+  const err = error as {
+    name?: string;
+    code?: string;
+    message?: string;
+    cause?: { name?: string; code?: string; message?: string };
+  };
   const cause = err?.cause;
+  if (err?.name === "TimeoutError" || cause?.name === "TimeoutError") return "no answer in time";
   if (cause?.code) return cause.code;
+  if (err?.code && err.code !== "ABORT_ERR") return err.code;
   if (cause?.message) return cause.message;
   return err?.message ?? String(error);
 }
