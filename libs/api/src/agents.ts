@@ -1,4 +1,4 @@
-import { agentStateSchema, nameSchema } from "@moniro/envelopes";
+import { agentSourceSchema, agentStateSchema, nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { errorBodySchema } from "./error-body.js";
 import { type ApiRoute, defineRoute } from "./route.js";
@@ -15,9 +15,7 @@ const UNAUTHORIZED = error("no or a wrong bearer key (`unauthorized`)");
 const UNKNOWN_AGENT = error("no agent of that name is in the registry (`unknown_agent`); a deleted one says so");
 const REGISTRY_DOWN = error("the registry (NATS KV) cannot be reached (`nats_unavailable`); retry after `Retry-After`");
 
-/** Where a definition came from (`workflow`: an inline agent of a running workflow instance, removed when it stops). */
-export const AGENT_SOURCES = ["file", "api", "ephemeral", "workflow"] as const;
-export const agentSourceSchema = z.enum(AGENT_SOURCES);
+export { AGENT_SOURCES, agentSourceSchema } from "@moniro/envelopes";
 
 /**
  * An agent definition: the fields of `.agents/<name>.yaml` as JSON

@@ -1,3 +1,4 @@
+export * from "./agent-source.js";
 export * from "./attachment.js";
 export * from "./batch.js";
 export * from "./common.js";

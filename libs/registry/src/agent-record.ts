@@ -1,9 +1,9 @@
-import { agentSourceSchema } from "@moniro/api";
+import { agentSourceSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import type { StoredDefinition } from "./validate.js";
 
-/** Where a definition came from: the agents directory, the API, or an ephemeral agent (`moniro new`); @moniro/api defines it. */
-export { AGENT_SOURCES, agentSourceSchema } from "@moniro/api";
+/** Where a definition came from: the agents directory, the API, or an ephemeral agent (`moniro new`); @moniro/envelopes defines it. */
+export { AGENT_SOURCES, agentSourceSchema } from "@moniro/envelopes";
 export type AgentSource = z.output<typeof agentSourceSchema>;
 
 /** The JSON a registry entry holds (the key is the agent's name, the revision the KV's). */

@@ -57,7 +57,7 @@ describe("InMemoryInbox", () => {
     const clock = new FakeClock({ start: 1000 });
     const inbox = new InMemoryInbox(clock);
     const background = inbound({ text: "b", source: "cron:job" });
-    const normal = inbound({ text: "n", source: "ws:flow:chat" });
+    const normal = inbound({ text: "n", source: "http:carol", context: "flow:chat" });
     const first = inbound({ text: "i1" });
     const second = inbound({ text: "i2" });
     for (const envelope of [background, normal, first, second]) await inbox.append(envelope);
