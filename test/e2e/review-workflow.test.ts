@@ -166,7 +166,7 @@ describe("the seed's review workflow end to end (two gateways, two runners)", ()
 
     // A post without a mention wakes nobody...
     const counts = () => ["alice", "bob", "helper"].map((agent) => model.requests(agent).length);
-    const before = counts();
+    const [aliceBefore = 0, bobBefore = 0, helperBefore = 0] = counts();
     const posted = await second.request("POST", "/v1/workflows/review/instances/main/channel", {
       from: "jane",
       text: "CI is green now",
@@ -187,7 +187,7 @@ describe("the seed's review workflow end to end (two gateways, two runners)", ()
     const since = system.split("### Channel since you last looked\n")[1]?.split("\n\n")[0] ?? "";
     expect(since).toContain("http:jane: CI is green now");
     expect(since).not.toContain("Review these changes");
-    expect(counts()).toEqual([before[0] + 1, before[1], before[2]]);
+    expect(counts()).toEqual([aliceBefore + 1, bobBefore, helperBefore]);
 
     // The inline helper exists while the instance runs, and is gone after stop (registry and Redis).
     expect((await first.request("GET", `/v1/agents/${HELPER}/definition`)).status).toBe(200);
