@@ -54,8 +54,10 @@ describe("team tools over Redis", () => {
         notified: ["bob"],
         unreached: [{ name: "carol", reason: "not a member of review:main" }],
       });
-      expect(outcome.content).toContain("Notified: bob.");
-      expect(outcome.content).toContain("Not reached: carol");
+      const { postId } = outcome.data as { postId: string };
+      expect(outcome.content).toBe(
+        `Posted to review:main (id ${postId}). Notified: bob. Not reached: carol (not members of review:main; see team_members). The post is kept.`,
+      );
       expect(published).toHaveLength(1);
       expect(published[0]).toMatchObject({
         agent: "bob",
