@@ -239,6 +239,29 @@ describe("workflow instances", () => {
     }
   });
 
+  it("a start or stop while another holds the instance's lifecycle lock is refused with 409 instance_busy, and creates nothing", async () => {
+    const g = await gateway(workflowsDir({ review: REVIEW }));
+    // Another replica's start of review:busy is under way (its lock held for the test's duration).
+    const lock = `${g.redis.prefix}{w:review:busy}:lifecycle`;
+    await g.redis.redis.set(lock, "another-gateway", "PX", 30_000);
+    const message =
+      "another start or stop of review:busy is under way: retry when it is done (GET /v1/workflows/review/instances/busy shows its state)";
+    const start = await send(g, "POST", "/v1/workflows/review/instances", { tag: "busy", variables: { pr: "1" } });
+    expect(start.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(start)).toEqual({ status: 409, code: "instance_busy", message });
+    expect(await errorOf(await send(g, "DELETE", "/v1/workflows/review/instances/busy"))).toEqual({
+      status: 409,
+      code: "instance_busy",
+      message,
+    });
+    expect((await g.fetch("/v1/workflows/review/instances/busy")).status).toBe(404);
+    expect((await g.fetch("/v1/agents/review__busy__helper/definition")).status).toBe(404);
+    await g.redis.redis.del(lock);
+    expect(
+      (await send(g, "POST", "/v1/workflows/review/instances", { tag: "busy", variables: { pr: "1" } })).status,
+    ).toBe(201);
+  });
+
   it("takes people's posts over HTTP: an @mention reaches the member at once, a non-member comes back unreached, SSE resumes", async () => {
     const g = await gateway(workflowsDir({ review: REVIEW }), { MONIRO_GATEWAY_BODY_LIMIT: "128kb" });
     await send(g, "POST", "/v1/workflows/review/instances", { variables: { pr: "2" } });
