@@ -12,8 +12,8 @@ import { eventually } from "../support/eventually.js";
 import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
 import { NATS_URL, printServiceLogsOnFailure, type Stack, startStack } from "../support/stack.js";
 
-// Seed 003 "batched votes": votes that arrive while the proposer is busy reach it together at its
-// next step boundary (each carries meta.batch; docs/workflows.md "Votes").
+// Seed 003 "batched votes": votes that arrive while the proposer is busy reach it at its next step
+// boundary as ONE input (each carries meta.batch; docs/workflows.md "Votes").
 describe("votes to a busy proposer (e2e)", () => {
   let model: Model | undefined;
   let stack: Stack | undefined;
@@ -30,7 +30,7 @@ describe("votes to a busy proposer (e2e)", () => {
     model = undefined;
   });
 
-  it("two votes cast while alice runs a command reach her in the next step, after the command's result", async () => {
+  it("two votes cast while alice runs a command reach her in the next step as ONE input, after the command's result", async () => {
     model = await startModel();
     const tools = { profile: "coding" as const };
     stack = await startStack({
@@ -93,11 +93,12 @@ describe("votes to a busy proposer (e2e)", () => {
 
     const [, second] = await model.waitForRequests("alice", 2, 30_000);
     if (second === undefined) throw new Error("alice's second model request is missing");
-    const texts = userTexts(second.body).join("\n");
-    expect(texts).toContain(`bob voted 'yes' on p1 "Merge PR 7?" (1 of 3 voted).`);
-    expect(texts).toContain(
-      `carol voted 'yes' on p1 "Merge PR 7?" (2 of 3 voted). Voting is over: decided 'yes' (yes: 2, no: 0).`,
-    );
+    // ONE input holds both votes, in the order they were cast.
+    const voteInputs = userTexts(second.body).filter((text) => text.includes("voted 'yes' on p1"));
+    expect(voteInputs).toEqual([
+      `[ws:review:main] bob voted 'yes' on p1 "Merge PR 7?" (1 of 3 voted).\n` +
+        `carol voted 'yes' on p1 "Merge PR 7?" (2 of 3 voted). Voting is over: decided 'yes' (yes: 2, no: 0).`,
+    ]);
     // The same step: the command's result and both votes, in alice's second model request.
     const results = second.body.messages
       .flatMap(blocksOf)

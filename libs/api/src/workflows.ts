@@ -156,7 +156,7 @@ export const startWorkflowInstance = defineRoute({
     200: { description: "already running: left as it was", schema: startInstanceResultSchema },
     201: { description: "started", schema: startInstanceResultSchema },
     400: error(
-      "bad body, tag or variables (`invalid_body`, `bad_tag`, `unknown_variable`, `missing_variable`), a ref to no agent (`unresolved`), or a setup step that failed (`setup_failed`; the message has its output)",
+      "bad body, tag or variables (`invalid_body`, `bad_tag`, `unknown_variable`, `missing_variable`), a ref to no agent (`unresolved`), a workflow file that does not load (`invalid_workflow`; the message has the file's problem), or a setup step that failed (`setup_failed`; the message has its output)",
     ),
     401: UNAUTHORIZED,
     404: UNKNOWN_WORKFLOW,

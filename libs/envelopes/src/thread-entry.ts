@@ -23,6 +23,12 @@ export const inputEntrySchema = z.object({
   lane: laneSchema,
   text: z.string(),
   attachments: z.array(storedAttachmentSchema).default([]),
+  /**
+   * A batched input (inputs of one injection sharing a `meta.batch` key, seed 003): the envelope ids
+   * of the inputs after the first (`envelopeId`) that this one entry carries, in arrival order.
+   * `text` holds all their texts. Absent on a single input.
+   */
+  batched: z.array(z.string()).optional(),
 });
 
 export const toolUseSchema = z.object({
@@ -112,13 +118,18 @@ export type ToolResultEntry = z.output<typeof toolResultEntrySchema>;
 /** A stored entry: its data plus the stream id Redis gave it. */
 export type ThreadEntry = ThreadEntryData & { entryId: string };
 
+/** The envelope ids an input entry carries: its own, then those batched into it. */
+export function inputEnvelopeIds(entry: Pick<InputEntry, "envelopeId" | "batched">): string[] {
+  return entry.batched === undefined ? [entry.envelopeId] : [entry.envelopeId, ...entry.batched];
+}
+
 /**
- * The inbound envelope an entry delivers to its thread: an input's, or the one
- * a tool result carries (`delivers`). The thread keeps these ids, so an
- * envelope is written to it at most once.
+ * The inbound envelopes an entry delivers to its thread: an input's (all of
+ * a batched input's), or the one a tool result carries (`delivers`). The
+ * thread keeps these ids, so an envelope is written to it at most once.
  */
-export function deliveredEnvelopeId(entry: ThreadEntryData): string | undefined {
-  if (entry.kind === "input") return entry.envelopeId;
-  if (entry.kind === "tool-result") return entry.delivers;
-  return undefined;
+export function deliveredEnvelopeIds(entry: ThreadEntryData): string[] {
+  if (entry.kind === "input") return inputEnvelopeIds(entry);
+  if (entry.kind === "tool-result" && entry.delivers) return [entry.delivers];
+  return [];
 }

@@ -15,7 +15,9 @@
     ARGV[1] expected lease value `<epoch>:<holder>`
     ARGV[2] n, the number of entries
     ARGV[1+2i], ARGV[2+2i] (i = 1..n) entry JSON (stream field `e`), and its
-            envelope id: an input's ("" for entries that deliver no envelope),
+            envelope id: an input's, or a batched input's ids one per line
+            (skipped only when the thread holds every one of them; all are
+            recorded) ("" for entries that deliver no envelope),
             or `+<id>` for a tool result that carries an inbound envelope: it
             is always written, and its id is recorded in the same write so a
             later injection of that envelope is skipped
@@ -37,8 +39,16 @@ for i = 1, count do
   if string.sub(envelope, 1, 1) == "+" then
     redis.call("SADD", KEYS[3], string.sub(envelope, 2))
     ids[i] = redis.call("XADD", KEYS[2], "*", "e", json)
-  elseif envelope ~= "" and redis.call("SADD", KEYS[3], envelope) == 0 then
-    ids[i] = 0
+  elseif envelope ~= "" then
+    local added = 0
+    for id in string.gmatch(envelope, "[^\n]+") do
+      added = added + redis.call("SADD", KEYS[3], id)
+    end
+    if added == 0 then
+      ids[i] = 0
+    else
+      ids[i] = redis.call("XADD", KEYS[2], "*", "e", json)
+    end
   else
     ids[i] = redis.call("XADD", KEYS[2], "*", "e", json)
   end

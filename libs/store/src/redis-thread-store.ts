@@ -1,4 +1,4 @@
-import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import { inputEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
@@ -11,12 +11,13 @@ import { runScript } from "./scripts/loader.js";
 type RawEntries = Array<[string, string[]]>;
 
 /**
- * An entry's envelope argument to `appendThread`: an input's id (skipped when
- * the thread holds it), `+<id>` for a tool result that carries an envelope
- * (always written, the id recorded with it in the same script), or "".
+ * An entry's envelope argument to `appendThread`: an input's id, or a batched
+ * input's ids one per line (skipped when the thread holds every one), `+<id>`
+ * for a tool result that carries an envelope (always written, the id recorded
+ * with it in the same script), or "".
  */
 function envelopeArg(entry: ThreadEntryData): string {
-  if (entry.kind === "input") return entry.envelopeId;
+  if (entry.kind === "input") return inputEnvelopeIds(entry).join("\n");
   return entry.kind === "tool-result" && entry.delivers ? `+${entry.delivers}` : "";
 }
 

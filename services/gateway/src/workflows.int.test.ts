@@ -165,17 +165,29 @@ describe("workflow instances", () => {
         setup: "agents:\n  alice: { ref: alice }\nsetup:\n  - shell: echo hi\n",
       }),
     );
-    const listed = (await (await g.fetch("/v1/workflows")).json()) as { problems: Array<{ file: string }> };
+    const listed = (await (await g.fetch("/v1/workflows")).json()) as {
+      problems: Array<{ file: string; message: string }>;
+    };
     expect(listed.problems.map((problem) => problem.file)).toEqual([expect.stringMatching(/bad\.yaml$/)]);
+    const badYaml = listed.problems[0]?.message ?? "";
+    expect(badYaml).toMatch(/bad\.yaml: not valid YAML at line \d+, column \d+: /);
 
-    expect(await errorOf(await send(g, "POST", "/v1/workflows/nope/instances", {}))).toMatchObject({
+    expect(await errorOf(await send(g, "POST", "/v1/workflows/nope/instances", {}))).toEqual({
       status: 404,
       code: "unknown_workflow",
-      message: expect.stringContaining("known workflows: broken, review, setup"),
+      message: "no workflow named 'nope' is defined; known workflows: broken, review, setup (add .workflows/nope.yaml)",
     });
-    expect(await errorOf(await send(g, "POST", "/v1/workflows/review/instances", { tag: "a__b" }))).toMatchObject({
+    // A file that is there but does not load: its problem, not "no workflow named".
+    expect(await errorOf(await send(g, "POST", "/v1/workflows/bad/instances", {}))).toEqual({
+      status: 400,
+      code: "invalid_workflow",
+      message: `workflow 'bad' cannot start: its file does not load: ${badYaml} (fix the file; GET /v1/workflows lists every problem)`,
+    });
+    expect(await errorOf(await send(g, "POST", "/v1/workflows/review/instances", { tag: "a__b" }))).toEqual({
       status: 400,
       code: "bad_tag",
+      message:
+        "tag 'a__b' may not contain '__': it joins workflow, tag and agent in the names of inline agents; use a single '_'",
     });
     expect(await errorOf(await send(g, "POST", "/v1/workflows/review/instances", {}))).toMatchObject({
       status: 400,
@@ -185,10 +197,12 @@ describe("workflow instances", () => {
     expect(
       await errorOf(await send(g, "POST", "/v1/workflows/review/instances", { variables: { pr: "1", typo: "x" } })),
     ).toMatchObject({ status: 400, code: "unknown_variable" });
-    expect(await errorOf(await send(g, "POST", "/v1/workflows/broken/instances", {}))).toMatchObject({
+    expect(await errorOf(await send(g, "POST", "/v1/workflows/broken/instances", {}))).toEqual({
       status: 400,
       code: "unresolved",
-      message: expect.stringContaining("no agent 'carol' is defined"),
+      message: expect.stringMatching(
+        /^workflow 'broken' \(.*\/broken\.yaml\) cannot start:\n {2}agents\.carol\.ref: no agent 'carol' is defined: create \.agents\/carol\.yaml \(or register it in moniro\.yaml\), or define the agent inline without 'ref'$/,
+      ),
     });
     // Setup steps run on a tool-executor: none runs here.
     expect(await errorOf(await send(g, "POST", "/v1/workflows/setup/instances", {}))).toMatchObject({
@@ -211,11 +225,41 @@ describe("workflow instances", () => {
       ]);
       expect([200, 201, 409]).toContain(start.status);
       expect([200, 409]).toContain(stop.status);
+      for (const refused of [start, stop].filter((response) => response.status === 409)) {
+        expect(await errorOf(refused)).toEqual({
+          status: 409,
+          code: "instance_busy",
+          message: `another start or stop of review:${tag} is under way: retry when it is done (GET /v1/workflows/review/instances/${tag} shows its state)`,
+        });
+      }
       const state = await g.fetch(`/v1/workflows/review/instances/${tag}`);
       const helper = await g.fetch(`/v1/agents/review__${tag}__helper/definition`);
       if (state.status === 200) expect(helper.status).toBe(200);
       else expect(helper.status).toBe(404);
     }
+  });
+
+  it("a start or stop while another holds the instance's lifecycle lock is refused with 409 instance_busy, and creates nothing", async () => {
+    const g = await gateway(workflowsDir({ review: REVIEW }));
+    // Another replica's start of review:busy is under way (its lock held for the test's duration).
+    const lock = `${g.redis.prefix}{w:review:busy}:lifecycle`;
+    await g.redis.redis.set(lock, "another-gateway", "PX", 30_000);
+    const message =
+      "another start or stop of review:busy is under way: retry when it is done (GET /v1/workflows/review/instances/busy shows its state)";
+    const start = await send(g, "POST", "/v1/workflows/review/instances", { tag: "busy", variables: { pr: "1" } });
+    expect(start.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(start)).toEqual({ status: 409, code: "instance_busy", message });
+    expect(await errorOf(await send(g, "DELETE", "/v1/workflows/review/instances/busy"))).toEqual({
+      status: 409,
+      code: "instance_busy",
+      message,
+    });
+    expect((await g.fetch("/v1/workflows/review/instances/busy")).status).toBe(404);
+    expect((await g.fetch("/v1/agents/review__busy__helper/definition")).status).toBe(404);
+    await g.redis.redis.del(lock);
+    expect(
+      (await send(g, "POST", "/v1/workflows/review/instances", { tag: "busy", variables: { pr: "1" } })).status,
+    ).toBe(201);
   });
 
   it("takes people's posts over HTTP: an @mention reaches the member at once, a non-member comes back unreached, SSE resumes", async () => {
@@ -237,7 +281,12 @@ describe("workflow instances", () => {
     const tooBig = await errorOf(
       await send(g, "POST", "/v1/workflows/review/instances/main/channel", { from: "jane", text: "x".repeat(33_000) }),
     );
-    expect(tooBig).toMatchObject({ status: 400, code: "post_too_large" });
+    expect(tooBig).toEqual({
+      status: 400,
+      code: "post_too_large",
+      message:
+        "a channel post is at most 32,000 characters (this one has 33,000): put long text in a document (team_doc_write) and post its name",
+    });
     const badFrom = await errorOf(
       await send(g, "POST", "/v1/workflows/review/instances/main/channel", { from: "a b", text: "hi" }),
     );

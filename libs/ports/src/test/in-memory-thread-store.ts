@@ -1,4 +1,4 @@
-import { deliveredEnvelopeId, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import { deliveredEnvelopeIds, inputEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { LeaseLostError } from "../errors.js";
@@ -37,12 +37,14 @@ export class InMemoryThreadStore implements ThreadStore {
     if (stale) throw new LeaseLostError(fence.agent, fence.epoch);
     this.newestEpoch.set(fence.agent, Math.max(newest, fence.epoch));
     const thread = this.thread(fence.agent, context);
-    const held = new Set(thread.flatMap((entry) => deliveredEnvelopeId(entry) ?? []));
+    const held = new Set(thread.flatMap(deliveredEnvelopeIds));
     const stored: ThreadEntry[] = [];
     for (const entry of entries) {
       if (entry.kind === "input") {
-        if (held.has(entry.envelopeId)) continue; // already in the thread: skipped, like the Redis script
-        held.add(entry.envelopeId);
+        // Every id it carries already in the thread: skipped, like the Redis script.
+        const ids = inputEnvelopeIds(entry);
+        if (ids.every((id) => held.has(id))) continue;
+        for (const id of ids) held.add(id);
       }
       // A tool result that carries an envelope is always written, and records it as delivered.
       if (entry.kind === "tool-result" && entry.delivers) held.add(entry.delivers);
@@ -111,7 +113,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async hasEnvelope(agent: string, context: string, envelopeId: string): Promise<boolean> {
-    return this.thread(agent, context).some((entry) => deliveredEnvelopeId(entry) === envelopeId);
+    return this.thread(agent, context).some((entry) => deliveredEnvelopeIds(entry).includes(envelopeId));
   }
 
   /** Test helper: every context that has entries for the agent. */

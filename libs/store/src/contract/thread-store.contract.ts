@@ -108,6 +108,21 @@ export function describeThreadStoreContract(
       expect(await h.threads.hasEnvelope("bob", "personal", "E1")).toBe(false);
     });
 
+    it("records every envelope id of a batched input, and skips it only when the thread holds them all", async () => {
+      const fence = await acquire();
+      const batched = (id: string, more: string[], text: string) => ({ ...input(id, text), batched: more });
+      const written = await h.threads.append(fence, "personal", [batched("V1", ["V2"], "two votes")]);
+      expect(written).toHaveLength(1);
+      expect(await h.threads.hasEnvelope("ada", "personal", "V2")).toBe(true);
+      expect(await h.threads.append(fence, "personal", [batched("V2", ["V1"], "again")])).toEqual([]);
+      expect(await h.threads.append(fence, "personal", [input("V2", "one of them alone")])).toEqual([]);
+      const third = await h.threads.append(fence, "personal", [batched("V1", ["V3"], "a new vote with an old one")]);
+      expect(third.map((entry) => (entry.kind === "input" ? entry.batched : []))).toEqual([["V3"]]);
+      expect(
+        (await h.threads.read("ada", "personal")).map((entry) => (entry.kind === "input" ? entry.text : "")),
+      ).toEqual(["two votes", "a new vote with an old one"]);
+    });
+
     it("skips an input whose envelope id the thread already holds, within a batch and across appends", async () => {
       const fence = await acquire();
       const first = await h.threads.append(fence, "personal", [input("E1", "once"), input("E1", "again in the batch")]);

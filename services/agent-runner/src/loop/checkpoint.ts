@@ -1,3 +1,4 @@
+import { inputEnvelopeIds } from "@moniro/envelopes";
 import type { InboxItem } from "@moniro/ports";
 import { dropHeartbeats } from "./heartbeat.js";
 import { injectInputs } from "./inject.js";
@@ -93,7 +94,7 @@ async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<nu
       cycleId: cycle.cycleId,
       ts: now(cycle.run),
       status: "preempted",
-      envelopeIds: interrupted.inputs.map((input) => input.envelopeId),
+      envelopeIds: interrupted.inputs.flatMap(inputEnvelopeIds),
       detail: `Handle the message above first. The instruction you were working on (${what}) is set aside and comes back to you after it.`,
     },
   ]);

@@ -1,4 +1,4 @@
-import type { AssistantEntry, InputEntry, ThreadEntry } from "@moniro/envelopes";
+import { type AssistantEntry, type InputEntry, inputEnvelopeIds, type ThreadEntry } from "@moniro/envelopes";
 import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
 import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
@@ -134,7 +134,7 @@ async function steps(
   emit(run, "cycle-started", {
     cycleId: cycle.cycleId,
     context: cycle.thread.context,
-    envelopeIds: cycle.instruction.inputs.map((input) => input.envelopeId),
+    envelopeIds: cycle.instruction.inputs.flatMap(inputEnvelopeIds),
   });
   announceInputs(cycle, injected, false);
   cycle.system = await system;
@@ -248,7 +248,9 @@ async function cancel(cycle: CycleRun, reason: unknown): Promise<CycleEnd> {
 /** A re-queued instruction whose thread had moved on: a note brings it back to the model. */
 async function noteResume(cycle: CycleRun, resumed: readonly PendingInput[]): Promise<void> {
   const ids = new Set(resumed.map((input) => input.item.envelope.id));
-  const inputs = cycle.thread.entries.filter((entry) => entry.kind === "input" && ids.has(entry.envelopeId));
+  const inputs = cycle.thread.entries.filter(
+    (entry) => entry.kind === "input" && inputEnvelopeIds(entry).some((id) => ids.has(id)),
+  );
   const what = inputs.map((entry) => (entry.kind === "input" ? inputText(entry) : "")).join(" / ");
   await cycle.thread.append([
     {

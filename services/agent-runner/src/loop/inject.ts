@@ -1,4 +1,4 @@
-import type { InputEntry } from "@moniro/envelopes";
+import { batchOf, batchText, groupByBatch, type InputEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { PendingInput } from "./lanes.js";
 import type { CycleRun } from "./run-context.js";
 import { defer, emit, now } from "./run-context.js";
@@ -14,6 +14,9 @@ export interface Injection {
  * Writes inputs into the thread as tagged user turns, then acks them in the
  * inbox (in that order: an input is acked only once it is in the thread;
  * the ack is not waited for).
+ * Inputs that share a batch key (`meta.batch`, seed 003's batched votes)
+ * become ONE input entry, where the first of them was: their texts one per
+ * line (`batchText`), and every envelope id recorded in it.
  * An input whose envelope id is already in the thread is acked without being
  * written again. The inputs join the cycle's instruction.
  */
@@ -32,20 +35,11 @@ export async function injectInputs(
     else toWrite.push(input);
     ids.add(id);
   }
-  const written = await thread.append(
-    toWrite.map(({ item, lane }) => ({
-      kind: "input" as const,
-      cycleId: cycle.cycleId,
-      ts: now(run),
-      envelopeId: item.envelope.id,
-      source: item.envelope.source,
-      replyTo: item.envelope.replyTo,
-      context: item.envelope.context,
-      lane,
-      text: item.envelope.text,
-      attachments: item.envelope.attachments,
-    })),
-  );
+  const batches = groupByBatch(toWrite, ({ item }) => {
+    const batch = batchOf(item.envelope);
+    return batch === undefined ? undefined : `${item.envelope.context}\u0000${batch}`;
+  });
+  const written = await thread.append(batches.map((batch) => inputEntry(cycle, batch)));
   // Sent once the inputs are in the thread, and not waited for: an ack that is lost leaves the item
   // pending, and the next drain finds its envelope id in the thread and acks it without writing it again.
   defer(
@@ -64,6 +58,26 @@ export async function injectInputs(
   return { fresh, known };
 }
 
+/** The thread entry of one input, or of a batch of them (the first one's tags and lane, all their texts). */
+function inputEntry(cycle: CycleRun, batch: readonly PendingInput[]): ThreadEntryData {
+  const [first, ...rest] = batch;
+  if (first === undefined) throw new Error("an empty batch of inputs");
+  const { envelope } = first.item;
+  return {
+    kind: "input",
+    cycleId: cycle.cycleId,
+    ts: now(cycle.run),
+    envelopeId: envelope.id,
+    source: envelope.source,
+    replyTo: envelope.replyTo,
+    context: envelope.context,
+    lane: first.lane,
+    text: batchText(batch.map(({ item }) => item.envelope.text)),
+    attachments: batch.flatMap(({ item }) => item.envelope.attachments),
+    ...(rest.length > 0 ? { batched: rest.map(({ item }) => item.envelope.id) } : {}),
+  };
+}
+
 /** `input-injected` events (at cycle start they follow `cycle-started`). */
 export function announceInputs(cycle: CycleRun, inputs: readonly InputEntry[], midTurn: boolean): void {
   for (const entry of inputs) {
@@ -71,6 +85,7 @@ export function announceInputs(cycle: CycleRun, inputs: readonly InputEntry[], m
       cycleId: cycle.cycleId,
       context: cycle.thread.context,
       envelopeId: entry.envelopeId,
+      ...(entry.batched ? { batched: entry.batched } : {}),
       source: entry.source,
       lane: entry.lane,
       midTurn,

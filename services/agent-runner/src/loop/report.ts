@@ -1,4 +1,4 @@
-import type { InputEntry } from "@moniro/envelopes";
+import { type InputEntry, inputEnvelopeIds } from "@moniro/envelopes";
 import { classify } from "@moniro/ports";
 import type { CycleRun } from "./run-context.js";
 import { emit, now } from "./run-context.js";
@@ -14,7 +14,7 @@ export async function noteInstruction(cycle: CycleRun, status: Status, detail: s
       cycleId: cycle.cycleId,
       ts: now(cycle.run),
       status,
-      envelopeIds: handledInputs(cycle).map((input) => input.envelopeId),
+      envelopeIds: handledInputs(cycle).flatMap(inputEnvelopeIds),
       detail,
     },
   ]);

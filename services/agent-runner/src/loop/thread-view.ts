@@ -1,4 +1,4 @@
-import { deliveredEnvelopeId, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import { deliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
@@ -82,8 +82,7 @@ export class ThreadView {
 
   private remember(entries: readonly ThreadEntry[]): void {
     for (const entry of entries) {
-      const id = deliveredEnvelopeId(entry);
-      if (id !== undefined) this.envelopeIds.add(id);
+      for (const id of deliveredEnvelopeIds(entry)) this.envelopeIds.add(id);
     }
   }
 }

@@ -51,12 +51,16 @@ export function removedAgents(deps: {
 
   return {
     /**
-     * A removed agent that does not run anywhere: take its lease, move its
-     * inputs to the DLQ, let it go. Its holder does the same after its cycle.
+     * A removed agent that does not run anywhere: when inputs wait in its
+     * inbox, take its lease, move them to the DLQ, let it go. Its holder does
+     * the same after its cycle.
      */
     async drain(agent: string): Promise<number> {
       const reason = deps.removedReason(agent);
       if (!reason) return 0;
+      // Nothing waiting: no lease taken. Taking it would write the agent's keys again (its epoch) after
+      // whoever removed the agent deleted them (a stopped workflow's inline agent, docs/workflows.md "Stop").
+      if ((await inbox.pending(agent)).length === 0) return 0;
       const fence = await deps.lease.acquire(agent, deps.holder, DRAIN_LEASE_MS);
       if (!fence) return 0;
       try {

@@ -37,6 +37,7 @@ export type ErrorCode =
   | "not_a_participant"
   | "post_too_large"
   | "unknown_workflow"
+  | "invalid_workflow"
   | "unknown_instance"
   | "bad_tag"
   | "unresolved"

@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import {
   type AgentDefinition,
   kickoffValues,
@@ -110,9 +111,18 @@ export class WorkflowInstances {
   }
 
   async workflow(name: string): Promise<WorkflowDefinition> {
-    const { workflows } = await this.deps.source.load();
+    const { workflows, problems } = await this.deps.source.load();
     const workflow = workflows.get(name);
     if (workflow) return workflow;
+    // Its file is there but does not load: say what is wrong with it, not that it does not exist.
+    const problem = problems.find((item) => [`${name}.yaml`, `${name}.yml`].includes(basename(item.file)));
+    if (problem) {
+      throw new HttpError(
+        400,
+        "invalid_workflow",
+        `workflow '${name}' cannot start: its file does not load: ${problem.message} (fix the file; GET /v1/workflows lists every problem)`,
+      );
+    }
     const known = [...workflows.keys()];
     throw new HttpError(
       404,

@@ -54,8 +54,10 @@ describe("team tools over Redis", () => {
         notified: ["bob"],
         unreached: [{ name: "carol", reason: "not a member of review:main" }],
       });
-      expect(outcome.content).toContain("Notified: bob.");
-      expect(outcome.content).toContain("Not reached: carol");
+      const { postId } = outcome.data as { postId: string };
+      expect(outcome.content).toBe(
+        `Posted to review:main (id ${postId}). Notified: bob. Not reached: carol (not members of review:main; see team_members). The post is kept.`,
+      );
       expect(published).toHaveLength(1);
       expect(published[0]).toMatchObject({
         agent: "bob",
@@ -88,7 +90,9 @@ describe("team tools over Redis", () => {
       expect(blank).toMatchObject({ isError: true, errorCode: "empty_post" });
       const huge = await runTool("channel_send", { text: "x".repeat(100_001) }, as("alice"));
       expect(huge).toMatchObject({ isError: true, errorCode: "post_too_large" });
-      expect(huge.content).toContain("team_doc_write");
+      expect(huge.content).toBe(
+        "a channel post is at most 32,000 characters (this one has 100,001): put long text in a document (team_doc_write) and post its name",
+      );
       expect(published).toEqual([]);
     });
   });
