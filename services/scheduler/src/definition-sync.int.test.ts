@@ -145,9 +145,12 @@ describe("schedules from agent definitions in the live registry, reconciled over
 
     await registry.remove("bob");
     await define("alice", { every_ms: 120000, reason: "new words" });
+    // Two writes, two watch events: wait until the scheduler has applied both.
     await eventually(
-      async () => JSON.stringify(await schedulers()) === JSON.stringify({ "def.alice.wakeup": "every 120000" }),
-      "the deleted agent's job to go",
+      async () =>
+        JSON.stringify(await schedulers()) === JSON.stringify({ "def.alice.wakeup": "every 120000" }) &&
+        (await runtime.queue.getJobScheduler("def.alice.wakeup"))?.template?.data?.reason === "new words",
+      "the deleted agent's job to go and alice's new words to be applied",
     );
     expect((await runtime.queue.getJobScheduler("def.alice.wakeup"))?.template?.data).toMatchObject({
       reason: "new words",
