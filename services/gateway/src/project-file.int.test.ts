@@ -90,6 +90,18 @@ describe("moniro.yaml in MONIRO_PROJECT_DIR", () => {
     expect(broken.problems).toEqual([
       { file: join(dir, "moniro.yaml"), message: expect.stringMatching(/moniro\.yaml: .*workflowz.*workflows/s) },
     ]);
+    const unknown = await g.fetch("/v1/workflows/trio/instances", {
+      method: "POST",
+      body: JSON.stringify({}),
+      headers: { "content-type": "application/json" },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({
+      error: {
+        code: "unknown_workflow",
+        message: expect.stringMatching(/register it under 'workflows:' in .*moniro\.yaml; that file does not load now/),
+      },
+    });
     // The watch/periodic pass has seen the broken file too: dave, no longer listed in it, is kept.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await agentNames(g)).toEqual(["carol", "dave"]);

@@ -20,6 +20,8 @@ export interface WorkflowProblem {
 export interface WorkflowSet {
   workflows: Map<string, WorkflowDefinition>;
   problems: WorkflowProblem[];
+  /** The moniro.yaml the workflows come from, when the project has one. */
+  projectFile?: string;
 }
 
 /**
@@ -54,7 +56,7 @@ export class WorkflowSource {
       const { workflows } = await loadProject(dirname(projectFile));
       this.lastGoodProject = workflows;
       this.loggedProject = "";
-      return { workflows: new Map(workflows), problems: [] };
+      return { workflows: new Map(workflows), problems: [], projectFile };
     } catch (error) {
       const problems = projectProblems(error);
       const summary = JSON.stringify(problems);
@@ -67,7 +69,7 @@ export class WorkflowSource {
           );
         }
       }
-      return { workflows: new Map(this.lastGoodProject ?? []), problems };
+      return { workflows: new Map(this.lastGoodProject ?? []), problems, projectFile };
     }
   }
 
