@@ -157,7 +157,10 @@ export async function syncAgentsDir(
   const dirs = new Set([root, ...(options.projectDir === undefined ? [] : [resolve(options.projectDir)])]);
   for (const watched of dirs) {
     try {
-      const watcher = watch(watched, { persistent: false }, () => {
+      // In the project directory only moniro.yaml counts (an agent file it lists elsewhere: the periodic pass).
+      const project = watched !== root;
+      const watcher = watch(watched, { persistent: false }, (_event, file) => {
+        if (project && file !== null && !/^moniro\.ya?ml$/.test(file.toString())) return;
         clearTimeout(timer);
         timer = setTimeout(() => void pass(), options.debounceMs ?? 50);
         timer.unref();

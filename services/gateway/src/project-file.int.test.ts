@@ -65,6 +65,14 @@ describe("moniro.yaml in MONIRO_PROJECT_DIR", () => {
     expect(await agentNames(g)).toEqual(["carol", "dave"]);
     const definition = (await (await g.fetch("/v1/agents/carol/definition")).json()) as { source: string };
     expect(definition).toMatchObject({ source: "file" });
+    const deleted = await g.fetch("/v1/agents/dave", { method: "DELETE" });
+    expect(deleted.status).toBe(409);
+    expect(await deleted.json()).toMatchObject({
+      error: {
+        code: "file_agent",
+        message: expect.stringMatching(/moniro\.yaml.*remove it from that file's 'agents:' list/),
+      },
+    });
     const listed = (await (await g.fetch("/v1/workflows")).json()) as Listed;
     expect(listed).toMatchObject({ workflows: [expect.objectContaining({ name: "duo" })], problems: [] });
 
