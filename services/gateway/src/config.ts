@@ -1,4 +1,4 @@
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
 import { isLoopback } from "./http/loopback.js";
@@ -91,7 +91,7 @@ export const gatewayConfigSchema = serviceConfigSchema
   })
   .transform((config) => ({
     ...config,
-    MONIRO_PROJECT_DIR: config.MONIRO_PROJECT_DIR ?? dirname(resolve(config.MONIRO_AGENTS_DIR)),
+    MONIRO_PROJECT_DIR: config.MONIRO_PROJECT_DIR ?? dirname(config.MONIRO_AGENTS_DIR),
     MONIRO_WORKFLOWS_DIR: config.MONIRO_WORKFLOWS_DIR ?? join(dirname(config.MONIRO_AGENTS_DIR), ".workflows"),
     MONIRO_HTTP_PORT: config.MONIRO_HTTP_PORT ?? 8080,
     open: config.MONIRO_GATEWAY_OPEN || config.MONIRO_AUTH_DISABLED,
