@@ -320,6 +320,29 @@ describe("moniro CLI: agents, context, apply, status, schedules, DLQ", () => {
     noStack(second);
   }, 60_000);
 
+  it("apply -f <dir> with a moniro.yaml: the agents it registers (files relative to it, inline), not the directory's other files", async () => {
+    const dir = join(work, "project");
+    mkdirSync(join(dir, "team"), { recursive: true });
+    writeFileSync(join(dir, "team", "ida.yaml"), "name: ida\nmodel: mock\nbackend: mock\n");
+    writeFileSync(join(dir, "jon.md"), "You are Jon.\n");
+    writeFileSync(join(dir, "stray.yaml"), "name: stray\nmodel: mock\nbackend: mock\n");
+    writeFileSync(
+      join(dir, "moniro.yaml"),
+      "agents:\n  - team/ida.yaml\n  - { name: jon, model: mock, backend: mock, prompt: { system_file: jon.md } }\n",
+    );
+    const applied = await moniro(["apply", "-f", dir]);
+    expect(applied).toMatchObject({ code: 0, stderr: "" });
+    expect(applied.stdout).toMatch(/^agent\/ida created \(revision \d+\)\nagent\/jon created \(revision \d+\)\n$/);
+    const jon = await fetch(`${gateway}/v1/agents/jon/definition`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(await jon.json()).toMatchObject({ source: "api", definition: { prompt: { system: "You are Jon.\n" } } });
+    expect((await moniro(["agent", "info", "stray"])).code).not.toBe(0);
+
+    writeFileSync(join(dir, "moniro.yaml"), "agentz: []\n");
+    const broken = await moniro(["apply", "-f", dir]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/^agent\/\? failed: project\/moniro\.yaml: agentz: /);
+  }, 60_000);
+
   it("status: services, agents, states and queue depths from GET /v1/status", async () => {
     const status = await moniro(["status"]);
     expect(status.code).toBe(0);

@@ -15,7 +15,7 @@ function fail(file: string, path: string, message: string): never {
 }
 
 /** YAML text → its value; a syntax error names the file, line and column. */
-function parseYamlOf(file: string, text: string): unknown {
+export function parseYamlOf(file: string, text: string): unknown {
   const document = parseDocument(text);
   const error = document.errors[0];
   if (error) {
@@ -33,7 +33,11 @@ function parseYamlOf(file: string, text: string): unknown {
  * `prompt.system`, since the API holds no files. Errors name the file.
  */
 export async function readDefinitionText(file: string, text: string): Promise<Record<string, unknown>> {
-  const raw = parseYamlOf(file, text);
+  return definitionOfValue(file, parseYamlOf(file, text));
+}
+
+/** A parsed definition (a mapping) as the registry takes it: `prompt.system_file`, relative to `file`, inlined. */
+export async function definitionOfValue(file: string, raw: unknown): Promise<Record<string, unknown>> {
   if (raw === null || raw === undefined) fail(file, "(file)", "the file is empty: write at least 'model: <model id>'");
   if (typeof raw !== "object" || Array.isArray(raw)) {
     fail(

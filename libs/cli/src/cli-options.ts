@@ -54,6 +54,7 @@ export function stackOptions(
     basePort: port(flags.basePort ?? env.MONIRO_BASE_PORT, DEFAULT_BASE_PORT, "--base-port"),
     dataDir,
     agentsDir: resolve(cwd, env.MONIRO_AGENTS_DIR || ".agents"),
+    projectDir: resolve(cwd, env.MONIRO_PROJECT_DIR || "."),
     workspacesDir: resolve(cwd, env.MONIRO_WORKSPACES_DIR || join(dataDir, "workspaces")),
     ...(chosenNamespace ? { namespace: chosenNamespace } : {}),
     ...(redisPrefix ? { redisPrefix } : {}),

@@ -10,6 +10,15 @@ export function agentsDirOf(env: Record<string, string | undefined> = process.en
   return resolve(env.MONIRO_AGENTS_DIR || ".agents");
 }
 
+/**
+ * The current project's moniro.yaml (or moniro.yml), in $MONIRO_PROJECT_DIR,
+ * else the current directory (as `moniro up` points the gateway at it).
+ */
+export function projectFileOf(env: Record<string, string | undefined> = process.env): string | undefined {
+  const root = resolve(env.MONIRO_PROJECT_DIR || ".");
+  return ["moniro.yaml", "moniro.yml"].map((name) => join(root, name)).find((file) => existsSync(file));
+}
+
 /** Whether the gateway's URL is on this machine. */
 export function isLocalGateway(baseUrl: string): boolean {
   try {
@@ -22,10 +31,17 @@ export function isLocalGateway(baseUrl: string): boolean {
 /**
  * Whether `agent create` defines the agent as a file of the agents directory
  * (docs/cli.md "agent create"): `--local` / `--no-local` decide; otherwise
- * when the gateway is on this machine and the agents directory exists.
+ * when the gateway is on this machine, the agents directory exists and the
+ * project has no moniro.yaml (which lists the agent files the gateway syncs).
  */
-export function createsLocally(local: boolean | undefined, baseUrl: string, agentsDir: string): boolean {
+export function createsLocally(
+  local: boolean | undefined,
+  baseUrl: string,
+  agentsDir: string,
+  projectFile?: string,
+): boolean {
   if (local !== undefined) return local;
+  if (projectFile !== undefined) return false;
   return isLocalGateway(baseUrl) && existsSync(agentsDir) && statSync(agentsDir).isDirectory();
 }
 

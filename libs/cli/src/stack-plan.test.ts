@@ -22,6 +22,7 @@ describe("planService", () => {
       OTEL_SERVICE_NAME: "scheduler",
     });
     expect(plan.env).not.toHaveProperty("MONIRO_GATEWAY_OPEN");
+    expect(plan.env).not.toHaveProperty("MONIRO_PROJECT_DIR");
     expect(plan.env).not.toHaveProperty("UNSET");
     expect(plan.env).not.toHaveProperty("MONIRO_NAMESPACE");
     expect(plan.env).not.toHaveProperty("MONIRO_REDIS_PREFIX");
@@ -39,6 +40,12 @@ describe("planService", () => {
     expect(plan.env).not.toHaveProperty("MONIRO_GATEWAY_OPEN");
     expect(plan.env.MONIRO_API_KEYS).toBe("k1");
     expect(planService("gateway", options, {}, "node").env.MONIRO_GATEWAY_OPEN).toBe("true");
+  });
+
+  it("points the gateway at the project root (the cwd, or MONIRO_PROJECT_DIR) for its moniro.yaml", () => {
+    expect(planService("gateway", options, {}, "node").env.MONIRO_PROJECT_DIR).toBe("/home/me/project");
+    const elsewhere = stackOptions({}, { MONIRO_PROJECT_DIR: "../shared" }, "/home/me/project", "/repo");
+    expect(planService("gateway", elsewhere, {}, "node").env.MONIRO_PROJECT_DIR).toBe("/home/me/shared");
   });
 
   it("gives each service only its own secrets: the LLM key to the agent-runner, the API keys to the gateway", () => {

@@ -20,6 +20,8 @@ export interface StackOptions {
   ports?: Partial<Record<StackService, number>>;
   /** Agent definitions (`<cwd>/.agents` unless MONIRO_AGENTS_DIR says otherwise). */
   agentsDir: string;
+  /** The project root whose moniro.yaml, when there is one, the gateway serves (`<cwd>` unless MONIRO_PROJECT_DIR says otherwise). */
+  projectDir: string;
   /** Root of the agents' workspaces (`<dataDir>/workspaces` unless MONIRO_WORKSPACES_DIR says otherwise). */
   workspacesDir: string;
   /** First token of every subject (MONIRO_NAMESPACE); unset: the services' default, `moniro`. */
@@ -95,6 +97,7 @@ export function planService(
       ? { MONIRO_REDIS_USERNAME: redis.username, MONIRO_REDIS_PASSWORD: redis.password }
       : {}),
     MONIRO_AGENTS_DIR: options.agentsDir,
+    ...(service === "gateway" ? { MONIRO_PROJECT_DIR: options.projectDir } : {}),
     MONIRO_WORKSPACES_DIR: options.workspacesDir,
     ...(options.namespace ? { MONIRO_NAMESPACE: options.namespace } : {}),
     ...(options.redisPrefix ? { MONIRO_REDIS_PREFIX: options.redisPrefix } : {}),

@@ -86,6 +86,7 @@ describe("startStack with real child processes", () => {
     const stack = await startStack({
       root,
       cwd: root,
+      projectDir: root,
       dataDir: join(root, ".moniro"),
       natsUrl: `nats://127.0.0.1:${natsPort}`,
       redisUrl: `redis://127.0.0.1:${redisPort}`,
@@ -146,6 +147,7 @@ describe("startStack with real child processes", () => {
       const attempt = startStack({
         root,
         cwd: root,
+        projectDir: root,
         dataDir: join(root, ".moniro"),
         natsUrl: process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222",
         redisUrl: process.env.MONIRO_TEST_REDIS_URL ?? "redis://127.0.0.1:6379",

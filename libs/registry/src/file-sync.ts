@@ -2,10 +2,11 @@ import { createHash } from "node:crypto";
 import { type FSWatcher, watch } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
-import { AgentDefinitionError, displayPath, parseAgentDefinition } from "@moniro/config";
+import { AgentDefinitionError, displayPath, findProjectFile, parseAgentDefinition } from "@moniro/config";
 import type { AgentRegistry } from "./agent-registry.js";
-import { registryFieldsOf } from "./definition-fields.js";
 import { RegistryConflictError } from "./errors.js";
+import { removeAbsentFileAgents, type SyncReport, writeFileAgent } from "./file-records.js";
+import { syncProjectOnce } from "./project-sync.js";
 
 const EXTENSIONS = [".yaml", ".yml"];
 
@@ -15,17 +16,7 @@ export interface SyncLogger {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-/** What one pass over the directory did. */
-export interface SyncReport {
-  written: string[];
-  removed: string[];
-  /** Broken files (the last good record of each stays): `file: field: fix`. */
-  problems: string[];
-  /** Agents the API manages under a name a file also uses: the file is ignored. */
-  shadowed: string[];
-  /** The directory does not exist: nothing was written or removed. */
-  missing: boolean;
-}
+export type { SyncReport } from "./file-records.js";
 
 /**
  * One pass of the agents directory into the registry (docs/registry.md):
@@ -65,19 +56,7 @@ export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): P
       const text = await readFile(file, "utf8");
       const definition = await parseAgentDefinition(file, text);
       const digest = createHash("sha256").update(text).update("\0").update(definition.systemPrompt).digest("hex");
-      const current = registry.get(agent);
-      if (current && current.source !== "file") {
-        report.shadowed.push(agent);
-        continue;
-      }
-      if (current?.digest === digest) continue;
-      await registry.put(agent, registryFieldsOf(definition), {
-        source: "file",
-        file: displayPath(file),
-        digest,
-        ifRevision: current?.revision ?? 0,
-      });
-      report.written.push(agent);
+      await writeFileAgent(registry, definition, digest, report);
     } catch (error) {
       // Deleted between the listing and the read: the next pass removes its record.
       if ((error as NodeJS.ErrnoException).code === "ENOENT") {
@@ -90,20 +69,21 @@ export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): P
       report.problems.push(error.message);
     }
   }
-  for (const record of registry.list()) {
-    if (record.source !== "file" || present.has(record.name)) continue;
-    try {
-      await registry.remove(record.name, { ifRevision: record.revision });
-      report.removed.push(record.name);
-    } catch {
-      // Removed or rewritten by another replica meanwhile: the next pass looks again.
-    }
-  }
+  await removeAbsentFileAgents(registry, present, report);
   return report;
 }
 
 /**
- * Keeps the registry in step with the agents directory: one pass now, then
+ * One pass of the file agents: the agents `projectDir`'s moniro.yaml
+ * registers when it has one (syncProjectOnce), else the agents directory's.
+ */
+export async function syncAgentsOnce(registry: AgentRegistry, dir: string, projectDir?: string): Promise<SyncReport> {
+  const projectFile = projectDir === undefined ? undefined : await findProjectFile(projectDir);
+  return projectFile === undefined ? syncAgentsDirOnce(registry, dir) : syncProjectOnce(registry, projectFile);
+}
+
+/**
+ * Keeps the registry in step with the agents directory (or the project's moniro.yaml): one pass now, then
  * one per change event (fs.watch, coalesced for `debounceMs`) and one every
  * `everyMs` (watching misses changes on some mounts, e.g. ConfigMap updates).
  * Every gateway replica runs it: the passes are idempotent.
@@ -111,27 +91,35 @@ export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): P
 export async function syncAgentsDir(
   registry: AgentRegistry,
   dir: string,
-  options: { logger: SyncLogger; everyMs?: number; debounceMs?: number },
+  options: {
+    logger: SyncLogger;
+    everyMs?: number;
+    debounceMs?: number;
+    /** The project root: when it holds a moniro.yaml, the agents it registers are synced instead of `dir`'s files. */
+    projectDir?: string;
+  },
 ): Promise<{ first: SyncReport; close(): void; pass(): Promise<SyncReport | undefined> }> {
   const { logger } = options;
   const root = resolve(dir);
+  const once = () => syncAgentsOnce(registry, root, options.projectDir);
   let reported = "";
   let running: Promise<SyncReport | undefined> | undefined;
   let again = false;
   const log = (report: SyncReport) => {
+    const from = report.projectFile ? { projectFile: report.projectFile } : { agentsDir: root };
     if (report.written.length > 0 || report.removed.length > 0) {
-      logger.info({ agentsDir: root, written: report.written, removed: report.removed }, "agents directory synced");
+      logger.info({ ...from, written: report.written, removed: report.removed }, "agent files synced");
     }
     // Problems are logged when they change, not on every periodic pass.
-    const summary = JSON.stringify([report.problems, report.shadowed, report.missing]);
+    const summary = JSON.stringify([report.problems, report.shadowed, report.missing, report.projectFile]);
     if (summary === reported) return;
     reported = summary;
     for (const problem of report.problems) {
-      logger.error({ agentsDir: root, problem }, "agent definition not applied; the last good one stays");
+      logger.error({ ...from, problem }, "agent definition not applied; the last good one stays");
     }
     for (const agent of report.shadowed) {
       logger.warn(
-        { agentsDir: root, agent },
+        { ...from, agent },
         `the API manages agent '${agent}': its file in the agents directory is ignored until the API record is deleted`,
       );
     }
@@ -142,7 +130,7 @@ export async function syncAgentsDir(
       again = true;
       return running;
     }
-    running = syncAgentsDirOnce(registry, root)
+    running = once()
       .then(
         (report) => {
           log(report);
@@ -162,19 +150,26 @@ export async function syncAgentsDir(
       });
     return running;
   };
-  const first = await syncAgentsDirOnce(registry, root);
+  const first = await once();
   log(first);
   let timer: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(root, { persistent: false }, () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void pass(), options.debounceMs ?? 50);
-      timer.unref();
-    });
-    watcher.on("error", () => watcher?.close());
-  } catch {
-    // No directory (yet): the periodic pass picks it up once it exists.
+  const watchers: FSWatcher[] = [];
+  const dirs = new Set([root, ...(options.projectDir === undefined ? [] : [resolve(options.projectDir)])]);
+  for (const watched of dirs) {
+    try {
+      // In the project directory only moniro.yaml counts (an agent file it lists elsewhere: the periodic pass).
+      const project = watched !== root;
+      const watcher = watch(watched, { persistent: false }, (_event, file) => {
+        if (project && file !== null && !/^moniro\.ya?ml$/.test(file.toString())) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => void pass(), options.debounceMs ?? 50);
+        timer.unref();
+      });
+      watcher.on("error", () => watcher.close());
+      watchers.push(watcher);
+    } catch {
+      // No directory (yet): the periodic pass picks it up once it exists.
+    }
   }
   const periodic = setInterval(() => void pass(), options.everyMs ?? 5_000);
   periodic.unref();
@@ -184,7 +179,7 @@ export async function syncAgentsDir(
     close() {
       clearTimeout(timer);
       clearInterval(periodic);
-      watcher?.close();
+      for (const watcher of watchers) watcher.close();
     },
   };
 }

@@ -86,9 +86,12 @@ export const gatewayConfigSchema = serviceConfigSchema
     MONIRO_GATEWAY_CONTROL_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
     /** The workflow files (`<name>.yaml`); default `.workflows` next to MONIRO_AGENTS_DIR. */
     MONIRO_WORKFLOWS_DIR: z.string().min(1).optional(),
+    /** The project root: its moniro.yaml, when there is one, registers the agents and workflows; default the parent of MONIRO_AGENTS_DIR. */
+    MONIRO_PROJECT_DIR: z.string().min(1).optional(),
   })
   .transform((config) => ({
     ...config,
+    MONIRO_PROJECT_DIR: config.MONIRO_PROJECT_DIR ?? dirname(config.MONIRO_AGENTS_DIR),
     MONIRO_WORKFLOWS_DIR: config.MONIRO_WORKFLOWS_DIR ?? join(dirname(config.MONIRO_AGENTS_DIR), ".workflows"),
     MONIRO_HTTP_PORT: config.MONIRO_HTTP_PORT ?? 8080,
     open: config.MONIRO_GATEWAY_OPEN || config.MONIRO_AUTH_DISABLED,

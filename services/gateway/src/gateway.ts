@@ -68,10 +68,11 @@ export async function startGateway(options: {
   let sync: Awaited<ReturnType<typeof syncAgentsDir>> | undefined;
   let workflowResponder: { unsubscribe(): void } | undefined;
   const publisher = natsInboundPublisher(link, subjects);
-  // Workflow instances (docs/workflows.md): definitions from MONIRO_WORKFLOWS_DIR, state in Redis.
+  // Workflow instances (docs/workflows.md): definitions from MONIRO_PROJECT_DIR's moniro.yaml, else
+  // MONIRO_WORKFLOWS_DIR; state in Redis.
   const workspaces = new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX });
   const instances = new WorkflowInstances({
-    source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger),
+    source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger, config.MONIRO_PROJECT_DIR),
     registry: () => registryLink.get(),
     store: workspaces,
     lock: new InstanceLock(redis, config.MONIRO_REDIS_PREFIX),
@@ -165,8 +166,9 @@ export async function startGateway(options: {
         namespace: config.MONIRO_NAMESPACE,
         onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
       });
-      // Every replica syncs the agents directory (idempotent passes); API records are left alone.
-      sync = await syncAgentsDir(registry, config.MONIRO_AGENTS_DIR, { logger });
+      // Every replica syncs the file agents (idempotent passes): those moniro.yaml registers, else the
+      // agents directory's; API records are left alone.
+      sync = await syncAgentsDir(registry, config.MONIRO_AGENTS_DIR, { logger, projectDir: config.MONIRO_PROJECT_DIR });
       stopping.signal.throwIfAborted();
       registryLink.set(registry);
       workflowResponder = answerWorkflowRequests({ nc, subjects, instances, logger });

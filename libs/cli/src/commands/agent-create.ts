@@ -5,7 +5,7 @@ import { CliError } from "../cli-errors.js";
 import { type DefinitionFlags, definitionFromFlags, withDefinitionFlags } from "../definition-flags.js";
 import { EXIT } from "../exit-codes.js";
 import { clientFor, type GatewayFlags, withGateway } from "../gateway-options.js";
-import { agentsDirOf, createsLocally, shownPath, writeAgentFile } from "../local-agents.js";
+import { agentsDirOf, createsLocally, projectFileOf, shownPath, writeAgentFile } from "../local-agents.js";
 import { type OutputFormat, print, withOutput } from "../output.js";
 import { agentGroup } from "./agent-group.js";
 
@@ -57,6 +57,13 @@ async function createAsFile(client: Client, name: string, flags: CreateFlags): P
       EXIT.failed,
     );
   }
+  const projectFile = projectFileOf();
+  if (projectFile !== undefined) {
+    throw new CliError(
+      `this project has ${shownPath(projectFile)}: the gateway syncs only the agents it lists, so a new .agents/${name}.yaml would not be picked up. Add the agent to its 'agents:' list, or create it through the API with --no-local`,
+      EXIT.usage,
+    );
+  }
   const definition = await definitionOf(client, name, flags);
   const dir = agentsDirOf();
   const file = await writeAgentFile(dir, name, definition).catch((error: NodeJS.ErrnoException) => {
@@ -103,7 +110,7 @@ export function register(program: Command): void {
     ),
   ).action(async (name: string, flags: CreateFlags) => {
     const client = clientFor(flags);
-    const local = createsLocally(flags.local, client.baseUrl, agentsDirOf());
+    const local = createsLocally(flags.local, client.baseUrl, agentsDirOf(), projectFileOf());
     let record: AgentRecordView;
     if (local) record = await createAsFile(client, name, flags);
     else

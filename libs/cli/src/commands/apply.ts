@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { applyAgent, getAgentDefinition } from "@moniro/api";
 import { type Client, GatewayUnreachableError, MoniroApiError } from "@moniro/client";
 import type { Command } from "commander";
@@ -62,6 +63,30 @@ export function formatOutcome(outcome: ApplyOutcome): string {
 }
 
 /**
+ * What `apply -f <path>` reads: with a moniro.yaml in the directory `<path>`,
+ * the agents it registers (docs/cli.md); else the file, or every YAML file
+ * of the directory.
+ */
+async function readsOf(
+  path: string,
+  applyFilesOf: (path: string) => Promise<string[]>,
+  readApplyFile: (file: string) => Promise<AppliedFile>,
+  applyProjectOf: (dir: string) => Promise<AppliedFile[] | undefined>,
+): Promise<Array<() => Promise<AppliedFile>>> {
+  const files = await applyFilesOf(path).catch((error: Error) => {
+    throw new CliError(error.message, EXIT.usage);
+  });
+  const project = files.length === 1 && files[0] === resolve(path) ? undefined : await applyProjectOf(path);
+  if (project !== undefined) {
+    if (project.length === 0)
+      throw new CliError(`${path}/moniro.yaml registers no agents (its 'agents' list)`, EXIT.usage);
+    return project.map((read) => async () => read);
+  }
+  if (files.length === 0) throw new CliError(`${path} has no *.yaml or *.yml files`, EXIT.usage);
+  return files.map((file) => () => readApplyFile(file));
+}
+
+/**
  * `moniro apply -f <file|dir>`: each YAML definition to
  * `PUT /v1/agents/<name>/definition` (kubectl apply), `prompt.system_file`
  * inlined. One line per agent; exit 1 when any failed.
@@ -77,13 +102,11 @@ export function register(program: Command): void {
   ).action(async (flags: GatewayFlags & { file: string; output?: OutputFormat }) => {
     const client = clientFor(flags);
     const { applyFilesOf, readApplyFile } = await import("../apply-files.js");
-    const files = await applyFilesOf(flags.file).catch((error: Error) => {
-      throw new CliError(error.message, EXIT.usage);
-    });
-    if (files.length === 0) throw new CliError(`${flags.file} has no *.yaml or *.yml files`, EXIT.usage);
+    const { applyProjectOf } = await import("../apply-project.js");
+    const reads = await readsOf(flags.file, applyFilesOf, readApplyFile, applyProjectOf);
     const outcomes: ApplyOutcome[] = [];
-    for (const file of files) {
-      const outcome = await applyOne(client, await readApplyFile(file));
+    for (const read of reads) {
+      const outcome = await applyOne(client, await read());
       outcomes.push(outcome);
       if (flags.output === "text" || flags.output === undefined) {
         (outcome.result === "failed" ? process.stderr : process.stdout).write(`${formatOutcome(outcome)}\n`);

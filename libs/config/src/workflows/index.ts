@@ -7,7 +7,14 @@ export {
   parseKickoff,
   renderKickoff,
 } from "./kickoff.js";
-export { loadProject, PROJECT_FILES, type Project, projectFileSchema } from "./load-project.js";
+export {
+  findProjectFile,
+  loadProject,
+  PROJECT_FILES,
+  type Project,
+  projectFileSchema,
+  projectProblems,
+} from "./load-project.js";
 export {
   BUILTIN_VARIABLES,
   loadWorkflowDefinition,

@@ -147,6 +147,26 @@ async function fromProjectFile(file: string, errors: Error[]): Promise<Omit<Proj
   return { configFile: file, agents, workflows };
 }
 
+/** The project file (`moniro.yaml`, else `moniro.yml`) in `root`, when there is one. */
+export async function findProjectFile(root: string): Promise<string | undefined> {
+  for (const name of PROJECT_FILES) {
+    const file = join(resolve(root), name);
+    if (await exists(file)) return file;
+  }
+  return undefined;
+}
+
+/** Each problem of a failed loadProject as file + message (the message names file, field and fix). */
+export function projectProblems(error: unknown): Array<{ file: string; message: string }> {
+  const errors = error instanceof ProjectConfigError ? error.errors : [error];
+  return errors.map((each) => {
+    if (each instanceof WorkflowDefinitionError || each instanceof AgentDefinitionError) {
+      return { file: each.file, message: each.message };
+    }
+    throw each;
+  });
+}
+
 /**
  * Loads a project: the agents and workflows `moniro.yaml` registers, or
  * without it every `.agents/*.yaml` and `.workflows/*.yaml` below `root`.
@@ -157,13 +177,7 @@ async function fromProjectFile(file: string, errors: Error[]): Promise<Omit<Proj
 export async function loadProject(root: string): Promise<Project> {
   const dir = resolve(root);
   const errors: Error[] = [];
-  let configFile: string | undefined;
-  for (const name of PROJECT_FILES) {
-    if (await exists(join(dir, name))) {
-      configFile = join(dir, name);
-      break;
-    }
-  }
+  const configFile = await findProjectFile(dir);
   let loaded: Omit<Project, "root">;
   if (configFile !== undefined) loaded = await fromProjectFile(configFile, errors);
   else {

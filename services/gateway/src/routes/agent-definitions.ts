@@ -173,7 +173,9 @@ export function agentDefinitionsRouter(deps: {
       throw new HttpError(
         409,
         "file_agent",
-        `agent '${name}' is defined by the file ${record.file ?? `${name}.yaml`} of the agents directory, which would bring it back: delete the file (or its ConfigMap key) instead`,
+        /(^|[/\\])moniro\.ya?ml$/.test(record.file ?? "")
+          ? `agent '${name}' is registered by ${record.file}, which would bring it back: remove it from that file's 'agents:' list instead`
+          : `agent '${name}' is defined by the file ${record.file ?? `${name}.yaml`} of the project, which would bring it back: delete the file (or its ConfigMap key; with a moniro.yaml, remove it from its 'agents:' list) instead`,
       );
     }
     try {

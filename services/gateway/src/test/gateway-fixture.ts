@@ -39,6 +39,8 @@ export async function startTestGateway(
     MONIRO_REDIS_URL: process.env.MONIRO_TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
     MONIRO_REDIS_PREFIX: redis.prefix,
     MONIRO_AGENTS_DIR: agentsDir,
+    // Not the default (the agents dir's parent, the shared tmpdir): a stray moniro.yaml there must not count.
+    MONIRO_PROJECT_DIR: agentsDir,
     MONIRO_HTTP_PORT: "0",
     MONIRO_API_KEYS: API_KEYS.join(","),
     MONIRO_GATEWAY_BODY_LIMIT: "4kb",

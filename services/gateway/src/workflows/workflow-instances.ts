@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import {
   type AgentDefinition,
+  displayPath,
   kickoffValues,
   renderKickoff,
   resolveWorkflowInstance,
@@ -111,7 +112,7 @@ export class WorkflowInstances {
   }
 
   async workflow(name: string): Promise<WorkflowDefinition> {
-    const { workflows, problems } = await this.deps.source.load();
+    const { workflows, problems, projectFile } = await this.deps.source.load();
     const workflow = workflows.get(name);
     if (workflow) return workflow;
     // Its file is there but does not load: say what is wrong with it, not that it does not exist.
@@ -127,7 +128,11 @@ export class WorkflowInstances {
     throw new HttpError(
       404,
       "unknown_workflow",
-      `no workflow named '${name}' is defined; known workflows: ${known.length > 0 ? known.join(", ") : "none"} (add .workflows/${name}.yaml)`,
+      `no workflow named '${name}' is defined; known workflows: ${known.length > 0 ? known.join(", ") : "none"} (${
+        projectFile === undefined
+          ? `add .workflows/${name}.yaml`
+          : `register it under 'workflows:' in ${displayPath(projectFile)}${problems.length > 0 ? "; that file does not load now: GET /v1/workflows lists its problems" : ""}`
+      })`,
     );
   }
 
