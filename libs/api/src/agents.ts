@@ -177,7 +177,9 @@ export const deleteAgent = defineRoute({
     200: { description: "deleted", schema: deleteAgentResultSchema },
     401: UNAUTHORIZED,
     404: UNKNOWN_AGENT,
-    409: error("the agent is defined by a file of the agents directory (`file_agent`): remove the file instead"),
+    409: error(
+      "the agent is defined by a file (`file_agent`): remove the file from the agents directory, or the agent from moniro.yaml",
+    ),
     503: REGISTRY_DOWN,
   },
 });
