@@ -28,14 +28,18 @@ export class AgentDefinitionError extends Error {
     /** `missing-dir` when the agents directory does not exist; callers may treat that as "no agents". */
     readonly kind: "invalid" | "missing-dir" = "invalid",
   ) {
-    super(formatMessage(file, issues));
+    super(formatDefinitionIssues(file, issues, "invalid agent definition"));
   }
 }
 
-function formatMessage(file: string, issues: readonly DefinitionIssue[]): string {
+/**
+ * `<file>: <path>: <message>` for one issue; for several, `<file>: <what> (N problems)`
+ * then one indented line per issue. Shared by agent and workflow definition errors.
+ */
+export function formatDefinitionIssues(file: string, issues: readonly DefinitionIssue[], what: string): string {
   const where = displayPath(file);
   const line = (issue: DefinitionIssue) =>
     issue.path === "(file)" ? issue.message : `${issue.path}: ${issue.message}`;
   if (issues.length === 1 && issues[0]) return `${where}: ${line(issues[0])}`;
-  return `${where}: invalid agent definition (${issues.length} problems)\n${issues.map((issue) => `  ${line(issue)}`).join("\n")}`;
+  return `${where}: ${what} (${issues.length} problems)\n${issues.map((issue) => `  ${line(issue)}`).join("\n")}`;
 }

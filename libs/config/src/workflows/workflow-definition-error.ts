@@ -1,4 +1,4 @@
-import { type DefinitionIssue, displayPath } from "../agents/agent-definition-error.js";
+import { type DefinitionIssue, formatDefinitionIssues } from "../agents/agent-definition-error.js";
 
 /**
  * A workflow file (or `moniro.yaml`) that cannot be used. The message names
@@ -19,12 +19,8 @@ export class WorkflowDefinitionError extends Error {
 }
 
 function formatMessage(file: string, issues: readonly DefinitionIssue[]): string {
-  const where = displayPath(file);
-  const line = (issue: DefinitionIssue) =>
-    issue.path === "(file)" ? issue.message : `${issue.path}: ${issue.message}`;
-  if (issues.length === 1 && issues[0]) return `${where}: ${line(issues[0])}`;
   const what = /(^|[/\\])moniro\.ya?ml$/.test(file) ? "invalid project file" : "invalid workflow definition";
-  return `${where}: ${what} (${issues.length} problems)\n${issues.map((issue) => `  ${line(issue)}`).join("\n")}`;
+  return formatDefinitionIssues(file, issues, what);
 }
 
 /** Several files of a project are wrong: each one's error, so one run shows everything to fix. */
