@@ -23,15 +23,16 @@ export interface PersonalSections {
   notes: string;
 }
 
-function clipLine(line: string): { text: string; clipped: boolean } {
+/** A line flattened to one and cut at MAX_LINE_CHARS (ending in …); `clipped` when cut. */
+export function clipLine(line: string): { text: string; clipped: boolean } {
   const flat = line.replace(/\s*\n\s*/g, " ");
   return flat.length <= MAX_LINE_CHARS
     ? { text: flat, clipped: false }
     : { text: `${flat.slice(0, MAX_LINE_CHARS - 1)}…`, clipped: true };
 }
 
-/** Whole lines, in order, while they fit `tokens`. */
-function linesWithin(lines: readonly string[], tokens: number): number {
+/** Whole lines, in order, while they fit `tokens` (each costs its estimate plus one for the newline). */
+export function linesWithin(lines: readonly string[], tokens: number): number {
   let used = 0;
   let count = 0;
   for (const line of lines) {

@@ -1,15 +1,10 @@
 import type { WorkspacePromptEntry, WorkspacePromptSnapshot, WorkspaceRefusal } from "@moniro/ports";
-import { estimateTokens, MAX_LINE_CHARS } from "./personal-sections.js";
+import { clipLine, estimateTokens, linesWithin } from "./personal-sections.js";
 
 /** Unread @mentions first (someone waits on them), then the channel, then the document list. */
 const SHARES = { mentions: 0.4, channel: 0.45, documents: 0.15 } as const;
 
-function clip(text: string): string {
-  const flat = text.replace(/\s*\n\s*/g, " ");
-  return flat.length <= MAX_LINE_CHARS ? flat : `${flat.slice(0, MAX_LINE_CHARS - 1)}…`;
-}
-
-const postLine = (entry: WorkspacePromptEntry) => `- [${entry.id}] ${entry.from}: ${clip(entry.text)}`;
+const postLine = (entry: WorkspacePromptEntry) => `- [${entry.id}] ${entry.from}: ${clipLine(entry.text).text}`;
 
 /** The newest lines that fit `tokens`, in their order; how many were left out. */
 function newestWithin(lines: readonly string[], tokens: number): { shown: string[]; hidden: number } {
@@ -25,14 +20,7 @@ function newestWithin(lines: readonly string[], tokens: number): { shown: string
 }
 
 function oldestWithin(lines: readonly string[], tokens: number): { shown: string[]; hidden: number } {
-  let used = 0;
-  let count = 0;
-  for (const line of lines) {
-    const cost = estimateTokens(line) + 1;
-    if (used + cost > tokens) break;
-    used += cost;
-    count += 1;
-  }
+  const count = linesWithin(lines, tokens);
   return { shown: lines.slice(0, count), hidden: lines.length - count };
 }
 
