@@ -1,10 +1,8 @@
 import { agentStateSchema, dlqIssueSchema, nameSchema, SCHEDULE_SOURCES, scheduleSpecSchema } from "@moniro/envelopes";
 import { z } from "zod";
-import { errorBodySchema } from "./error-body.js";
+import { error, UNAUTHORIZED } from "./error-responses.js";
 import { type ApiRoute, defineRoute } from "./route.js";
 
-const error = (description: string) => ({ description, schema: errorBodySchema });
-const UNAUTHORIZED = error("no or a wrong bearer key (`unauthorized`)");
 const BAD_QUERY = error("a query parameter is wrong; the message names it (`invalid_query`)");
 const NATS_DOWN = error("NATS cannot be reached (`nats_unavailable`); retry after `Retry-After`");
 

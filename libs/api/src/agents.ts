@@ -1,6 +1,6 @@
 import { agentSourceSchema, agentStateSchema, nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
-import { errorBodySchema } from "./error-body.js";
+import { error, UNAUTHORIZED } from "./error-responses.js";
 import { type ApiRoute, defineRoute } from "./route.js";
 
 /**
@@ -10,8 +10,6 @@ import { type ApiRoute, defineRoute } from "./route.js";
  * fields are validated by @moniro/config's schema, whose errors name the field.
  */
 
-const error = (description: string) => ({ description, schema: errorBodySchema });
-const UNAUTHORIZED = error("no or a wrong bearer key (`unauthorized`)");
 const UNKNOWN_AGENT = error("no agent of that name is in the registry (`unknown_agent`); a deleted one says so");
 const REGISTRY_DOWN = error("the registry (NATS KV) cannot be reached (`nats_unavailable`); retry after `Retry-After`");
 

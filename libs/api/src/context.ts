@@ -1,6 +1,6 @@
 import { nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
-import { errorBodySchema } from "./error-body.js";
+import { error } from "./error-responses.js";
 import { type ApiRoute, defineRoute } from "./route.js";
 
 // An agent's personal context (DESIGN §4: memory, notes, todos), the same
@@ -56,7 +56,6 @@ export const listTodosQuerySchema = z.strictObject({
   all: z.enum(["true", "false"], { error: "must be 'true' or 'false'" }).default("false"),
 });
 
-const error = (description: string) => ({ description, schema: errorBodySchema });
 const unknownAgent = error("No agent of that name is defined (`unknown_agent`)");
 const badRequest = error("A path parameter, query parameter or the body is invalid; the message names the field");
 const redisDown = error("Redis did not answer (`redis_unavailable`); retry after the Retry-After seconds");

@@ -14,8 +14,8 @@ import {
   toolResultEntrySchema,
 } from "@moniro/envelopes";
 import { z } from "zod";
-import { errorBodySchema } from "./error-body.js";
-import { type ApiResponse, type ApiRoute, defineRoute } from "./route.js";
+import { error } from "./error-responses.js";
+import { type ApiRoute, defineRoute } from "./route.js";
 
 /**
  * The gateway's core routes (docs/api.md): messages, events (SSE), an agent's
@@ -168,7 +168,6 @@ export const pairingDecisionSchema = z.object({ entry: pairingEntrySchema });
 
 // ---- routes ----
 
-const error = (description: string): ApiResponse => ({ description, schema: errorBodySchema });
 const unauthorized = error("no or a wrong bearer key (unauthorized), or a foreign origin on an open gateway");
 const unknownAgent = error("no agent of that name (unknown_agent; details.known lists the agents)");
 

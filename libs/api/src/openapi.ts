@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import type { z } from "zod";
 import { errorBodySchema } from "./error-body.js";
+import { UNAUTHORIZED } from "./error-responses.js";
 import type { ApiResponse, ApiRoute } from "./route.js";
 
 /** The document's `info.version`: the API's, not the package's (bumped when routes change incompatibly). */
@@ -20,10 +21,6 @@ const COMMON_RESPONSES: Record<number, ApiResponse> = {
     schema: errorBodySchema,
   },
   500: { description: "unexpected; the gateway log has the details (`internal`)", schema: errorBodySchema },
-};
-const UNAUTHORIZED: ApiResponse = {
-  description: "no or a wrong bearer key (`unauthorized`)",
-  schema: errorBodySchema,
 };
 
 /** The error body as the `ErrorBody` component (`$ref`), named once for the process. */

@@ -1,6 +1,6 @@
 import { httpUserSchema } from "@moniro/envelopes";
 import { z } from "zod";
-import { errorBodySchema } from "./error-body.js";
+import { error } from "./error-responses.js";
 import { type ApiRoute, defineRoute } from "./route.js";
 
 /** Field names of the send body, for "did you mean" hints. */
@@ -33,8 +33,6 @@ export const sendResultSchema = z.object({
   unreached: z.array(z.string()).optional(),
 });
 export type SendResult = z.output<typeof sendResultSchema>;
-
-const error = (description: string) => ({ description, schema: errorBodySchema });
 
 export const send = {
   send: defineRoute({

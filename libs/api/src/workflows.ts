@@ -1,6 +1,6 @@
 import { channelCursorSchema, nameSchema, workspaceMemberSchema } from "@moniro/envelopes";
 import { z } from "zod";
-import { errorBodySchema } from "./error-body.js";
+import { error, UNAUTHORIZED } from "./error-responses.js";
 import { type ApiRoute, defineRoute } from "./route.js";
 
 /**
@@ -9,8 +9,6 @@ import { type ApiRoute, defineRoute } from "./route.js";
  * instance, list every instance, and take part in its channel over HTTP.
  */
 
-const error = (description: string) => ({ description, schema: errorBodySchema });
-const UNAUTHORIZED = error("no or a wrong bearer key (`unauthorized`)");
 const UNKNOWN_WORKFLOW = error(
   "no workflow of that name is defined (`unknown_workflow`); the message lists the known ones",
 );
