@@ -135,12 +135,7 @@ export class AgentRegistry {
       );
     }
     if (options.create && existing) {
-      throw new RegistryConflictError(
-        name,
-        existing.revision,
-        `agent '${name}' already exists (revision ${existing.revision}): replace it with PUT /v1/agents/${name}/definition, or pick another name`,
-        "exists",
-      );
+      throw alreadyExists(name, existing.revision);
     }
     const ifRevision = options.ifRevision;
     if (ifRevision !== undefined && ifRevision > 0 && !existing) throw new RegistryNotFoundError(name);
@@ -162,12 +157,7 @@ export class AgentRegistry {
       if (!isWrongSequence(error)) throw error;
       const current = await this.read(name);
       if (options.create && current) {
-        throw new RegistryConflictError(
-          name,
-          current.revision,
-          `agent '${name}' already exists (revision ${current.revision}): replace it with PUT /v1/agents/${name}/definition, or pick another name`,
-          "exists",
-        );
+        throw alreadyExists(name, current.revision);
       }
       throw new RegistryConflictError(
         name,
@@ -346,4 +336,14 @@ export async function deleteRegistryBuckets(jsm: JetStreamManager, namespace: st
   if (namespace === "moniro") throw new Error("deleteRegistryBuckets refuses to delete the production registry");
   const names = registryBucketNames(namespace);
   for (const bucket of [names.durable, names.ephemeral]) await jsm.streams.delete(`KV_${bucket}`).catch(() => false);
+}
+
+/** A create of a name that is taken: the conflict names the revision and how to replace it instead. */
+function alreadyExists(name: string, revision: number): RegistryConflictError {
+  return new RegistryConflictError(
+    name,
+    revision,
+    `agent '${name}' already exists (revision ${revision}): replace it with PUT /v1/agents/${name}/definition, or pick another name`,
+    "exists",
+  );
 }
