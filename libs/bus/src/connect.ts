@@ -1,3 +1,4 @@
+import { redactUrlCredentials } from "@moniro/envelopes";
 import { AuthorizationError, connect, type NatsConnection } from "@nats-io/transport-node";
 import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
 import {
@@ -6,7 +7,6 @@ import {
   type NatsSettings,
   natsConnectionOptions,
   natsSettingsOf,
-  redactUrlCredentials,
 } from "./nats-settings.js";
 
 /** The server refused the credentials: retrying cannot help, the configuration (or the server's users) must change. */

@@ -20,7 +20,6 @@ export {
   type NatsSettings,
   natsConnectionOptions,
   natsSettingsOf,
-  redactUrlCredentials,
 } from "./nats-settings.js";
 export {
   isInboundOnlyChannel,

@@ -68,18 +68,6 @@ export function natsSettingsOf(settings: NatsSettings | NatsConfigFields): NatsS
 
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i;
 
-/** A URL or comma-separated URL list for logs: `user:***@` for a password, `***@` for a token, nothing else changed. */
-export function redactUrlCredentials(url: string): string {
-  return splitServers(url)
-    .map((server) =>
-      server.replace(USERINFO, (_all, scheme: string, info: string) => {
-        const colon = info.indexOf(":");
-        return colon >= 0 ? `${scheme}${info.slice(0, colon)}:***@` : `${scheme}***@`;
-      }),
-    )
-    .join(",");
-}
-
 function splitServers(url: string): string[] {
   return url
     .split(",")

@@ -1,6 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { redactUrlCredentials } from "@moniro/bus";
+import { redactUrlCredentials } from "@moniro/envelopes";
 import { type Endpoint, endpointOf, isLocalHost } from "./tcp-probe.js";
 
 export type ServerName = "nats" | "redis";

@@ -11,6 +11,7 @@ export * from "./mentions.js";
 export * from "./names.js";
 export * from "./outbound.js";
 export * from "./pairing.js";
+export * from "./redact-url.js";
 export * from "./scheduler.js";
 export * from "./send-target.js";
 export * from "./subagent.js";

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { redactUrlCredentials } from "@moniro/envelopes";
 import type { Clock } from "@moniro/ports";
 import type { ClusterNode, ClusterOptions, RedisOptions } from "ioredis";
 import { Cluster, Redis } from "ioredis";
@@ -20,22 +21,6 @@ export interface RedisConnectionLogger {
 /** Reconnect delay: 200 ms doubling to 5 s, forever. */
 export function reconnectDelay(attempt: number): number {
   return Math.min(200 * 2 ** Math.max(0, attempt - 1), 5_000);
-}
-
-/** The URL (or a cluster's comma-separated seed URLs) without passwords, for logs. */
-export function redactRedisUrl(url: string): string {
-  return url
-    .split(",")
-    .map((one) => {
-      try {
-        const parsed = new URL(one.trim());
-        if (parsed.password) parsed.password = "***";
-        return parsed.toString();
-      } catch {
-        return "(unparseable url)";
-      }
-    })
-    .join(",");
 }
 
 /** Where Redis is and how to log in. */
@@ -103,7 +88,7 @@ export function clusterSeedsOf(url: string): {
     try {
       parsed = new URL(seed.includes("://") ? seed : `redis://${seed}`);
     } catch {
-      throw new Error(`MONIRO_REDIS_URL: '${redactRedisUrl(seed)}' is not a Redis URL (redis://host:port)`);
+      throw new Error(`MONIRO_REDIS_URL: '${redactUrlCredentials(seed)}' is not a Redis URL (redis://host:port)`);
     }
     if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
       throw new Error(`MONIRO_REDIS_URL: '${parsed.protocol}' is not redis: or rediss:`);
@@ -137,7 +122,7 @@ export function connectRedis(
   const { logger } = options;
   const settings = redisSettingsOf(target);
   const { url } = settings;
-  const where = redactRedisUrl(url);
+  const where = redactUrlCredentials(url);
   let down = false;
   const retryStrategy = (attempt: number) => {
     const delay = reconnectDelay(attempt);
