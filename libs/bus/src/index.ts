@@ -24,7 +24,6 @@ export {
 export {
   isInboundOnlyChannel,
   type OutboundBacklog,
-  type OutboundCheck,
   type OutboundRoutes,
   outboundBacklog,
   outboundBacklogs,

@@ -1,4 +1,5 @@
 import type { Subjects } from "@moniro/envelopes";
+import type { OutboundCheck } from "@moniro/ports";
 import { type ConsumerInfo, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { errorMessage } from "./logger.js";
@@ -31,8 +32,6 @@ const REASONS: Record<string, string> = {
 export function isInboundOnlyChannel(channel: string): boolean {
   return Object.hasOwn(REASONS, channel);
 }
-
-export type OutboundCheck = { served: true } | { served: false; reason: string };
 
 export interface OutboundRoutes {
   /** Whether outbound to `channel` reaches anyone, and if not why (cached for `cacheMs`). */

@@ -6,6 +6,7 @@ export * from "./ids.js";
 export * from "./inbox.js";
 export * from "./lease.js";
 export * from "./llm.js";
+export * from "./outbound-check.js";
 export * from "./personal-context.js";
 export * from "./run-end.js";
 export * from "./thread.js";

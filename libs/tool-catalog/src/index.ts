@@ -30,7 +30,6 @@ export { takeSeat, workspaceOfContext } from "./team/seat.js";
 export {
   defineTool,
   fail,
-  type OutboundCheck,
   ok,
   type PeerProcessListing,
   type ProcessPeers,

@@ -1,5 +1,5 @@
 import type { InboundEnvelope, OutboundEnvelopeInput } from "@moniro/envelopes";
-import type { PersonalContext } from "@moniro/ports";
+import type { OutboundCheck, PersonalContext } from "@moniro/ports";
 import type { NamedMember, Workspace, WorkspaceStore } from "@moniro/store";
 import type { z } from "zod";
 import type { ExecSandbox } from "./exec/sandbox.js";
@@ -37,9 +37,6 @@ export interface ToolLogger {
   warn(object: Record<string, unknown>, message?: string): void;
   error(object: Record<string, unknown>, message?: string): void;
 }
-
-/** See ToolContext.checkOutbound. */
-export type OutboundCheck = { served: true } | { served: false; reason: string };
 
 /** Scheduler operations a tool may request (`moniro.sched.<op>`). */
 export type SchedulerOp = "upsert" | "delete" | "list";
