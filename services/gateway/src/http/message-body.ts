@@ -3,6 +3,7 @@ import { closestKey } from "@moniro/config";
 import { issuesOf } from "@moniro/envelopes";
 import { z } from "zod";
 import { HttpError } from "./http-error.js";
+import { requireJsonObject } from "./schema-body.js";
 
 /** Validates a parsed JSON body; a 400 names each bad field and says what to send. */
 export function parseMessageBody(body: unknown): MessageBody {
@@ -16,13 +17,7 @@ export function parseStrictBody<T extends z.ZodType>(
   body: unknown,
   example: string,
 ): z.output<T> {
-  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new HttpError(
-      400,
-      "invalid_body",
-      `request body must be a JSON object like ${example} sent with content-type application/json`,
-    );
-  }
+  requireJsonObject(body, example);
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const problems = result.error.issues.flatMap((issue) => {

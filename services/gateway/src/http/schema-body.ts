@@ -7,13 +7,7 @@ import { HttpError } from "./http-error.js";
  * `invalid_body` names each bad field (`details.fields`) and shows an example.
  */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown, example: string): z.output<S> {
-  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new HttpError(
-      400,
-      "invalid_body",
-      `request body must be a JSON object like ${example} sent with content-type application/json`,
-    );
-  }
+  requireJsonObject(body, example);
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const fields = issuesOf(result.error).map((issue) => ({
@@ -29,4 +23,15 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, example
     {},
     { fields },
   );
+}
+
+/** A 400 `invalid_body` unless the parsed body is a JSON object; the message shows `example`. */
+export function requireJsonObject(body: unknown, example: string): asserts body is object {
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new HttpError(
+      400,
+      "invalid_body",
+      `request body must be a JSON object like ${example} sent with content-type application/json`,
+    );
+  }
 }
