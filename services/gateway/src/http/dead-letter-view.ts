@@ -1,5 +1,6 @@
 import type { DlqEntry } from "@moniro/api";
 import {
+  type DecodeError,
   decode,
   dlqRecordSchema,
   inboundEnvelopeSchema,
@@ -80,11 +81,7 @@ export function replayPlan(entry: DlqEntry, subjects: Subjects): ReplayPlan {
   if (kind === "in") {
     const decoded = decode(inboundEnvelopeSchema, entry.payload, "inbound envelope");
     if (!decoded.ok) {
-      return {
-        ok: false,
-        message: `entry ${entry.seq} is still not a valid envelope (${decoded.error.message}); publish a corrected one on ${entry.subject} instead`,
-        issues: decoded.error.issues,
-      };
+      return stillInvalid(entry, decoded.error);
     }
     const agent = lastToken(entry.subject);
     if (decoded.value.agent !== agent) {
@@ -98,11 +95,16 @@ export function replayPlan(entry: DlqEntry, subjects: Subjects): ReplayPlan {
   }
   const decoded = decode(outboundEnvelopeSchema, entry.payload, "outbound envelope");
   if (!decoded.ok) {
-    return {
-      ok: false,
-      message: `entry ${entry.seq} is still not a valid envelope (${decoded.error.message}); publish a corrected one on ${entry.subject} instead`,
-      issues: decoded.error.issues,
-    };
+    return stillInvalid(entry, decoded.error);
   }
   return { ok: true, subject: entry.subject, payload: entry.payload, envelopeId: decoded.value.id };
+}
+
+/** An envelope that still fails its schema: not replayed; the message says to publish a corrected one. */
+function stillInvalid(entry: DlqEntry, error: DecodeError): ReplayPlan {
+  return {
+    ok: false,
+    message: `entry ${entry.seq} is still not a valid envelope (${error.message}); publish a corrected one on ${entry.subject} instead`,
+    issues: error.issues,
+  };
 }
