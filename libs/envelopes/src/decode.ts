@@ -42,6 +42,16 @@ export function issuesOf(error: z.ZodError): DlqIssue[] {
   }));
 }
 
+/** The input's value at a zod issue's `path` (zod issues do not carry their input); undefined when absent. */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
 /** Validates an already-parsed value against a schema. */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, what = "envelope"): Decoded<z.output<S>> {
   const result = schema.safeParse(value);

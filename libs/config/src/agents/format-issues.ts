@@ -1,3 +1,4 @@
+import { valueAt } from "@moniro/envelopes";
 import type { z } from "zod";
 import type { DefinitionIssue } from "./agent-definition-error.js";
 import { closestKey, unknownKeyMessage } from "./closest-key.js";
@@ -61,16 +62,6 @@ function messageOf(issue: z.core.$ZodIssue, path: string, expectedName: string, 
     default:
       return [issue.message];
   }
-}
-
-/** The value the YAML holds at `path` (zod issues do not carry their input). */
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let value = raw;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
 }
 
 /** zod issues → `{ path, message }` per problem, unknown keys reported at their own path. */

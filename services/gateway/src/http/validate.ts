@@ -1,3 +1,4 @@
+import { valueAt } from "@moniro/envelopes";
 import type { z } from "zod";
 import { HttpError } from "./http-error.js";
 
@@ -35,13 +36,4 @@ export function validated<S extends z.ZodType>(schema: S, value: unknown, where:
 function allowedKeys(schema: z.ZodType): string | undefined {
   const shape = (schema as { shape?: Record<string, unknown> }).shape;
   return shape ? Object.keys(shape).join(", ") : undefined;
-}
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
 }
