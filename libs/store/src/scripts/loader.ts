@@ -25,6 +25,7 @@ export const SCRIPT_FILES = {
   stopWorkspace: "stopWorkspace-1.lua",
   discardWorkspace: "discardWorkspace-10.lua",
   postChannel: "postChannel-4.lua",
+  readWorkspace: "readWorkspace-6.lua",
   markSeen: "markSeen-1.lua",
   writeDocument: "writeDocument-3.lua",
   createProposal: "createProposal-4.lua",

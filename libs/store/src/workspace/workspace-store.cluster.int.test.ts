@@ -31,6 +31,14 @@ describe("the workspace store on a Redis Cluster", () => {
         expect((await instance.channel.inbox("bob")).entries.map((entry) => entry.id)).toEqual([post.id]);
         expect(await instance.channel.markSeen("bob", post.id)).toBe(post.id);
         expect(await instance.channel.ack("bob", [post.id])).toBe(1);
+        const delivered = await instance.channel.deliver({ agent: "bob", text: "@alice done" });
+        expect(delivered).toMatchObject({ from: "bob", notify: [{ member: "alice", agent: "alice" }] });
+        expect(await instance.memberView("alice", { channel: 5, mentions: 5 })).toMatchObject({
+          member: { name: "alice" },
+          newest: [{ id: post.id }, { id: delivered.post.id }],
+          mentions: [{ id: delivered.post.id }],
+          unread: 1,
+        });
         await instance.documents.write("plan.md", tag, { by: "alice" });
         const proposal = await instance.proposals.create({ title: "Merge?", by: "alice" });
         await instance.proposals.vote({ id: proposal.id, voter: "alice", option: "yes" });
