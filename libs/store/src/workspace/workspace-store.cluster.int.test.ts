@@ -1,4 +1,6 @@
+import { inbound } from "@moniro/ports/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisInbox } from "../redis-inbox.js";
 import { type PrivateRedisCluster, startRedisCluster } from "../test/redis-cluster.js";
 import { testRedis } from "../test/redis-fixture.js";
 import { RedisWorkspaceStore } from "./redis-workspace-store.js";
@@ -52,6 +54,11 @@ describe("the workspace store on a Redis Cluster", () => {
         ),
       );
       expect(slots.size).toBeGreaterThan(1);
+      // The ingest's check-and-append spans two slots: not on a cluster (the runner checks first there).
+      const input = inbound({ agent: "bob", text: "hi", context: "review:pr-0" });
+      expect(
+        new RedisInbox(t.redis, { prefix: t.prefix }).appendAsMember(input, { workflow: "review", tag: "pr-0" }),
+      ).toBeUndefined();
       expect((await store.list()).map((state) => state.tag)).toEqual(tags);
       for (const tag of tags) {
         const instance = store.instance("review", tag);
