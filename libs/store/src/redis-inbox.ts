@@ -8,6 +8,7 @@ import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
+import { checkInstance } from "./workspace/workspace-context.js";
 import { WORKSPACE_SCRIPT_CODES } from "./workspace/workspace-error.js";
 
 /** The consumer group on every inbox lane stream. */
@@ -110,6 +111,8 @@ export class RedisInbox implements Inbox {
     options: AppendOptions = {},
   ): Promise<{ duplicate: boolean } | { refused: WorkspaceRefusal }> | undefined {
     if (!this.indexInScripts) return undefined;
+    // The names become key parts (as RedisWorkspaceStore.instance checks them): a WorkspaceError otherwise.
+    checkInstance(workspace.workflow, workspace.tag);
     const lane = options.lane ?? envelope.priority;
     const record = this.recordOf(envelope, options);
     const instance = this.keys.workspace(workspace.workflow, workspace.tag);
