@@ -1,6 +1,6 @@
 import type { InboundEnvelope, Lane } from "@moniro/envelopes";
 import { LANES } from "@moniro/envelopes";
-import type { AppendOptions, Clock, Inbox, InboxItem } from "@moniro/ports";
+import type { AppendOptions, Clock, Inbox, InboxItem, WorkspaceRefusal } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import { decodeInboxRecord, encodeInboxRecord, fieldValue } from "./codec.js";
 import { corruptEntry, type StoreError } from "./errors.js";
@@ -8,6 +8,8 @@ import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
+import { checkInstance } from "./workspace/workspace-context.js";
+import { WORKSPACE_SCRIPT_CODES } from "./workspace/workspace-error.js";
 
 /** The consumer group on every inbox lane stream. */
 export const INBOX_GROUP = "loop";
@@ -77,12 +79,7 @@ export class RedisInbox implements Inbox {
 
   async append(envelope: InboundEnvelope, options: AppendOptions = {}): Promise<{ duplicate: boolean }> {
     const lane = options.lane ?? envelope.priority;
-    const record = encodeInboxRecord({
-      envelope,
-      enqueuedAt: options.enqueuedAt ?? this.clock.now(),
-      preemptions: options.preemptions ?? 0,
-      ...(options.traceparent ? { traceparent: options.traceparent } : {}),
-    });
+    const record = this.recordOf(envelope, options);
     const keys = [this.keys.dedupe(envelope.agent, envelope.id), this.keys.inbox(envelope.agent, lane)];
     if (this.indexInScripts) {
       const result = await runScript(
@@ -99,6 +96,52 @@ export class RedisInbox implements Inbox {
       this.markPending(envelope.agent),
     ]);
     return { duplicate: result === 0 };
+  }
+
+  /**
+   * `append` of an input in a workspace context, taken only while the
+   * instance runs and the agent plays one of its members: the check and the
+   * append in one script (`appendInboxMember-5.lua`), nothing written when
+   * refused. Undefined on a Redis Cluster, where the workspace's keys are in
+   * another slot: check with a read of its own there, then `append`.
+   */
+  appendAsMember(
+    envelope: InboundEnvelope,
+    workspace: { workflow: string; tag: string },
+    options: AppendOptions = {},
+  ): Promise<{ duplicate: boolean } | { refused: WorkspaceRefusal }> | undefined {
+    if (!this.indexInScripts) return undefined;
+    // The names become key parts (as RedisWorkspaceStore.instance checks them): a WorkspaceError otherwise.
+    checkInstance(workspace.workflow, workspace.tag);
+    const lane = options.lane ?? envelope.priority;
+    const record = this.recordOf(envelope, options);
+    const instance = this.keys.workspace(workspace.workflow, workspace.tag);
+    const keys = [
+      this.keys.dedupe(envelope.agent, envelope.id),
+      this.keys.inbox(envelope.agent, lane),
+      this.keys.pendingAgents,
+      instance.state,
+      instance.members,
+    ];
+    return runScript(this.redis, "appendInboxMember", keys, [
+      record,
+      INBOX_GROUP,
+      this.dedupeTtlSeconds,
+      envelope.agent,
+    ]).then((result) => {
+      if (result === WORKSPACE_SCRIPT_CODES.notRunning) return { refused: "workflow_not_running" as const };
+      if (result === WORKSPACE_SCRIPT_CODES.notAMember) return { refused: "not_a_participant" as const };
+      return { duplicate: result === 0 };
+    });
+  }
+
+  private recordOf(envelope: InboundEnvelope, options: AppendOptions): string {
+    return encodeInboxRecord({
+      envelope,
+      enqueuedAt: options.enqueuedAt ?? this.clock.now(),
+      preemptions: options.preemptions ?? 0,
+      ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+    });
   }
 
   async pending(agent: string): Promise<InboxItem[]> {

@@ -26,7 +26,7 @@ export {
   type ProcessStatus,
 } from "./process/process-registry.js";
 export { type RunToolOptions, runTool } from "./run-tool.js";
-export { takeSeat, workspaceOfContext } from "./team/seat.js";
+export { placeOf, takeSeat, workspaceOfContext } from "./team/seat.js";
 export {
   defineTool,
   fail,
@@ -34,6 +34,7 @@ export {
   type PeerProcessListing,
   type ProcessPeers,
   type SchedulerOp,
+  type TeamPlace,
   type TeamPort,
   type TeamSeat,
   type ToolContext,

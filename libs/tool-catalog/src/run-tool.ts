@@ -3,7 +3,7 @@ import { WorkspaceError } from "@moniro/store";
 import { toolCatalog, toolNames } from "./catalog.js";
 import { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
 import { type ResolvedPolicy, resolvePolicy, type ToolPolicy } from "./policy/policy.js";
-import { takeSeat } from "./team/seat.js";
+import { placeOf, takeSeat } from "./team/seat.js";
 import { fail, type ToolContext, type ToolDefinition, type ToolOutcome } from "./tool.js";
 
 function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
@@ -24,6 +24,11 @@ async function seated(
 ): Promise<{ ctx: ToolContext } | { refused: ToolOutcome }> {
   const usesDirectory = definition.usesWorkspace !== false;
   if (definition.team !== true && !(usesDirectory && ctx.context !== "personal")) return { ctx };
+  if (definition.checksSeat === true && !usesDirectory) {
+    // Its own store call checks the membership, in the same step as its write: nothing read here.
+    const placed = placeOf(ctx, definition.name);
+    return placed.ok ? { ctx: { ...ctx, place: placed.place } } : { refused: placed.outcome };
+  }
   const taken = await takeSeat(ctx, definition.name);
   if (!taken.ok) return { refused: taken.outcome };
   const { seat } = taken;

@@ -22,6 +22,18 @@ export interface TeamPort {
   directoryOf(workflow: string, tag: string): string;
 }
 
+/**
+ * Where a workspace-context call works, before membership is read: the
+ * instance, and the agent that must play one of its members (a sub-agent's
+ * parent). Given to a tool that `checksSeat` in its own store call.
+ */
+export interface TeamPlace {
+  workflow: string;
+  tag: string;
+  instance: Workspace;
+  agent: string;
+}
+
 /** The member a workspace-context call acts as, checked by runTool (instance running, agent a member). */
 export interface TeamSeat {
   workflow: string;
@@ -65,6 +77,8 @@ export interface ToolContext {
   team?: TeamPort;
   /** Set by runTool for a call in a workspace context once membership is checked. */
   seat?: TeamSeat;
+  /** Set by runTool instead of `seat` for a tool that `checksSeat` itself. */
+  place?: TeamPlace;
   /** Publishes on `moniro.out.<channel>`; the executor stamps nothing, the tool builds the whole envelope. */
   publishOutbound(envelope: OutboundEnvelopeInput): Promise<void>;
   /** Whether something delivers outbound to `channel` (a bridge consumes it), and if not why. */
@@ -126,6 +140,14 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   usesWorkspace?: boolean;
   /** A team tool: only in a workspace context, run with `ctx.seat` set (see TEAM_TOOL_NAMES). */
   team?: boolean;
+  /**
+   * A team tool whose store call checks the seat (instance running, the
+   * caller a member) atomically with what it writes, refusing with the same
+   * codes and texts: runTool reads nothing first and gives it `ctx.place`
+   * instead of `ctx.seat` (`channel_send`: one script checks, posts and names
+   * whom to push). Only with `usesWorkspace: false`.
+   */
+  checksSeat?: boolean;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

@@ -240,6 +240,82 @@ export function describeWorkspaceContract(
       });
     });
 
+    describe("delivery and a member's view", () => {
+      it("posts as the member an agent plays, naming each notified member's agent, in one step", async () => {
+        const asHelper = await review.channel.deliver({
+          agent: "review__main__helper",
+          text: "@alice @bob look, @carol",
+        });
+        expect(asHelper).toEqual({
+          post: { id: asHelper.post.id, mentions: ["alice", "bob"], unreached: ["carol"] },
+          from: "helper",
+          notify: [
+            { member: "alice", agent: "alice" },
+            { member: "bob", agent: "bob" },
+          ],
+        });
+        const fromHttp = await review.channel.deliver({ from: "http:carol", text: "@helper @Helper ping" });
+        expect(fromHttp.notify).toEqual([{ member: "helper", agent: "review__main__helper" }]);
+        expect((await review.channel.read()).entries.map((entry) => [entry.from, entry.mentions])).toEqual([
+          ["helper", ["alice", "bob"]],
+          ["http:carol", ["helper"]],
+        ]);
+        expect((await review.channel.inbox("alice")).entries.map((entry) => entry.id)).toEqual([asHelper.post.id]);
+      });
+
+      it("refuses a post for an agent that plays no member, or in a stopped instance, storing nothing", async () => {
+        const error = await refusal(review.channel.deliver({ agent: "mallory", text: "@bob hi" }));
+        expect(error.code).toBe("not_a_member");
+        expect(error.message).toBe('mallory is not a participant in workflow "review".');
+        expect(error.hint).toBe("Add mallory to .workflows/review.yaml first.");
+        await review.stop();
+        expect((await refusal(review.channel.deliver({ agent: "alice", text: "@bob hi" }))).code).toBe(
+          "workflow_not_running",
+        );
+        expect(await review.channel.length()).toBe(0);
+        expect((await review.channel.inbox("bob")).unread).toBe(0);
+      });
+
+      it("reads what a member sees at once: members, newest posts, cursor, unread mentions, documents", async () => {
+        const first = await review.channel.post({ from: "alice", text: "@helper one" });
+        await review.channel.post({ from: "bob", text: "two" });
+        clock.advance(1);
+        const third = await review.channel.post({ from: "http:carol", text: "@helper three" });
+        await review.channel.markSeen("helper", first.id);
+        await review.documents.write("plan.md", "x", { by: "alice" });
+        const view = await review.memberView("review__main__helper", { channel: 2, mentions: 1 });
+        expect(view).toEqual({
+          member: { name: "helper", agent: "review__main__helper", kind: "inline" },
+          members: await review.members(),
+          newest: (await review.channel.last(2)).entries,
+          seen: first.id,
+          mentions: [(await review.channel.read()).entries[0]],
+          unread: 2,
+          documents: await review.documents.list(),
+        });
+        expect(await review.channel.read({ after: first.id })).toMatchObject({ cursor: third.id });
+        expect(await review.memberView("bob", { channel: 5, mentions: 5 })).toMatchObject({
+          member: { name: "bob" },
+          seen: undefined,
+          mentions: [],
+          unread: 0,
+        });
+      });
+
+      it("says why an agent may not work here: not a participant, or the instance is not running", async () => {
+        expect(await review.memberView("mallory", { channel: 5, mentions: 5 })).toEqual({
+          refused: "not_a_participant",
+        });
+        await review.stop();
+        expect(await review.memberView("alice", { channel: 5, mentions: 5 })).toEqual({
+          refused: "workflow_not_running",
+        });
+        expect(await store.instance("review", "never").memberView("alice", { channel: 5, mentions: 5 })).toEqual({
+          refused: "workflow_not_running",
+        });
+      });
+    });
+
     describe("documents", () => {
       it("writes, appends, reads and lists documents with versions", async () => {
         expect(await review.documents.write("plan.md", "step 1", { by: "alice" })).toEqual({ version: 1, bytes: 6 });

@@ -25,12 +25,14 @@ export const SCRIPT_FILES = {
   stopWorkspace: "stopWorkspace-1.lua",
   discardWorkspace: "discardWorkspace-10.lua",
   postChannel: "postChannel-4.lua",
+  readWorkspace: "readWorkspace-6.lua",
   markSeen: "markSeen-1.lua",
   writeDocument: "writeDocument-3.lua",
   createProposal: "createProposal-4.lua",
   voteProposal: "voteProposal-4.lua",
   // The same with the global index set in the script: for a single Redis only (see CROSS_SLOT_SCRIPTS).
   appendInboxIndexed: "appendInboxIndexed-3.lua",
+  appendInboxMember: "appendInboxMember-5.lua",
   ackInboxIndexed: "ackInboxIndexed-4.lua",
   requeueInboxIndexed: "requeueInboxIndexed-3.lua",
   updateStateIndexed: "updateStateIndexed-2.lua",
@@ -46,6 +48,7 @@ export const SCRIPT_FILES = {
  */
 const CROSS_SLOT_SCRIPTS: ReadonlySet<ScriptName> = new Set([
   "appendInboxIndexed",
+  "appendInboxMember",
   "ackInboxIndexed",
   "requeueInboxIndexed",
   "updateStateIndexed",

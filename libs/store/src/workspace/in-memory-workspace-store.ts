@@ -5,7 +5,7 @@ import {
   parseMentions,
   type WorkspaceStatus,
 } from "@moniro/envelopes";
-import { type Clock, systemClock } from "@moniro/ports";
+import { type Clock, systemClock, type WorkspaceRefusal } from "@moniro/ports";
 import { errorFromCode } from "../errors.js";
 import type { ScriptName } from "../scripts/loader.js";
 import { checkCursor, checkLimit, checkPost, DEFAULT_READ_LIMIT } from "./workspace-channel.js";
@@ -21,10 +21,14 @@ import { WORKSPACE_SCRIPT_CODES, WorkspaceError, type WorkspaceScriptContext } f
 import type {
   Channel,
   ChannelPage,
+  Delivery,
   Document,
   DocumentInfo,
   Documents,
+  MemberView,
+  MemberViewOptions,
   NamedMember,
+  PostInput,
   PostResult,
   ProposalState,
   Proposals,
@@ -199,30 +203,66 @@ class InMemoryWorkspace implements Workspace {
   async member(name: string): Promise<NamedMember | undefined> {
     return copy(this.context.data().members.get(checkMember(name)));
   }
+
+  async memberView(agent: string, options: MemberViewOptions): Promise<MemberView | { refused: WorkspaceRefusal }> {
+    checkLimit(options.channel, "channel");
+    checkLimit(options.mentions, "mentions");
+    const data = this.context.data();
+    if (data.state?.status !== "running") return { refused: "workflow_not_running" };
+    const name = memberPlayedBy(data.members, agent);
+    const member = name === undefined ? undefined : data.members.get(name);
+    if (name === undefined || member === undefined) return { refused: "not_a_participant" };
+    const inbox = await this.channel.inbox(name, options.mentions);
+    return {
+      member: copy(member),
+      members: await this.members(),
+      newest: (await this.channel.last(options.channel)).entries,
+      seen: data.seen.get(name),
+      mentions: inbox.entries,
+      unread: inbox.unread,
+      documents: await this.documents.list(),
+    };
+  }
+}
+
+/** The member `agent` plays (the first by name when it plays several), as `postChannel-4.lua` finds it. */
+function memberPlayedBy(members: ReadonlyMap<string, NamedMember>, agent: string): string | undefined {
+  return [...members.values()]
+    .filter((member) => member.agent === agent)
+    .map((member) => member.name)
+    .sort()[0];
 }
 
 class InMemoryChannel implements Channel {
   constructor(private readonly context: Context) {}
 
   async post(input: { from: string; text: string }): Promise<PostResult> {
-    const kind = checkPost(input.from, input.text, this.context.limits.maxPostChars);
+    return (await this.deliver(input)).post;
+  }
+
+  async deliver(input: PostInput): Promise<Delivery> {
+    const byAgent = "agent" in input;
+    const sender = byAgent ? checkMember(input.agent) : input.from;
+    const kind = checkPost(sender, input.text, this.context.limits.maxPostChars);
     const data = requireRunning(this.context, "postChannel");
-    if (kind === "member" && !data.members.has(input.from)) {
-      throw refused(this.context, "postChannel", WORKSPACE_SCRIPT_CODES.notAMember, { member: input.from });
+    const from = byAgent ? memberPlayedBy(data.members, sender) : sender;
+    if (from === undefined || (kind === "member" && !data.members.has(from))) {
+      throw refused(this.context, "postChannel", WORKSPACE_SCRIPT_CODES.notAMember, { member: sender });
     }
     const mentions: string[] = [];
     const unreached: string[] = [];
     for (const name of parseMentions(input.text)) {
-      if (name === input.from) continue;
+      if (name === from) continue;
       (data.members.has(name) ? mentions : unreached).push(name);
     }
     const now = this.context.clock.now();
     const [lastMs, lastSeq] = data.last;
     data.last = now > lastMs ? [now, 0] : [lastMs, lastSeq + 1];
     const id = `${data.last[0]}-${data.last[1]}`;
-    data.channel.push({ id, from: input.from, text: input.text, mentions, at: now });
+    data.channel.push({ id, from, text: input.text, mentions, at: now });
     for (const name of mentions) data.mentions.set(name, [...(data.mentions.get(name) ?? []), id]);
-    return { id, mentions, unreached };
+    const notify = mentions.map((member) => ({ member, agent: data.members.get(member)?.agent ?? member }));
+    return { post: { id, mentions, unreached }, from, notify };
   }
 
   async read(options: { after?: string | undefined; limit?: number } = {}): Promise<ChannelPage> {

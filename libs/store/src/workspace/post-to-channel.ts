@@ -1,5 +1,5 @@
 import { type InboundEnvelope, stamp } from "@moniro/envelopes";
-import type { PostResult, Workspace } from "./workspace-port.js";
+import type { PostInput, PostResult, Workspace } from "./workspace-port.js";
 
 /** The source (and reply target) of everything a workspace pushes to its members: `ws:<workflow>:<tag>`. */
 export const workspaceSource = (workflow: string, tag: string): string => `ws:${workflow}:${tag}`;
@@ -19,31 +19,40 @@ export interface ChannelPostDeps {
  * @mentioned member gets an `immediate` input from `ws:<workflow>:<tag>` in
  * context `<workflow>:<tag>`, its text `<from>: <text>`. The input goes to
  * the member's agent (an inline member `helper` is the agent
- * `<workflow>__<tag>__helper`). A post without a mention wakes nobody.
- * Mentions of non-members come back in `unreached`.
+ * `<workflow>__<tag>__helper`), named by the same script that stores the
+ * post, so the inputs go out as soon as the post is stored (one Redis round
+ * trip, then the JetStream publishes; resolves once every one is acked). A
+ * post without a mention wakes nobody. Mentions of non-members come back in
+ * `unreached`.
+ *
+ * `{ agent, text }` posts as the member that agent plays: the membership is
+ * checked in the same script as the post (a tool call's seat), refused with
+ * `not_a_member` naming the agent.
  */
 export async function postToChannel(
   deps: ChannelPostDeps,
   workspace: { instance: Workspace; workflow: string; tag: string },
-  post: { from: string; text: string },
+  post: PostInput,
 ): Promise<PostResult> {
-  const result = await workspace.instance.channel.post(post);
+  const delivery = await workspace.instance.channel.deliver(post);
+  const result = delivery.post;
+  if (delivery.notify.length === 0) return result;
   const now = deps.now ?? Date.now;
-  if (result.mentions.length === 0) return result;
   const source = workspaceSource(workspace.workflow, workspace.tag);
-  const agents = new Map((await workspace.instance.members()).map((member) => [member.name, member.agent]));
+  const context = workspaceContext(workspace.workflow, workspace.tag);
+  const text = `${delivery.from}: ${post.text}`;
   await Promise.all(
-    result.mentions.map((member) =>
+    delivery.notify.map(({ agent }) =>
       deps.publish({
         ...stamp(now()),
-        agent: agents.get(member) ?? member,
+        agent,
         source,
-        context: workspaceContext(workspace.workflow, workspace.tag),
+        context,
         priority: "immediate",
         replyTo: source,
-        text: `${post.from}: ${post.text}`,
+        text,
         attachments: [],
-        meta: { channelEntry: result.id, from: post.from },
+        meta: { channelEntry: result.id, from: delivery.from },
       }),
     ),
   );

@@ -1,5 +1,5 @@
 import { decode, NAME_PATTERN, workspaceMemberSchema } from "@moniro/envelopes";
-import { type Clock, systemClock } from "@moniro/ports";
+import { type Clock, systemClock, type WorkspaceRefusal } from "@moniro/ports";
 import { corruptEntry } from "../errors.js";
 import { createKeys, type Keys } from "../keys.js";
 import type { RedisClient } from "../redis-client.js";
@@ -14,7 +14,15 @@ import {
   type WorkspaceLimits,
 } from "./workspace-context.js";
 import { WorkspaceDocuments } from "./workspace-documents.js";
-import type { NamedMember, Workspace, WorkspaceState, WorkspaceStore } from "./workspace-port.js";
+import { membersOf, readMemberView } from "./workspace-member-view.js";
+import type {
+  MemberView,
+  MemberViewOptions,
+  NamedMember,
+  Workspace,
+  WorkspaceState,
+  WorkspaceStore,
+} from "./workspace-port.js";
 import { WorkspaceProposals } from "./workspace-proposals.js";
 
 export interface RedisWorkspaceStoreOptions {
@@ -165,14 +173,12 @@ export class WorkspaceInstance implements Workspace {
 
   /** The members, by name. */
   async members(): Promise<NamedMember[]> {
-    const hash = await this.context.redis.hgetall(this.context.keys.members);
-    return Object.entries(hash)
-      .map(([name, json]) => {
-        const decoded = decode(workspaceMemberSchema, json, "workspace member");
-        if (!decoded.ok) throw corruptEntry(this.context.keys.members, name, decoded.error.message);
-        return { name, ...decoded.value };
-      })
-      .sort((a, b) => a.name.localeCompare(b.name));
+    return membersOf(this.context.keys.members, await this.context.redis.hgetall(this.context.keys.members));
+  }
+
+  /** What the member `agent` plays sees in a cycle here: one script (`readWorkspace-6.lua`), one round trip. */
+  async memberView(agent: string, options: MemberViewOptions): Promise<MemberView | { refused: WorkspaceRefusal }> {
+    return readMemberView(this.context, agent, options);
   }
 
   /** One member, or undefined. */

@@ -3,7 +3,7 @@ import { corruptEntry } from "../errors.js";
 import { ENTRY_FIELD } from "../keys.js";
 import { checkMember, posterKind, runWorkspaceScript, type WorkspaceContext } from "./workspace-context.js";
 import { WorkspaceError } from "./workspace-error.js";
-import type { Channel, ChannelPage, PostResult } from "./workspace-port.js";
+import type { Channel, ChannelPage, Delivery, PostInput, PostResult } from "./workspace-port.js";
 
 export const DEFAULT_READ_LIMIT = 100;
 export const MAX_READ_LIMIT = 1000;
@@ -75,18 +75,35 @@ export class WorkspaceChannel implements Channel {
    * running, the sender is not a member, or the text is empty or too long.
    */
   async post(input: { from: string; text: string }): Promise<PostResult> {
-    const { from, text } = input;
-    const kind = checkPost(from, text, this.context.limits.maxPostChars);
-    const prefix = `${JSON.stringify({ from, text, at: this.context.clock.now() }).slice(0, -1)},"mentions":`;
+    return (await this.deliver(input)).post;
+  }
+
+  /**
+   * `post`, also naming the agent of each notified member; or, given
+   * `agent`, a post as the member that agent plays, its membership checked
+   * in the same script (one round trip: check, post, whom to push).
+   */
+  async deliver(input: PostInput): Promise<Delivery> {
+    const { text } = input;
+    const byAgent = "agent" in input;
+    const sender = byAgent ? checkMember(input.agent) : input.from;
+    const senderKind = checkPost(sender, text, this.context.limits.maxPostChars);
+    const kind = byAgent ? "agent" : senderKind;
+    const tail = `${JSON.stringify({ text, at: this.context.clock.now() }).replace(/^\{/, ",").slice(0, -1)},"mentions":`;
     const { keys } = this.context;
     const reply = (await runWorkspaceScript(
       this.context,
       "postChannel",
       [keys.state, keys.members, keys.channel, keys.mentions],
-      [prefix, from, kind === "member" ? "1" : "0", ...parseMentions(text)],
-      { member: from },
-    )) as [string, string[], string[]];
-    return { id: reply[0], mentions: reply[1] ?? [], unreached: reply[2] ?? [] };
+      [tail, sender, kind, byAgent ? "" : JSON.stringify(sender), ...parseMentions(text)],
+      { member: sender },
+    )) as [string, string, string[], string[], string[]];
+    const [id, from, mentions = [], agents = [], unreached = []] = reply;
+    return {
+      post: { id, mentions, unreached },
+      from,
+      notify: mentions.map((member, index) => ({ member, agent: agents[index] ?? member })),
+    };
   }
 
   /** Entries after `after` (all from the start without it), oldest first, at most `limit`. */
@@ -183,13 +200,18 @@ export class WorkspaceChannel implements Channel {
     return this.context.redis.zremrangebylex(this.context.keys.mentions, `[${member}:`, upTo);
   }
 
-  private decodeEntry([id, fields]: [string, string[]]): ChannelEntry {
-    const index = fields.indexOf(ENTRY_FIELD);
-    const json = index >= 0 ? fields[index + 1] : undefined;
-    const decoded = json !== undefined ? decode(channelPostSchema, json, "channel post") : undefined;
-    if (!decoded?.ok) {
-      throw corruptEntry(this.context.keys.channel, id, decoded ? decoded.error.message : `no field '${ENTRY_FIELD}'`);
-    }
-    return { id, ...decoded.value };
+  private decodeEntry(entry: [string, string[]]): ChannelEntry {
+    return decodeChannelEntry(this.context.keys.channel, entry);
   }
+}
+
+/** One stream entry of the channel `key` as a post; a corrupt one is a CorruptEntryError naming the key and id. */
+export function decodeChannelEntry(key: string, [id, fields]: [string, string[]]): ChannelEntry {
+  const index = fields.indexOf(ENTRY_FIELD);
+  const json = index >= 0 ? fields[index + 1] : undefined;
+  const decoded = json !== undefined ? decode(channelPostSchema, json, "channel post") : undefined;
+  if (!decoded?.ok) {
+    throw corruptEntry(key, id, decoded ? decoded.error.message : `no field '${ENTRY_FIELD}'`);
+  }
+  return { id, ...decoded.value };
 }

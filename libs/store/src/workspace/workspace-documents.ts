@@ -45,10 +45,7 @@ export class WorkspaceDocuments implements Documents {
 
   /** Every document's name and metadata, by name. */
   async list(): Promise<DocumentInfo[]> {
-    const hash = await this.context.redis.hgetall(this.context.keys.docMeta);
-    return Object.entries(hash)
-      .map(([name, json]) => ({ name, ...this.decodeMeta(name, json) }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+    return documentsOf(this.context.keys.docMeta, await this.context.redis.hgetall(this.context.keys.docMeta));
   }
 
   /** One document, or a WorkspaceError `unknown_document` naming the ones there are. */
@@ -98,8 +95,19 @@ export class WorkspaceDocuments implements Documents {
   }
 
   private decodeMeta(name: string, json: string): DocumentMeta {
-    const decoded = decode(documentMetaSchema, json, "document metadata");
-    if (!decoded.ok) throw corruptEntry(this.context.keys.docMeta, name, decoded.error.message);
-    return decoded.value;
+    return decodeDocumentMeta(this.context.keys.docMeta, name, json);
   }
+}
+
+function decodeDocumentMeta(key: string, name: string, json: string): DocumentMeta {
+  const decoded = decode(documentMetaSchema, json, "document metadata");
+  if (!decoded.ok) throw corruptEntry(key, name, decoded.error.message);
+  return decoded.value;
+}
+
+/** The documents of a doc-meta hash (`key`, name → metadata JSON), by name. */
+export function documentsOf(key: string, hash: Record<string, string>): DocumentInfo[] {
+  return Object.entries(hash)
+    .map(([name, json]) => ({ name, ...decodeDocumentMeta(key, name, json) }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -1,4 +1,5 @@
 import type { ChannelEntry, Proposal, ProposalStatus, WorkspaceMember, WorkspaceStatus } from "@moniro/envelopes";
+import type { WorkspaceRefusal } from "@moniro/ports";
 
 /**
  * The workspace store as a port: `RedisWorkspaceStore` implements it over
@@ -38,6 +39,36 @@ export interface Workspace {
   isRunning(): Promise<boolean>;
   members(): Promise<NamedMember[]>;
   member(name: string): Promise<NamedMember | undefined>;
+  /**
+   * What the member an agent plays sees when it works here, read at once
+   * (membership, members, channel, cursor, inbox, documents), or why it may
+   * not work here. Read only.
+   */
+  memberView(agent: string, options: MemberViewOptions): Promise<MemberView | { refused: WorkspaceRefusal }>;
+}
+
+export interface MemberViewOptions {
+  /** How many of the newest posts (1 or more). */
+  channel: number;
+  /** How many of the oldest unread @mentions (1 or more). */
+  mentions: number;
+}
+
+/** See `Workspace.memberView`. */
+export interface MemberView {
+  /** The member the agent plays (the first by name if it plays several). */
+  member: NamedMember;
+  /** Every member, by name. */
+  members: NamedMember[];
+  /** The newest posts, oldest first. */
+  newest: ChannelEntry[];
+  /** The member's last-seen cursor (undefined: nothing seen yet). */
+  seen: string | undefined;
+  /** Its oldest unread @mentions, oldest first, and how many are unread in all. */
+  mentions: ChannelEntry[];
+  unread: number;
+  /** Every document, by name. */
+  documents: DocumentInfo[];
 }
 
 /** What a post reached: its id, the members it notified, and mentioned names that are not members. */
@@ -49,6 +80,17 @@ export interface PostResult {
   unreached: string[];
 }
 
+/** A post as a member or tag (`from`), or as the member an agent plays (`agent`, checked as it posts). */
+export type PostInput = { from: string; text: string } | { agent: string; text: string };
+
+/** What `deliver` did: the post, its sender (a member name or tag), and whom to push it to. */
+export interface Delivery {
+  post: PostResult;
+  from: string;
+  /** The notified members (`post.mentions`, in order) with the agent that plays each. */
+  notify: Array<{ member: string; agent: string }>;
+}
+
 export interface ChannelPage {
   entries: ChannelEntry[];
   /** The id of the last entry returned (read after it for more), or the cursor given when nothing was new. */
@@ -57,6 +99,12 @@ export interface ChannelPage {
 
 export interface Channel {
   post(input: { from: string; text: string }): Promise<PostResult>;
+  /**
+   * `post`, naming the agent of each notified member too; with `agent`, posts
+   * as the member that agent plays (refused `not_a_member` naming the agent
+   * when it plays none), the check and the post in one step.
+   */
+  deliver(input: PostInput): Promise<Delivery>;
   read(options?: { after?: string | undefined; limit?: number }): Promise<ChannelPage>;
   last(count: number): Promise<ChannelPage>;
   length(): Promise<number>;

@@ -5,7 +5,7 @@ import type {
   WorkspacePromptSnapshot,
   WorkspaceRefusal,
 } from "@moniro/ports";
-import { membershipOf, splitContext } from "./workspace-membership.js";
+import { splitContext } from "./workspace-membership.js";
 import type { WorkspaceStore } from "./workspace-port.js";
 
 /** Stream ids `<ms>-<seq>` in order. */
@@ -27,8 +27,8 @@ const line = (entry: ChannelEntry): WorkspacePromptEntry => ({
 
 /**
  * The loop's WorkspaceContextPort over a WorkspaceStore (Redis in the runner,
- * in memory in tests): one state read for the membership, then the channel's
- * newest posts, the member's cursor, its inbox and the documents together.
+ * in memory in tests): the membership and everything the prompt shows read
+ * at once (`Workspace.memberView`: one script, one round trip on Redis).
  */
 export class StoreWorkspaceContext implements WorkspaceContextPort {
   constructor(private readonly store: WorkspaceStore) {}
@@ -40,19 +40,14 @@ export class StoreWorkspaceContext implements WorkspaceContextPort {
   ): Promise<WorkspacePromptSnapshot | { refused: WorkspaceRefusal }> {
     const workspace = splitContext(context);
     if (!workspace) return { refused: "workflow_not_running" };
-    const membership = await membershipOf(this.store, agent, workspace);
-    if (!membership.ok) return { refused: membership.refused };
-    const { instance, member, members } = membership;
-    const [last, seen, inbox, documents] = await Promise.all([
-      instance.channel.last(options.channel),
-      instance.channel.seen(member.name),
-      instance.channel.inbox(member.name, options.mentions),
-      instance.documents.list(),
-    ]);
-    const unseen =
-      seen === undefined ? last.entries : last.entries.filter((entry) => compareEntryIds(entry.id, seen) > 0);
+    const view = await this.store
+      .instance(workspace.workflow, workspace.tag)
+      .memberView(agent, { channel: options.channel, mentions: options.mentions });
+    if ("refused" in view) return view;
+    const { member, members, newest, seen } = view;
+    const unseen = seen === undefined ? newest : newest.filter((entry) => compareEntryIds(entry.id, seen) > 0);
     // Every one of the newest N is unseen: older unseen posts may come before them.
-    const moreUnseen = last.entries.length >= options.channel && unseen.length === last.entries.length;
+    const moreUnseen = newest.length >= options.channel && unseen.length === newest.length;
     return {
       workflow: workspace.workflow,
       tag: workspace.tag,
@@ -67,9 +62,9 @@ export class StoreWorkspaceContext implements WorkspaceContextPort {
       unseen: unseen.map(line),
       moreUnseen,
       ...(seen === undefined ? {} : { seenBefore: seen }),
-      mentions: inbox.entries.map(line),
-      unreadMentions: inbox.unread,
-      documents: documents
+      mentions: view.mentions.map(line),
+      unreadMentions: view.unread,
+      documents: view.documents
         .slice(0, options.documents)
         .map(({ name, version, bytes, updatedBy }) => ({ name, version, bytes, updatedBy })),
     };

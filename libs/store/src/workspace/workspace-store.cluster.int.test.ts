@@ -1,4 +1,6 @@
+import { inbound } from "@moniro/ports/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisInbox } from "../redis-inbox.js";
 import { type PrivateRedisCluster, startRedisCluster } from "../test/redis-cluster.js";
 import { testRedis } from "../test/redis-fixture.js";
 import { RedisWorkspaceStore } from "./redis-workspace-store.js";
@@ -31,6 +33,14 @@ describe("the workspace store on a Redis Cluster", () => {
         expect((await instance.channel.inbox("bob")).entries.map((entry) => entry.id)).toEqual([post.id]);
         expect(await instance.channel.markSeen("bob", post.id)).toBe(post.id);
         expect(await instance.channel.ack("bob", [post.id])).toBe(1);
+        const delivered = await instance.channel.deliver({ agent: "bob", text: "@alice done" });
+        expect(delivered).toMatchObject({ from: "bob", notify: [{ member: "alice", agent: "alice" }] });
+        expect(await instance.memberView("alice", { channel: 5, mentions: 5 })).toMatchObject({
+          member: { name: "alice" },
+          newest: [{ id: post.id }, { id: delivered.post.id }],
+          mentions: [{ id: delivered.post.id }],
+          unread: 1,
+        });
         await instance.documents.write("plan.md", tag, { by: "alice" });
         const proposal = await instance.proposals.create({ title: "Merge?", by: "alice" });
         await instance.proposals.vote({ id: proposal.id, voter: "alice", option: "yes" });
@@ -44,6 +54,11 @@ describe("the workspace store on a Redis Cluster", () => {
         ),
       );
       expect(slots.size).toBeGreaterThan(1);
+      // The ingest's check-and-append spans two slots: not on a cluster (the runner checks first there).
+      const input = inbound({ agent: "bob", text: "hi", context: "review:pr-0" });
+      expect(
+        new RedisInbox(t.redis, { prefix: t.prefix }).appendAsMember(input, { workflow: "review", tag: "pr-0" }),
+      ).toBeUndefined();
       expect((await store.list()).map((state) => state.tag)).toEqual(tags);
       for (const tag of tags) {
         const instance = store.instance("review", tag);

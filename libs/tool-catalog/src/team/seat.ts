@@ -1,7 +1,8 @@
 import { notAParticipant, parentOfChild, refusalText, workflowNotRunning } from "@moniro/envelopes";
-import { fail, type TeamSeat, type ToolContext, type ToolOutcome } from "../tool.js";
+import { fail, type TeamPlace, type TeamSeat, type ToolContext, type ToolOutcome } from "../tool.js";
 
 export type SeatResult = { ok: true; seat: TeamSeat } | { ok: false; outcome: ToolOutcome };
+export type PlaceResult = { ok: true; place: TeamPlace } | { ok: false; outcome: ToolOutcome };
 
 /** `<workflow>:<tag>` → its two names; undefined for `personal`. */
 export function workspaceOfContext(context: string): { workflow: string; tag: string } | undefined {
@@ -11,12 +12,11 @@ export function workspaceOfContext(context: string): { workflow: string; tag: st
 }
 
 /**
- * The member a call in a workspace context acts as: the instance must be
- * running and the calling agent (a sub-agent: its parent) one of its members.
- * Read from the Redis workspace state on every call, so a stopped instance
- * or a removed member is refused at once. The refusals are the seed's texts.
+ * Where a call in a workspace context works, before any read: the instance
+ * and the agent that must be one of its members (a sub-agent: its parent).
+ * Refused outside a workspace context and on an executor without a store.
  */
-export async function takeSeat(ctx: ToolContext, tool: string): Promise<SeatResult> {
+export function placeOf(ctx: ToolContext, tool: string): PlaceResult {
   const names = workspaceOfContext(ctx.context);
   if (names === undefined) {
     return {
@@ -38,12 +38,25 @@ export async function takeSeat(ctx: ToolContext, tool: string): Promise<SeatResu
     };
   }
   const { workflow, tag } = names;
-  const instance = ctx.team.store.instance(workflow, tag);
+  const agent = parentOfChild(ctx.agent) ?? ctx.agent;
+  return { ok: true, place: { workflow, tag, instance: ctx.team.store.instance(workflow, tag), agent } };
+}
+
+/**
+ * The member a call in a workspace context acts as: the instance must be
+ * running and the calling agent (a sub-agent: its parent) one of its members.
+ * Read from the Redis workspace state on every call, so a stopped instance
+ * or a removed member is refused at once. The refusals are the seed's texts
+ * (a tool that `checksSeat` gets the same ones from its store call).
+ */
+export async function takeSeat(ctx: ToolContext, tool: string): Promise<SeatResult> {
+  const placed = placeOf(ctx, tool);
+  if (!placed.ok) return placed;
+  const { workflow, tag, instance, agent } = placed.place;
   const state = await instance.state();
   if (state === null || state.status !== "running") {
     return { ok: false, outcome: fail("workflow_not_running", refusalText(workflowNotRunning(workflow, tag))) };
   }
-  const agent = parentOfChild(ctx.agent) ?? ctx.agent;
   const member = state.members.find((candidate) => candidate.agent === agent);
   if (member === undefined) {
     return { ok: false, outcome: fail("not_a_member", refusalText(notAParticipant(agent, workflow))) };

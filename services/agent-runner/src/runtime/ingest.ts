@@ -1,6 +1,6 @@
 import type { InboundEnvelope } from "@moniro/envelopes";
 import { lastToken, notAParticipant, refusalText, workflowNotRunning } from "@moniro/envelopes";
-import type { Inbox } from "@moniro/ports";
+import type { AppendOptions, Inbox, WorkspaceRefusal } from "@moniro/ports";
 import { membershipOf, splitContext, type WorkspaceStore } from "@moniro/store";
 import type { AgentDirectory } from "./agent-directory.js";
 import type { AgentRuntime } from "./agent-runtime.js";
@@ -31,6 +31,16 @@ export function createIngest(options: {
   notifyHolder?: (agent: string) => void;
   /** Inputs in a workspace context are taken only while the instance runs with the agent as a member. */
   workspaces?: WorkspaceStore;
+  /**
+   * The membership check and the append in one step (RedisInbox.appendAsMember over the same
+   * Redis as `workspaces`; it answers undefined where it cannot, on a cluster): one round trip
+   * where the check and the append took two.
+   */
+  appendAsMember?: (
+    envelope: InboundEnvelope,
+    workspace: { workflow: string; tag: string },
+    options: AppendOptions,
+  ) => Promise<{ duplicate: boolean } | { refused: WorkspaceRefusal }> | undefined;
   logger?: RuntimeLogger;
 }): (envelope: InboundEnvelope, subject: string, trace?: { traceparent?: string }) => Promise<IngestOutcome> {
   const logger = options.logger ?? silentLogger;
@@ -45,10 +55,18 @@ export function createIngest(options: {
     }
     const definition = options.directory.get(agent) ?? (await options.directory.load?.(agent));
     if (!definition) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
-    const refused = options.workspaces && (await workspaceRefusal(options.workspaces, envelope));
-    if (refused) return { kind: "rejected", reason: refused };
     // The traceparent (of the span that received it) lets the cycle handling it join the sender's trace.
-    const appended = options.inbox.append(envelope, trace.traceparent ? { traceparent: trace.traceparent } : {});
+    const appendOptions = trace.traceparent ? { traceparent: trace.traceparent } : {};
+    const workspace = options.workspaces ? splitContext(envelope.context) : undefined;
+    const checked = workspace && options.appendAsMember?.(envelope, workspace, appendOptions);
+    let appended: Promise<{ duplicate: boolean } | { refused: WorkspaceRefusal }>;
+    if (checked) {
+      appended = checked;
+    } else {
+      const refused = options.workspaces && (await workspaceRefusal(options.workspaces, envelope));
+      if (refused) return { kind: "rejected", reason: refused };
+      appended = options.inbox.append(envelope, appendOptions);
+    }
     // Woken twice, neither waited for (the caller acks meanwhile; a failed wake costs nothing, the
     // sweeper finds the input within a sweep period). The first wake's lease attempt goes out right
     // behind the append (one round trip on the runner's pipelined connection). The second, once the
@@ -65,8 +83,13 @@ export function createIngest(options: {
           return undefined;
         },
       );
+    // (Checked in the append's own script, a refused input was not written: this wake then finds nothing new.)
     const ahead = wake("ahead");
-    const { duplicate } = await appended;
+    const outcome = await appended;
+    if ("refused" in outcome && workspace) {
+      return { kind: "rejected", reason: refusalOf(outcome.refused, envelope.agent, workspace) };
+    }
+    const duplicate = "duplicate" in outcome && outcome.duplicate;
     const after = wake("after append", duplicate);
     // Queue mode `interrupt`: a holder elsewhere learns of the input now, not at its next checkpoint.
     // Either wake may be the one that finds the lease held (the later one answers "running-here"
@@ -90,10 +113,13 @@ export async function workspaceRefusal(store: WorkspaceStore, envelope: InboundE
   const workspace = splitContext(envelope.context);
   if (!workspace) return undefined;
   const membership = await membershipOf(store, envelope.agent, workspace);
-  if (membership.ok) return undefined;
+  return membership.ok ? undefined : refusalOf(membership.refused, envelope.agent, workspace);
+}
+
+function refusalOf(refused: WorkspaceRefusal, agent: string, workspace: { workflow: string; tag: string }): string {
   return refusalText(
-    membership.refused === "workflow_not_running"
+    refused === "workflow_not_running"
       ? workflowNotRunning(workspace.workflow, workspace.tag)
-      : notAParticipant(envelope.agent, workspace.workflow),
+      : notAParticipant(agent, workspace.workflow),
   );
 }

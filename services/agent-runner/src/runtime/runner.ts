@@ -193,6 +193,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       runtime: { wake: (agent) => withoutTrace(() => runtime.wake(agent)) },
       notifyHolder: notices.notify,
       workspaces,
+      // The workspaces are in the inbox's Redis unless a store was given: check and append at once.
+      ...(options.workspaces
+        ? {}
+        : {
+            appendAsMember: (envelope, workspace, append) => stores.inbox.appendAsMember(envelope, workspace, append),
+          }),
       logger,
     }),
   );

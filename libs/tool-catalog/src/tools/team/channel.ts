@@ -2,7 +2,7 @@ import { channelCursorSchema } from "@moniro/envelopes";
 import { DEFAULT_READ_LIMIT, MAX_READ_LIMIT, postToChannel } from "@moniro/store";
 import { z } from "zod";
 import { defineTool, fail, ok } from "../../tool.js";
-import { entryLine, seatOf } from "./seat-of.js";
+import { entryLine, placeGiven, seatOf } from "./seat-of.js";
 
 export const channelSendTool = defineTool({
   name: "channel_send",
@@ -11,14 +11,17 @@ export const channelSendTool = defineTool({
   input: z.object({ text: z.string().min(1).describe("The post; @name mentions notify those members") }),
   usesWorkspace: false,
   team: true,
+  // One script checks the membership, stores the post and names the mentioned members' agents;
+  // their inputs go out right behind it (the wake path of an @mention, issue 14).
+  checksSeat: true,
   async run(input, ctx) {
-    const { seat, team } = seatOf(ctx);
+    const { place, team } = placeGiven(ctx);
     const result = await postToChannel(
       { publish: (envelope) => team.publishInbound(envelope) },
-      { instance: seat.instance, workflow: seat.workflow, tag: seat.tag },
-      { from: seat.member.name, text: input.text },
+      { instance: place.instance, workflow: place.workflow, tag: place.tag },
+      { agent: place.agent, text: input.text },
     );
-    const instance = `${seat.workflow}:${seat.tag}`;
+    const instance = `${place.workflow}:${place.tag}`;
     const unreached = result.unreached.map((name) => ({ name, reason: `not a member of ${instance}` }));
     const parts = [`Posted to ${instance} (id ${result.id}).`];
     parts.push(result.mentions.length > 0 ? `Notified: ${result.mentions.join(", ")}.` : "Nobody was notified.");

@@ -78,9 +78,11 @@ describe("team tools over Redis", () => {
       expect(await store.instance("review", "main").channel.length()).toBe(1);
     });
 
-    it("an inline member posts under its member name", async () => {
+    it("an inline member posts under its member name, a sub-agent as its parent's member", async () => {
       await runTool("channel_send", { text: "@alice done" }, as("review__main__helper"));
       expect(published[0]).toMatchObject({ agent: "alice", text: "helper: @alice done" });
+      await runTool("channel_send", { text: "@helper over to you" }, as("alice--c1"));
+      expect(published[1]).toMatchObject({ agent: "review__main__helper", text: "alice: @helper over to you" });
     });
 
     it("refuses an empty and an oversized post, naming the fix", async () => {
