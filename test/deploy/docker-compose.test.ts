@@ -328,4 +328,18 @@ describe("docker-compose.yml", () => {
       }
     }
   });
+
+  it("mounts ./.workflows read-only into the gateway only, at the MONIRO_WORKFLOWS_DIR it loads", async () => {
+    for (const name of SERVICES) {
+      const service = serviceOf(name, { MONIRO_API_KEYS: "k1" });
+      const mounts = (service.volumes ?? []).filter((v) => v.startsWith("./.workflows:"));
+      const env = environmentOf(service);
+      if (name !== "gateway") {
+        expect({ name, mounts, dir: env.MONIRO_WORKFLOWS_DIR }).toEqual({ name, mounts: [], dir: undefined });
+        continue;
+      }
+      expect(mounts).toEqual([`./.workflows:${env.MONIRO_WORKFLOWS_DIR}:ro`]);
+      expect((await loadConfigOf("gateway", env)).MONIRO_WORKFLOWS_DIR).toBe(env.MONIRO_WORKFLOWS_DIR);
+    }
+  });
 });

@@ -7,11 +7,13 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadWorkflowDefinitions } from "@moniro/config";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { envOf, parseDockerfile } from "./dockerfile.js";
 import {
   byKind,
+  configMapMountOf,
   containerOf,
   danglingReferences,
   effectiveEnv,
@@ -26,7 +28,7 @@ import {
   tool,
   validateObject,
 } from "./manifests.js";
-import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+import { configErrorOf, loadConfigOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
 
 const CHART = "deploy/helm/moniro";
 const chart = parse(readText(`${CHART}/Chart.yaml`)) as { appVersion: string; version: string };
@@ -105,6 +107,7 @@ describe("helm chart deploy/helm/moniro", () => {
         ...Array(7).fill("Service"),
         "StatefulSet",
         "StatefulSet",
+        "ConfigMap",
         "ConfigMap",
         "ConfigMap",
         "ConfigMap",
@@ -404,8 +407,70 @@ describe("helm chart deploy/helm/moniro", () => {
       /must be a file name ending in \.yaml/,
     );
     const own = render(["--set", "agents.existingConfigMap=my-agents"]);
-    expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).toEqual(["moniro-config", "moniro-nats-config"]);
+    expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).toEqual([
+      "moniro-config",
+      "moniro-nats-config",
+      "moniro-workflows",
+    ]);
     expect(danglingReferences(own, ["my-agents"])).toEqual([]);
+  });
+
+  it("mounts workflow definitions read-only into the gateway only, at its MONIRO_WORKFLOWS_DIR, where it loads them", async () => {
+    const review = 'agents:\n  alice: { ref: alice }\nkickoff: "@alice Review the latest change."\n';
+    const objects = render([...PRODUCTION, "--set-string", `workflows.definitions.review\\.yaml=${review}`]);
+    validateAll(objects, "helm template (a workflow)");
+    expect(danglingReferences(objects)).toEqual([]);
+    const workflows = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows");
+    expect(workflows?.data).toEqual({ "review.yaml": review });
+    for (const service of SERVICES) {
+      const deployment = deploymentOf(objects, service);
+      const mount = configMapMountOf(deployment, "moniro-workflows");
+      const env = effectiveEnv(deployment, objects, IMAGE_ENV);
+      if (service !== "gateway") {
+        expect({ service, mount, dir: env.MONIRO_WORKFLOWS_DIR }).toEqual({
+          service,
+          mount: undefined,
+          dir: undefined,
+        });
+        continue;
+      }
+      expect(mount?.readOnly).toBe(true);
+      // The gateway's own config loader resolves the directory to the mount.
+      const config = await loadConfigOf("gateway", env);
+      expect(config.MONIRO_WORKFLOWS_DIR).toBe(mount?.mountPath);
+    }
+    // The files as the kubelet projects them load as the gateway loads its directory.
+    const dir = mkdtempSync(join(tmpdir(), "moniro-workflows-"));
+    for (const [file, text] of Object.entries(workflows?.data ?? {})) writeFileSync(join(dir, file), text);
+    expect([...(await loadWorkflowDefinitions(dir)).keys()]).toEqual(["review"]);
+  });
+
+  it("renders an empty workflows ConfigMap by default, uses one you manage, and rolls no pod when a workflow changes", () => {
+    const objects = render();
+    expect(byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows")?.data ?? {}).toEqual({});
+    const own = render(["--set", "workflows.existingConfigMap=my-workflows"]);
+    expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).not.toContain("moniro-workflows");
+    expect(configMapMountOf(deploymentOf(own, "gateway"), "my-workflows")?.readOnly).toBe(true);
+    expect(danglingReferences(own, ["my-workflows"])).toEqual([]);
+    // The gateway reads the directory at each start: an edit needs no rollout, so the
+    // pods' config checksum does not depend on the workflows.
+    const edited = render(["--set-string", "workflows.definitions.review\\.yaml=kickoff: changed"]);
+    for (const service of SERVICES) {
+      const checksum = (all: K8sObject[]) =>
+        deploymentOf(all, service).spec.template.metadata.annotations["checksum/config"];
+      expect(checksum(edited), service).toBe(checksum(objects));
+    }
+  });
+
+  it("refuses a workflows key that is not <name>.yaml with a valid workflow name, and unknown workflows settings", () => {
+    for (const key of ["review", "review.yml", "Review.yaml", "code__review.yaml", "-review.yaml"]) {
+      expect(renderError(["--set-string", `workflows.definitions.${key.replaceAll(".", "\\.")}=kickoff: hi`])).toMatch(
+        new RegExp(`workflows\\.definitions: key "${key.replaceAll(".", "\\.")}" must be a file name <name>\\.yaml`),
+      );
+    }
+    expect(renderError(["--set-string", "workflows.definition.review\\.yaml=kickoff: hi"])).toMatch(
+      /\/workflows.*'definition' not allowed/,
+    );
   });
 
   it("runs NATS (users from its config, JetStream) and Redis (default user off, ACL user, AOF) with generated passwords", async () => {

@@ -12,6 +12,7 @@ import { parse } from "yaml";
 import { envOf, parseDockerfile } from "./dockerfile.js";
 import {
   byKind,
+  configMapMountOf,
   containerOf,
   danglingReferences,
   effectiveEnv,
@@ -26,7 +27,7 @@ import {
   tool,
   validateObject,
 } from "./manifests.js";
-import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+import { configErrorOf, loadConfigOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
 
 const DIR = "k8s";
 const files = readdirSync(join(ROOT, DIR)).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
@@ -219,6 +220,26 @@ describe("plain manifests k8s/", () => {
       for (const variable of containerOf(deployment).env ?? []) {
         if (SECRET_NAME.test(variable.name)) expect(variable.valueFrom?.secretKeyRef, variable.name).toBeDefined();
       }
+    }
+  });
+
+  it("mounts the workflows ConfigMap read-only into the gateway only, at the MONIRO_WORKFLOWS_DIR it loads", async () => {
+    expect(byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows")).toBeDefined();
+    const filled = withSecretsFilledIn(objects);
+    for (const service of SERVICES) {
+      const deployment = deploymentOf(filled, service);
+      const mount = configMapMountOf(deployment, "moniro-workflows");
+      const env = effectiveEnv(deployment, filled, IMAGE_ENV);
+      if (service !== "gateway") {
+        expect({ service, mount, dir: env.MONIRO_WORKFLOWS_DIR }).toEqual({
+          service,
+          mount: undefined,
+          dir: undefined,
+        });
+        continue;
+      }
+      expect(mount?.readOnly).toBe(true);
+      expect((await loadConfigOf("gateway", env)).MONIRO_WORKFLOWS_DIR).toBe(mount?.mountPath);
     }
   });
 

@@ -220,3 +220,19 @@ export function envNamesOf(deployment: K8sObject, objects: K8sObject[]): string[
   }
   return [...names];
 }
+
+/**
+ * Where a Deployment mounts ConfigMap `configMap`: the mount path and whether
+ * it is read-only, or undefined when no volume of its pod is that ConfigMap.
+ */
+export function configMapMountOf(
+  deployment: K8sObject,
+  configMap: string,
+): { mountPath: string; readOnly: boolean } | undefined {
+  const volume = (deployment.spec.template.spec.volumes ?? []).find(
+    (v: { configMap?: { name: string } }) => v.configMap?.name === configMap,
+  );
+  if (!volume) return undefined;
+  const mount = (containerOf(deployment).volumeMounts ?? []).find((m: { name: string }) => m.name === volume.name);
+  return mount ? { mountPath: mount.mountPath, readOnly: mount.readOnly === true } : undefined;
+}

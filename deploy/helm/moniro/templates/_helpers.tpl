@@ -42,6 +42,14 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- end -}}
 {{- end -}}
 
+{{- define "moniro.workflowsConfigMap" -}}
+{{- if .Values.workflows.existingConfigMap -}}
+{{- .Values.workflows.existingConfigMap -}}
+{{- else -}}
+{{- printf "%s-workflows" (include "moniro.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "moniro.workspacesClaim" -}}
 {{- if .Values.workspaces.persistence.existingClaim -}}
 {{- .Values.workspaces.persistence.existingClaim -}}
