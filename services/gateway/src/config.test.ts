@@ -57,4 +57,12 @@ describe("gateway configuration", () => {
       /MONIRO_GATEWAY_HOOK_BODY_LIMIT/,
     );
   });
+
+  it("refuses an SSE buffer that is not a size, and places workflows and the project next to the agents", () => {
+    expect(refusal({ MONIRO_API_KEYS: "k", MONIRO_GATEWAY_SSE_BUFFER: "big" })).toMatch(/MONIRO_GATEWAY_SSE_BUFFER/);
+    expect(refusal({ MONIRO_API_KEYS: "k", MONIRO_WORKFLOWS_DIR: "" })).toMatch(/MONIRO_WORKFLOWS_DIR/);
+    expect(loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k", MONIRO_AGENTS_DIR: "/etc/moniro/agents" })).toMatchObject(
+      { MONIRO_WORKFLOWS_DIR: "/etc/moniro/.workflows", MONIRO_PROJECT_DIR: "/etc/moniro" },
+    );
+  });
 });
