@@ -9,8 +9,11 @@ import type { Context } from "@opentelemetry/api";
  */
 export function traceHeaders(extra?: Record<string, string>): MsgHdrs {
   ensureContextManager();
+  return headersOf(currentTraceHeaders(), extra);
+}
+
+function headersOf(carrier: ReturnType<typeof currentTraceHeaders>, extra?: Record<string, string>): MsgHdrs {
   const hdrs = natsHeaders();
-  const carrier = currentTraceHeaders();
   if (carrier.traceparent) hdrs.set("traceparent", carrier.traceparent);
   if (carrier.tracestate) hdrs.set("tracestate", carrier.tracestate);
   if (extra) for (const [key, value] of Object.entries(extra)) hdrs.set(key, value);
@@ -26,7 +29,8 @@ export function traceHeadersIfAny(): MsgHdrs | undefined {
   ensureContextManager();
   const carrier = currentTraceHeaders();
   if (!carrier.traceparent && !carrier.tracestate) return undefined;
-  return traceHeaders();
+  // The carrier just read, not a second propagation of the same context (this runs for every event).
+  return headersOf(carrier);
 }
 
 /** The `traceparent`/`tracestate` a message carries (empty when it has none). */

@@ -26,7 +26,7 @@ export {
   type ProcessStatus,
 } from "./process/process-registry.js";
 export { type RunToolOptions, runTool } from "./run-tool.js";
-export { placeOf, takeSeat, workspaceOfContext } from "./team/seat.js";
+export { placeOf, takeSeat } from "./team/seat.js";
 export {
   defineTool,
   fail,

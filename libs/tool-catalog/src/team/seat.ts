@@ -1,15 +1,9 @@
 import { notAParticipant, parentOfChild, refusalText, workflowNotRunning } from "@moniro/envelopes";
+import { splitContext } from "@moniro/store";
 import { fail, type TeamPlace, type TeamSeat, type ToolContext, type ToolOutcome } from "../tool.js";
 
 export type SeatResult = { ok: true; seat: TeamSeat } | { ok: false; outcome: ToolOutcome };
 export type PlaceResult = { ok: true; place: TeamPlace } | { ok: false; outcome: ToolOutcome };
-
-/** `<workflow>:<tag>` → its two names; undefined for `personal`. */
-export function workspaceOfContext(context: string): { workflow: string; tag: string } | undefined {
-  const at = context.indexOf(":");
-  if (context === "personal" || at <= 0) return undefined;
-  return { workflow: context.slice(0, at), tag: context.slice(at + 1) };
-}
 
 /**
  * Where a call in a workspace context works, before any read: the instance
@@ -17,7 +11,7 @@ export function workspaceOfContext(context: string): { workflow: string; tag: st
  * Refused outside a workspace context and on an executor without a store.
  */
 export function placeOf(ctx: ToolContext, tool: string): PlaceResult {
-  const names = workspaceOfContext(ctx.context);
+  const names = splitContext(ctx.context);
   if (names === undefined) {
     return {
       ok: false,

@@ -57,14 +57,18 @@ export function createIngest(options: {
     if (!definition) return { kind: "rejected", reason: options.directory.explainMissing(agent) };
     // The traceparent (of the span that received it) lets the cycle handling it join the sender's trace.
     const appendOptions = trace.traceparent ? { traceparent: trace.traceparent } : {};
+    // Personal context (most inputs): the append alone. A workspace context: the membership check and the
+    // append in one script where the inbox can, else one read of the instance before the append.
     const workspace = options.workspaces ? splitContext(envelope.context) : undefined;
-    const checked = workspace && options.appendAsMember?.(envelope, workspace, appendOptions);
     let appended: Promise<{ duplicate: boolean } | { refused: WorkspaceRefusal }>;
+    const checked = workspace && options.appendAsMember?.(envelope, workspace, appendOptions);
     if (checked) {
       appended = checked;
     } else {
-      const refused = options.workspaces && (await workspaceRefusal(options.workspaces, envelope));
-      if (refused) return { kind: "rejected", reason: refused };
+      if (workspace && options.workspaces) {
+        const membership = await membershipOf(options.workspaces, agent, workspace);
+        if (!membership.ok) return { kind: "rejected", reason: refusalOf(membership.refused, agent, workspace) };
+      }
       appended = options.inbox.append(envelope, appendOptions);
     }
     // Woken twice, neither waited for (the caller acks meanwhile; a failed wake costs nothing, the
@@ -104,18 +108,7 @@ export function createIngest(options: {
   };
 }
 
-/**
- * The seed's refusal (as the CLI prints it) for an input in a workspace
- * context whose instance does not run or does not have the agent as a
- * member; undefined for personal context and for a member's input.
- */
-export async function workspaceRefusal(store: WorkspaceStore, envelope: InboundEnvelope): Promise<string | undefined> {
-  const workspace = splitContext(envelope.context);
-  if (!workspace) return undefined;
-  const membership = await membershipOf(store, envelope.agent, workspace);
-  return membership.ok ? undefined : refusalOf(membership.refused, envelope.agent, workspace);
-}
-
+/** The seed's refusal (as the CLI prints it) for an input in a workspace context the agent may not work in. */
 function refusalOf(refused: WorkspaceRefusal, agent: string, workspace: { workflow: string; tag: string }): string {
   return refusalText(
     refused === "workflow_not_running"
