@@ -1,7 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
-import { AgentDefinitionError, agentDefinitionSchema, definitionIssues, displayPath } from "@moniro/config";
-import { parseDocument } from "yaml";
+import { AgentDefinitionError, agentDefinitionSchema, definitionIssues, displayPath, parseYaml } from "@moniro/config";
 
 const EXTENSIONS = [".yaml", ".yml"];
 
@@ -14,26 +13,13 @@ function fail(file: string, path: string, message: string): never {
   throw new AgentDefinitionError(file, [{ path, message }]);
 }
 
-/** YAML text → its value; a syntax error names the file, line and column. */
-export function parseYamlOf(file: string, text: string): unknown {
-  const document = parseDocument(text);
-  const error = document.errors[0];
-  if (error) {
-    const position = error.linePos?.[0];
-    const at = position ? `line ${position.line}, column ${position.col}` : "an unknown position";
-    const reason = error.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? "syntax error";
-    fail(file, "(file)", `not valid YAML at ${at}: ${reason}`);
-  }
-  return document.toJS();
-}
-
 /**
  * One definition's YAML as the registry takes it: a mapping, with
  * `prompt.system_file` (relative to the file) read and inlined as
  * `prompt.system`, since the API holds no files. Errors name the file.
  */
 export async function readDefinitionText(file: string, text: string): Promise<Record<string, unknown>> {
-  return definitionOfValue(file, parseYamlOf(file, text));
+  return definitionOfValue(file, parseYaml(file, text));
 }
 
 /** A parsed definition (a mapping) as the registry takes it: `prompt.system_file`, relative to `file`, inlined. */

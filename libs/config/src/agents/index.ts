@@ -21,6 +21,7 @@ export {
   loadAgentDefinition,
   loadAgentDefinitions,
   parseAgentDefinition,
+  parseYaml,
 } from "./load-agent-definitions.js";
 export { TOOL_POLICY_KEYS, type ToolPolicy, toolPolicySchema } from "./tool-policy.js";
 export {
