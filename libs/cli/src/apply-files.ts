@@ -1,6 +1,13 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, dirname, extname, join, resolve } from "node:path";
-import { AgentDefinitionError, agentDefinitionSchema, definitionIssues, displayPath, parseYaml } from "@moniro/config";
+import { basename, extname, join, resolve } from "node:path";
+import {
+  AgentDefinitionError,
+  agentDefinitionSchema,
+  definitionIssues,
+  displayPath,
+  parseYaml,
+  systemPromptOf,
+} from "@moniro/config";
 
 const EXTENSIONS = [".yaml", ".yml"];
 
@@ -40,21 +47,7 @@ export async function definitionOfValue(file: string, raw: unknown): Promise<Rec
       fail(file, "prompt.system_file", "must name a file, relative to the YAML file");
     }
     if (rest.system !== undefined) fail(file, "prompt", "set either 'system' or 'system_file', not both");
-    const promptFile = resolve(dirname(file), systemFile);
-    let system: string;
-    try {
-      system = await readFile(promptFile, "utf8");
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      fail(
-        file,
-        "prompt.system_file",
-        code === "ENOENT"
-          ? `file ${displayPath(promptFile)} does not exist: create it, or fix the path (it is relative to the YAML file)`
-          : `cannot read ${displayPath(promptFile)} (${(error as Error).message})`,
-      );
-    }
-    definition.prompt = { ...rest, system };
+    definition.prompt = { ...rest, system: await systemPromptOf(file, { system_file: systemFile }) };
   }
   return definition;
 }
