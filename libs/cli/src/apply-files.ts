@@ -1,7 +1,13 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, dirname, extname, join, resolve } from "node:path";
-import { AgentDefinitionError, agentDefinitionSchema, definitionIssues, displayPath } from "@moniro/config";
-import { parseDocument } from "yaml";
+import { basename, extname, join, resolve } from "node:path";
+import {
+  AgentDefinitionError,
+  agentDefinitionSchema,
+  definitionIssues,
+  displayPath,
+  parseYaml,
+  systemPromptOf,
+} from "@moniro/config";
 
 const EXTENSIONS = [".yaml", ".yml"];
 
@@ -14,26 +20,13 @@ function fail(file: string, path: string, message: string): never {
   throw new AgentDefinitionError(file, [{ path, message }]);
 }
 
-/** YAML text → its value; a syntax error names the file, line and column. */
-export function parseYamlOf(file: string, text: string): unknown {
-  const document = parseDocument(text);
-  const error = document.errors[0];
-  if (error) {
-    const position = error.linePos?.[0];
-    const at = position ? `line ${position.line}, column ${position.col}` : "an unknown position";
-    const reason = error.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? "syntax error";
-    fail(file, "(file)", `not valid YAML at ${at}: ${reason}`);
-  }
-  return document.toJS();
-}
-
 /**
  * One definition's YAML as the registry takes it: a mapping, with
  * `prompt.system_file` (relative to the file) read and inlined as
  * `prompt.system`, since the API holds no files. Errors name the file.
  */
 export async function readDefinitionText(file: string, text: string): Promise<Record<string, unknown>> {
-  return definitionOfValue(file, parseYamlOf(file, text));
+  return definitionOfValue(file, parseYaml(file, text));
 }
 
 /** A parsed definition (a mapping) as the registry takes it: `prompt.system_file`, relative to `file`, inlined. */
@@ -54,21 +47,7 @@ export async function definitionOfValue(file: string, raw: unknown): Promise<Rec
       fail(file, "prompt.system_file", "must name a file, relative to the YAML file");
     }
     if (rest.system !== undefined) fail(file, "prompt", "set either 'system' or 'system_file', not both");
-    const promptFile = resolve(dirname(file), systemFile);
-    let system: string;
-    try {
-      system = await readFile(promptFile, "utf8");
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      fail(
-        file,
-        "prompt.system_file",
-        code === "ENOENT"
-          ? `file ${displayPath(promptFile)} does not exist: create it, or fix the path (it is relative to the YAML file)`
-          : `cannot read ${displayPath(promptFile)} (${(error as Error).message})`,
-      );
-    }
-    definition.prompt = { ...rest, system };
+    definition.prompt = { ...rest, system: await systemPromptOf(file, { system_file: systemFile }) };
   }
   return definition;
 }

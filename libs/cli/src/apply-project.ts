@@ -6,9 +6,10 @@ import {
   definitionIssues,
   displayPath,
   findProjectFile,
+  parseYaml,
   projectFileSchema,
 } from "@moniro/config";
-import { type AppliedFile, definitionOfValue, parseYamlOf, readApplyFile } from "./apply-files.js";
+import { type AppliedFile, definitionOfValue, readApplyFile } from "./apply-files.js";
 
 /** An inline agent of moniro.yaml (entry `index`), checked like a file; its `system_file` is relative to moniro.yaml. */
 async function inlineEntry(file: string, index: number, raw: Record<string, unknown>): Promise<AppliedFile> {
@@ -42,7 +43,7 @@ export async function applyProjectOf(dir: string): Promise<AppliedFile[] | undef
   if (file === undefined) return undefined;
   let value: unknown;
   try {
-    value = parseYamlOf(file, await readFile(file, "utf8"));
+    value = parseYaml(file, await readFile(file, "utf8"));
   } catch (error) {
     if (error instanceof AgentDefinitionError) return [{ file, error: error.message }];
     throw error;

@@ -21,6 +21,8 @@ export {
   loadAgentDefinition,
   loadAgentDefinitions,
   parseAgentDefinition,
+  parseYaml,
+  systemPromptOf,
 } from "./load-agent-definitions.js";
 export { TOOL_POLICY_KEYS, type ToolPolicy, toolPolicySchema } from "./tool-policy.js";
 export {

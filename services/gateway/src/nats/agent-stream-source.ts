@@ -76,8 +76,8 @@ export function natsAgentStreamSource(options: {
     };
   }
 
-  /** The envelope's agent and its frame, or undefined if it does not decode. */
-  function outboundFrame(msg: JsMsg) {
+  /** The agent the outbound envelope is for, or undefined if it does not decode. */
+  function outboundAgent(msg: JsMsg): string | undefined {
     const decoded = decode(outboundEnvelopeSchema, msg.data, "outbound envelope");
     if (!decoded.ok) {
       logger.warn(
@@ -86,7 +86,12 @@ export function natsAgentStreamSource(options: {
       );
       return undefined;
     }
-    return { agent: decoded.value.agent, frame: { seq: msg.seq, bytes: encodeSseFrame("message", msg.data, msg.seq) } };
+    return decoded.value.agent;
+  }
+
+  /** The message's SSE frame: encoded only for an agent that has a client (the feed carries every agent's). */
+  function outboundFrame(msg: JsMsg) {
+    return { seq: msg.seq, bytes: encodeSseFrame("message", msg.data, msg.seq) };
   }
 
   /** `onFailure`: the consumer stopped with an error (its clients are closed and reconnect). */
@@ -108,8 +113,8 @@ export function natsAgentStreamSource(options: {
         expires: PULL_EXPIRES_MS,
         callback: (msg) => {
           state.delivered = msg.seq;
-          const out = outboundFrame(msg);
-          if (out) fanout.publish(out.agent, out.frame);
+          const agent = outboundAgent(msg);
+          if (agent !== undefined && fanout.hasClients(agent)) fanout.publish(agent, outboundFrame(msg));
         },
       });
     } catch (error) {
@@ -226,9 +231,8 @@ export function natsAgentStreamSource(options: {
       if (client.signal.aborted) return;
       for await (const msg of messages) {
         if (msg.seq > upTo) break;
-        const out = outboundFrame(msg);
-        if (out?.agent === client.agent) {
-          client.replay(out.frame);
+        if (outboundAgent(msg) === client.agent) {
+          client.replay(outboundFrame(msg));
           await client.drained();
         }
         if (client.signal.aborted || msg.seq >= upTo || msg.info.pending === 0) break;
