@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RegistryChange } from "./agent-record.js";
 import { AgentRegistry, registryBucketNames } from "./agent-registry.js";
 import { RegistryConflictError, RegistryInvalidError, RegistryNotFoundError } from "./errors.js";
+import { deleteRegistryBuckets } from "./test/delete-registry-buckets.js";
 
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -32,10 +33,7 @@ describe("the agent registry in NATS KV", () => {
   });
   afterAll(async () => {
     for (const registry of opened) registry.close();
-    const jsm = await jetstreamManager(nc);
-    const names = registryBucketNames(namespace);
-    for (const bucket of [names.durable, names.ephemeral])
-      await jsm.streams.delete(`KV_${bucket}`).catch(() => undefined);
+    await deleteRegistryBuckets(nc, namespace);
     await nc.close();
     await other.close();
   });

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentRegistry, registryBucketNames } from "./agent-registry.js";
+import { AgentRegistry } from "./agent-registry.js";
 import { syncAgentsOnce } from "./file-sync.js";
+import { deleteRegistryBuckets } from "./test/delete-registry-buckets.js";
 
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -23,10 +23,7 @@ describe("the agents of a project's moniro.yaml synced into the registry", () =>
   });
   afterAll(async () => {
     registry.close();
-    const jsm = await jetstreamManager(nc);
-    const names = registryBucketNames(namespace);
-    for (const bucket of [names.durable, names.ephemeral])
-      await jsm.streams.delete(`KV_${bucket}`).catch(() => undefined);
+    await deleteRegistryBuckets(nc, namespace);
     await nc.close();
     await rm(root, { recursive: true, force: true });
   });

@@ -1,12 +1,16 @@
+import { inbound } from "@moniro/ports/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStores } from "./connect.js";
 import { describeRedisContracts } from "./contract/redis-contracts.js";
 import { createKeys } from "./keys.js";
+import { RedisInbox } from "./redis-inbox.js";
 import { type PrivateRedisCluster, startRedisCluster } from "./test/redis-cluster.js";
 import { testRedis } from "./test/redis-fixture.js";
+import { RedisWorkspaceStore } from "./workspace/redis-workspace-store.js";
 
 // The same contracts against a private 3-master Redis Cluster: every script
 // must keep its keys in one slot (the cluster refuses CROSSSLOT otherwise).
+// One cluster for every cluster test of this package (starting one costs seconds).
 let cluster: PrivateRedisCluster | undefined;
 beforeAll(async () => {
   cluster = await startRedisCluster();
@@ -41,6 +45,64 @@ describe("the key layout on a Redis Cluster", () => {
       );
       expect(slots.size).toBeGreaterThan(1);
       expect(await stores.state.activeAgents()).toEqual([...agents].sort());
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+// Every workspace script: an instance's keys share one slot, and the global
+// index is written outside the scripts.
+describe("the workspace store on a Redis Cluster", () => {
+  it("runs every operation of several instances spread over the masters, then discards them", async () => {
+    const t = open();
+    try {
+      const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
+      const tags = Array.from({ length: 6 }, (_, index) => `pr-${index}`);
+      for (const tag of tags) {
+        const instance = store.instance("review", tag);
+        await instance.start([
+          { name: "alice", agent: "alice", kind: "ref" },
+          { name: "bob", agent: "bob", kind: "ref" },
+        ]);
+        const post = await instance.channel.post({ from: "alice", text: `@bob look at ${tag} @carol` });
+        expect(post).toMatchObject({ mentions: ["bob"], unreached: ["carol"] });
+        expect((await instance.channel.inbox("bob")).entries.map((entry) => entry.id)).toEqual([post.id]);
+        expect(await instance.channel.markSeen("bob", post.id)).toBe(post.id);
+        expect(await instance.channel.ack("bob", [post.id])).toBe(1);
+        const delivered = await instance.channel.deliver({ agent: "bob", text: "@alice done" });
+        expect(delivered).toMatchObject({ from: "bob", notify: [{ member: "alice", agent: "alice" }] });
+        expect(await instance.memberView("alice", { channel: 5, mentions: 5 })).toMatchObject({
+          member: { name: "alice" },
+          newest: [{ id: post.id }, { id: delivered.post.id }],
+          mentions: [{ id: delivered.post.id }],
+          unread: 1,
+        });
+        await instance.documents.write("plan.md", tag, { by: "alice" });
+        const proposal = await instance.proposals.create({ title: "Merge?", by: "alice" });
+        await instance.proposals.vote({ id: proposal.id, voter: "alice", option: "yes" });
+        expect(await instance.proposals.vote({ id: proposal.id, voter: "bob", option: "yes" })).toMatchObject({
+          status: { status: "decided", result: "yes" },
+        });
+      }
+      const slots = new Set(
+        await Promise.all(
+          tags.map(async (tag) => Number(await t.redis.call("CLUSTER", "KEYSLOT", `{w:review:${tag}}`))),
+        ),
+      );
+      expect(slots.size).toBeGreaterThan(1);
+      // The ingest's check-and-append spans two slots: not on a cluster (the runner checks first there).
+      const input = inbound({ agent: "bob", text: "hi", context: "review:pr-0" });
+      expect(
+        new RedisInbox(t.redis, { prefix: t.prefix }).appendAsMember(input, { workflow: "review", tag: "pr-0" }),
+      ).toBeUndefined();
+      expect((await store.list()).map((state) => state.tag)).toEqual(tags);
+      for (const tag of tags) {
+        const instance = store.instance("review", tag);
+        await instance.stop();
+        await instance.discard();
+      }
+      expect(await store.list()).toEqual([]);
     } finally {
       await t.cleanup();
     }

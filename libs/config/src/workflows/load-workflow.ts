@@ -250,7 +250,7 @@ export async function loadWorkflowDefinitions(dir: string): Promise<Map<string, 
     fail(root, "(file)", "is not a directory: .workflows must hold one <name>.yaml per workflow");
   const files = (await readdir(root)).filter((file) => EXTENSIONS.includes(extname(file))).sort();
   const workflows = new Map<string, WorkflowDefinition>();
-  const problems: Error[] = [];
+  const problems: WorkflowDefinitionError[] = [];
   for (const file of files) {
     try {
       const workflow = await loadWorkflowDefinition(join(root, file));
@@ -268,7 +268,7 @@ export async function loadWorkflowDefinitions(dir: string): Promise<Map<string, 
     }
   }
   if (problems.length === 1 && problems[0]) throw problems[0];
-  if (problems.length > 1) throw new WorkflowDefinitionsError(problems as WorkflowDefinitionError[]);
+  if (problems.length > 1) throw new WorkflowDefinitionsError(problems);
   return workflows;
 }
 

@@ -141,11 +141,14 @@ export async function runScript(
   if (CROSS_SLOT_SCRIPTS.has(name)) {
     if (isCluster(redis))
       throw new Error(`script '${name}' writes a global index beside an agent's keys: single Redis only`);
-  } else if (keys.some((key) => hashTagOf(key) !== hashTagOf(keys[0] ?? ""))) {
-    const tags = new Set(keys.map(hashTagOf));
-    throw new Error(
-      `script '${name}' was given keys of different hash tags (${[...tags].join(", ")}): ${keys.join(" ")}`,
-    );
+  } else {
+    const tag = hashTagOf(keys[0] ?? "");
+    if (keys.some((key) => hashTagOf(key) !== tag)) {
+      const tags = new Set(keys.map(hashTagOf));
+      throw new Error(
+        `script '${name}' was given keys of different hash tags (${[...tags].join(", ")}): ${keys.join(" ")}`,
+      );
+    }
   }
   const command = (redis as unknown as Record<string, ScriptCommand>)[name];
   if (typeof command !== "function") throw new Error(`script '${name}' is not defined on this client`);
