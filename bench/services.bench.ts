@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { type FakeRequestBody, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
 import { sleep } from "./support/bench-runner.js";
 import { measureFloor } from "./support/floor.js";
-import { cpuMs, mainThreadCpuMs, rssBytes } from "./support/proc.js";
+import { cpuMs, mainThreadCpuMs, rssBytes, syscalls } from "./support/proc.js";
 import { bytes, ms, type Row, report } from "./support/report.js";
 import { seedHistory } from "./support/seed-history.js";
 import { SERVICES, type ServiceProcess, serviceMain, startServiceStack } from "./support/service-stack.js";
@@ -179,6 +179,7 @@ export async function run(): Promise<void> {
     /** `count` DMs rotating over `agents`: CPU per DM per service (net of its idle rate), wakes, LLM calls. */
     async function measure(agents: readonly string[], count: number) {
       const before = cpuOf();
+      const callsBefore = services.map((service) => syscalls(service.pid));
       const mainBefore = runner ? mainThreadCpuMs(runner.pid) : Number.NaN;
       const requestsBefore = fake.requests.length;
       const wakes: number[] = [];
@@ -187,6 +188,11 @@ export async function run(): Promise<void> {
       await sleep(TAIL_MS);
       const elapsed = performance.now() - t0;
       const gross = cpuOf().map((after, i) => after - (before[i] ?? 0));
+      const calls = services.map((service, i) => {
+        const now = syscalls(service.pid);
+        const then = callsBefore[i] ?? now;
+        return { reads: (now.reads - then.reads) / count, writes: (now.writes - then.writes) / count };
+      });
       return {
         /** CPU per DM per service, net of the idle rates given. */
         net: (idleRates: readonly number[]) => {
@@ -194,6 +200,8 @@ export async function run(): Promise<void> {
           return { perService, total: sum(perService) };
         },
         runnerMain: runner ? (mainThreadCpuMs(runner.pid) - mainBefore) / count : Number.NaN,
+        /** Read / write system calls per DM per service (socket reads and writes, idle timers' included). */
+        calls,
         wake: summarize(wakes),
         llmCalls: (fake.requests.length - requestsBefore) / count,
       };
@@ -249,6 +257,14 @@ export async function run(): Promise<void> {
       },
       ...perServiceRows(steady.perService),
       { metric: "  agent-runner's main thread (gross)", value: ms(steady.runnerMain) },
+      {
+        metric: "read / write system calls per DM, steady state (/proc/<pid>/io)",
+        value: `${sum(steady.calls.map((c) => c.reads)).toFixed(1)} / ${sum(steady.calls.map((c) => c.writes)).toFixed(1)}`,
+      },
+      ...services.map((service, i) => ({
+        metric: `  ${service.name}`,
+        value: `${steady.calls[i]?.reads.toFixed(1)} / ${steady.calls[i]?.writes.toFixed(1)}`,
+      })),
       {
         metric: `CPU per DM, the first ${FRESH_DMS} DMs of fresh processes`,
         value: `${ms(fresh.total)} (${ratio(fresh.total)} NATS req/reply)`,

@@ -81,3 +81,10 @@ export function machineCpuMs(): { busy: number; total: number } {
   const ms = (ticks: number) => (ticks * 1000) / clockTicksPerSecond();
   return { busy: ms(total - idle), total: ms(total) };
 }
+
+/** Read and write system calls a process has made so far (`syscr`, `syscw` of /proc/<pid>/io): socket reads and writes count. */
+export function syscalls(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(io)?.[1] ?? Number.NaN);
+  return { reads: field("syscr"), writes: field("syscw") };
+}
