@@ -72,10 +72,10 @@ export async function run(): Promise<void> {
         deadlineMs: Date.now() + 60_000,
       });
       await Promise.all(Array.from({ length: executors * CONCURRENCY }, () => tools.call(call())));
-      const refused0 = (await Promise.all(fleet.map((s) => counterOf(s, "moniro_tool_calls_refused_total")))).reduce(
-        (a, b) => a + b,
-        0,
-      );
+      const fleetCount = async (name: string) =>
+        (await Promise.all(fleet.map((s) => counterOf(s, name)))).reduce((a, b) => a + b, 0);
+      const refused0 = await fleetCount("moniro_tool_calls_refused_total");
+      const handedOff0 = await fleetCount("moniro_tool_calls_handed_off_total");
       const slots = executors * CONCURRENCY;
       const inFlight = slots * OFFERED;
       const total = slots * ROUNDS;
@@ -101,11 +101,8 @@ export async function run(): Promise<void> {
       const cpu1 = fleet.map((service) => cpuOf(service.pid));
       const executorCpu = cpu1.reduce((sum, cpu, i) => sum + cpu.self - (cpu0[i]?.self ?? 0), 0);
       const childrenCpu = cpu1.reduce((sum, cpu, i) => sum + cpu.children - (cpu0[i]?.children ?? 0), 0);
-      const refused =
-        (await Promise.all(fleet.map((s) => counterOf(s, "moniro_tool_calls_refused_total")))).reduce(
-          (a, b) => a + b,
-          0,
-        ) - refused0;
+      const refused = (await fleetCount("moniro_tool_calls_refused_total")) - refused0;
+      const handedOff = (await fleetCount("moniro_tool_calls_handed_off_total")) - handedOff0;
       const rate = total / seconds;
       rates.set(executors, rate);
       const ideal = slots / 0.2;
@@ -115,7 +112,10 @@ export async function run(): Promise<void> {
           metric: `${label}: calls/s (ideal ${ideal.toFixed(0)})`,
           value: `${rate.toFixed(1)} (${((rate / ideal) * 100).toFixed(0)}%)`,
         },
-        { metric: `  ${label}: busy refusals retried / error results`, value: `${refused} / ${errors}` },
+        {
+          metric: `  ${label}: busy refusals retried / calls handed to a free slot / error results`,
+          value: `${refused} / ${handedOff} / ${errors}`,
+        },
         {
           metric: `  ${label}: executor / bwrap's outer process CPU per call`,
           value: `${(executorCpu / total).toFixed(1)} / ${(childrenCpu / total).toFixed(1)} ms`,
@@ -153,7 +153,7 @@ export async function run(): Promise<void> {
       `MONIRO_TOOL_CONCURRENCY=${CONCURRENCY} per executor (ideal = executors × ${CONCURRENCY} / 0.2 s); the client keeps ${OFFERED}× that many calls in flight, ${ROUNDS} calls per slot, so the fleet, not the client, is the limit.`,
       `Machine: ${cpus().length} cores shared with NATS, the client and the sleeps' sandboxes. Executor CPU: the executor processes themselves (busy refusals included); bwrap's outer process: what they reap (cutime + cstime). The sandbox's init, bash and sleep are reaped by PID 1, not by the executor (see tool-executor-exec-cost).`,
       `Cores or sleeps: each call sleeps 0.2 s and costs a few ms of CPU, so on idle cores the sleeps bound the run and the ratio measures the executors. The machine's CPU (all processes, /proc/stat) is measured during each run; when the 1-executor run or the compared run had it ${(CORES_LIMIT_BUSY * 100).toFixed(0)}% busy or more, the cores (someone's work, not only this bench's) were the limit and the ratio gets no verdict.`,
-      "The queue group picks an executor at random: a call that meets a full executor waits up to MONIRO_TOOL_BUSY_WAIT_MS (default 100 ms) for a slot there, then is refused with executor_busy and retried by the runner's tool bus (counted above).",
+      "The queue group picks an executor at random: a call that meets a full executor waits up to MONIRO_TOOL_BUSY_WAIT_MS (default 100 ms) for a slot there, then is refused with executor_busy and retried by the runner's tool bus (counted above). Meanwhile an executor whose slot frees with nobody waiting there announces it, and a waiting call elsewhere is handed to it (counted above; docs/tool-executor.md, free-slot handoff).",
     ],
   });
 }

@@ -54,6 +54,13 @@ export function createSubjects(namespace = "moniro") {
     toolProc: (executorId: string) => `${ns}.tool.proc.${token(executorId, "executor id")}`,
     toolCancel: (callId: string) => `${ns}.tool.cancel.${token(callId, "call id")}`,
     toolCancelAll: `${ns}.tool.cancel.*`,
+    /**
+     * Executor to executor (docs/tool-executor.md "Free-slot handoff"): a full executor whose slot
+     * frees with no call waiting there announces it (core publish, body = its executor id)...
+     */
+    toolSlotFreed: `${ns}.tool.slots.freed`,
+    /** ...and an executor with a call waiting for a slot sends it there (request/reply, a tool call envelope). */
+    toolHandoff: (executorId: string) => `${ns}.tool.handoff.${token(executorId, "executor id")}`,
     evt: (agent: string, type: EventType) => `${ns}.evt.${name(agent, "agent")}.${type}`,
     evtAgent: (agent: string) => `${ns}.evt.${name(agent, "agent")}.*`,
     evtAll: `${ns}.evt.>`,

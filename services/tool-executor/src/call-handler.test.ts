@@ -1,5 +1,5 @@
 import { NoRespondersError } from "@moniro/bus";
-import { createSubjects, stamp, type ToolCallEnvelope } from "@moniro/envelopes";
+import { createSubjects, stamp, type ToolCallEnvelope, type ToolResultEnvelopeInput } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
 import { InMemoryPersonalContext } from "@moniro/ports/test";
 import type { RedisClient } from "@moniro/store";
@@ -29,7 +29,7 @@ function handlerWith(options: {
   policies?: AgentPolicies;
   limit?: number;
   busyWaitMs?: number;
-  request?: () => Promise<Uint8Array>;
+  request?: (subject: string, payload: unknown) => Promise<Uint8Array>;
 }) {
   const slots = new CallSlots(options.limit ?? 2);
   const running = new RunningCalls();
@@ -46,7 +46,7 @@ function handlerWith(options: {
     bus,
     subjects,
     tracing: noopTracing,
-    metrics: { observe() {}, refused() {}, forwarded() {}, dlq() {} },
+    metrics: { observe() {}, refused() {}, forwarded() {}, handedOff() {}, dlq() {} },
     now: Date.now,
     ...(options.busyWaitMs !== undefined ? { busyWaitMs: options.busyWaitMs } : {}),
     context: {
@@ -190,5 +190,78 @@ describe("CallHandler", () => {
       "owner",
     );
     expect(routed.errorCode).toBe("unknown-agent");
+  });
+
+  it("sends a call waiting for a slot to the executor that announced a free one, and returns that executor's reply", async () => {
+    const held = heldPolicies();
+    const sent: Array<{ subject: string; callId: unknown }> = [];
+    const theirs: ToolResultEnvelopeInput = {
+      ...stamp(),
+      callId: "call-2",
+      agent: "ada",
+      tool: "ls",
+      content: "(empty)",
+      isError: false,
+      executorId: "x2",
+      durationMs: 1,
+    };
+    const { handler, slots } = handlerWith({
+      policies: held.policies,
+      limit: 1,
+      busyWaitMs: 5_000,
+      request: async (subject, payload) => {
+        sent.push({ subject, callId: (payload as ToolCallEnvelope).callId });
+        return new TextEncoder().encode(JSON.stringify(theirs));
+      },
+    });
+    const first = handler.handle(call(), "queue");
+    const second = handler.handle(call({ callId: "call-2" }), "queue");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(slots.handOffOldest("x2")).toBe(true);
+    expect(await second).toMatchObject({ callId: "call-2", executorId: "x2", content: "(empty)" });
+    expect(sent).toEqual([{ subject: subjects.toolHandoff("x2"), callId: "call-2" }]);
+    expect(held.waiting).toHaveLength(1); // it never ran here
+    held.releaseAll();
+    await first;
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("when the announcing executor is gone, the call waits here again and runs here", async () => {
+    const held = heldPolicies();
+    const { handler, slots } = handlerWith({
+      policies: held.policies,
+      limit: 1,
+      busyWaitMs: 5_000,
+      request: (subject) => Promise.reject(new NoRespondersError(subject)),
+    });
+    const first = handler.handle(call(), "queue");
+    const second = handler.handle(call({ callId: "call-2" }), "queue");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(slots.handOffOldest("x2")).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(slots.handOffOldest("x3")).toBe(false); // moved at most once: now waiting here for good
+    held.releaseAll();
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    held.releaseAll();
+    expect(await second).toMatchObject({ callId: "call-2", executorId: "x1", errorCode: "unknown-agent" });
+  });
+
+  it("never hands off a call that was handed to it, nor one about a process it owns", async () => {
+    const held = heldPolicies();
+    const { handler, slots } = handlerWith({ policies: held.policies, limit: 1, busyWaitMs: 50 });
+    const first = handler.handle(call(), "queue");
+    const handed = handler.handle(call({ callId: "call-2" }), "handoff");
+    const owned = handler.handle(
+      call({ callId: "call-3", tool: "process", input: { action: "poll", processId: "x1:1" } }),
+      "queue",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(slots.waiting).toBe(2);
+    expect(slots.handOffOldest("x2")).toBe(false);
+    expect(await handed).toMatchObject({ errorCode: "executor_busy" });
+    expect(await owned).toMatchObject({ errorCode: "executor_busy" });
+    held.releaseAll();
+    await first;
   });
 });

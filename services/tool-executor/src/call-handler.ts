@@ -7,6 +7,7 @@ import type { CallSlots } from "./call-slots.js";
 import type { ExecutorMetrics } from "./executor-metrics.js";
 import { forwardToOwner } from "./process-forwarder.js";
 import type { RunningCalls, StopReason } from "./running-calls.js";
+import { handOffCall } from "./slot-handoff.js";
 import { type ToolContextDeps, toolContextFor } from "./tool-context.js";
 import {
   busyOutcome,
@@ -38,8 +39,12 @@ export interface CallHandlerDeps {
   busyWaitMs?: number;
 }
 
-/** How a call reached this executor: the shared queue group, or this executor's own proc subject. */
-export type CallRoute = "queue" | "owner";
+/**
+ * How a call reached this executor: the shared queue group, this executor's
+ * own proc subject (a process it owns), or its handoff subject (a call that
+ * waited on a full executor, sent here because this one announced a free slot).
+ */
+export type CallRoute = "queue" | "owner" | "handoff";
 
 /**
  * One tool call, from envelope to reply: refuse when draining or saturated,
@@ -81,8 +86,17 @@ export class CallHandler {
         const forwarded = await forwardToOwner(call, owner, deps);
         return "reply" in forwarded ? forwarded.reply : reply(forwarded.outcome);
       }
-      const waitMs = Math.min(deps.busyWaitMs ?? 0, call.deadlineMs - deps.now());
-      if (!(await deps.slots.acquireWithin(waitMs))) {
+      const waitMs = () => Math.min(deps.busyWaitMs ?? 0, call.deadlineMs - deps.now());
+      // Only a call from the queue group that needs no particular executor may move to another one's free slot.
+      let waited = await deps.slots.acquireWithin(waitMs(), { transferable: route === "queue" && owner === undefined });
+      if (typeof waited === "object") {
+        deps.metrics.handedOff(call.tool);
+        const handed = await handOffCall(call, waited.handOffTo, deps);
+        if (handed !== "gone") return "reply" in handed ? handed.reply : reply(handed.outcome);
+        // The executor that announced the slot is gone: wait here again (a call moves at most once).
+        waited = await deps.slots.acquireWithin(waitMs());
+      }
+      if (waited !== "acquired") {
         deps.metrics.refused(call.tool, "busy");
         return reply(busyOutcome(deps.executorId, deps.slots.limit));
       }
@@ -173,7 +187,14 @@ export class CallHandler {
     try {
       const lookup = await deps.policies.lookup(call.agent);
       if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
-      const ctx = toolContextFor(call, signal, deps.context, route, lookup.policy.network);
+      // A handed-off call came from the queue group: it answers `process list` for the whole fleet.
+      const ctx = toolContextFor(
+        call,
+        signal,
+        deps.context,
+        route === "owner" ? "owner" : "queue",
+        lookup.policy.network,
+      );
       return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
     } finally {
       finished();

@@ -54,7 +54,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
   const sandbox = options.sandbox ?? detectSandbox();
   const metrics: ExecutorMetrics = options.registry
     ? registerExecutorMetrics(options.registry, () => slots.inUse, sandbox.kind)
-    : { observe() {}, refused() {}, forwarded() {}, dlq() {} };
+    : { observe() {}, refused() {}, forwarded() {}, handedOff() {}, dlq() {} };
   const bus = createBus(options.nc);
   const handler = new CallHandler({
     executorId: options.executorId,

@@ -6,6 +6,8 @@ export interface ExecutorMetrics {
   observe(tool: string, outcome: { isError: boolean; errorCode?: string | undefined }, seconds: number): void;
   refused(tool: string, reason: "busy" | "draining"): void;
   forwarded(tool: string): void;
+  /** A call that waited for a slot here was sent to another executor's free slot. */
+  handedOff(tool: string): void;
   dlq(): void;
 }
 
@@ -52,6 +54,12 @@ export function registerExecutorMetrics(
     labelNames: ["tool"],
     registers: [registry],
   });
+  const handedOff = new Counter({
+    name: "moniro_tool_calls_handed_off_total",
+    help: "Calls that waited for a slot here and were sent to another executor that announced a free one.",
+    labelNames: ["tool"],
+    registers: [registry],
+  });
   const dlq = new Counter({
     name: "moniro_tool_dlq_total",
     help: "Invalid tool call or cancel envelopes sent to the DLQ.",
@@ -73,6 +81,7 @@ export function registerExecutorMetrics(
     },
     refused: (tool, reason) => refused.inc({ tool, reason }),
     forwarded: (tool) => forwarded.inc({ tool }),
+    handedOff: (tool) => handedOff.inc({ tool }),
     dlq: () => dlq.inc(),
   };
 }

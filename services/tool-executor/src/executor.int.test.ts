@@ -102,6 +102,24 @@ describe("tool-executor over real NATS and Redis", () => {
     expect(await running).toMatchObject({ isError: true, errorCode: "canceled" });
   });
 
+  it("a call waiting on a full executor runs on another one as soon as that one announces a freed slot", async () => {
+    const registry = createMetricsRegistry("tool-executor");
+    const first = await world.startExecutor({ concurrency: 1, busyWaitMs: 10_000, registry });
+    const second = await world.startExecutor({ concurrency: 1, busyWaitMs: 10_000 });
+    await world.nc.flush();
+    // Both full (a slot held outside any call), so the call waits on whichever the queue group picks.
+    expect(first.slots.tryAcquire() && second.slots.tryAcquire()).toBe(true);
+    const pending = world.call(world.callEnvelope("ls", {}));
+    await until(() => first.slots.waiting + second.slots.waiting === 1);
+    const [waitingOn, other] = first.slots.waiting === 1 ? [first, second] : [second, first];
+    other.slots.release(); // full, nobody waiting there: announced, and the waiting call is sent over
+    expect(await pending).toMatchObject({ isError: false, executorId: other.executorId });
+    expect(waitingOn.slots.waiting).toBe(0);
+    waitingOn.slots.release();
+    if (waitingOn === first)
+      expect(await registry.metrics()).toMatch(/moniro_tool_calls_handed_off_total\{[^}]*tool="ls"[^}]*\} 1/);
+  });
+
   it("moniro.tool.cancel.<callId> stops a running call, kills its command and frees the slot", async () => {
     const executor = await world.startExecutor();
     const long = world.callEnvelope("exec", { command: "sleep 30 & sleep 30; echo never > after.txt" });

@@ -38,10 +38,11 @@ export interface ToolExecutor {
 }
 
 /**
- * Subscribes the three subjects of an executor: `moniro.tool.*` in the queue
- * group, `moniro.tool.proc.<executorId>` (calls about processes it owns) and
- * `moniro.tool.cancel.*`. Invalid envelopes go to `moniro.dlq.tool`; invalid
- * calls also get an error reply.
+ * Subscribes the subjects of an executor: `moniro.tool.*` in the queue
+ * group, `moniro.tool.proc.<executorId>` (calls about processes it owns),
+ * `moniro.tool.handoff.<executorId>` and `moniro.tool.slots.freed` (free-slot
+ * handoff, below) and `moniro.tool.cancel.*`. Invalid envelopes go to
+ * `moniro.dlq.tool`; invalid calls also get an error reply.
  */
 export function startToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const { nc, subjects, executorId, handler, logger, metrics } = options;
@@ -67,6 +68,12 @@ export function startToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     queue: TOOL_EXECUTOR_QUEUE,
     handler: (call) => handler.handle(call, "queue"),
   });
+  const handoffs = subscribeEnvelopes({
+    ...callOptions,
+    subject: subjects.toolHandoff(executorId),
+    handler: (call) => handler.handle(call, "handoff"),
+  });
+  const freed = announceFreeSlots(options);
   const owned = subscribeEnvelopes({
     ...callOptions,
     subject: subjects.toolProc(executorId),
@@ -92,7 +99,8 @@ export function startToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     stop(graceMs) {
       stopping ??= (async () => {
         handler.drain();
-        await unsubscribe(queue);
+        freed.stop();
+        await Promise.all([unsubscribe(queue), unsubscribe(handoffs)]);
         const inFlight = options.slots.inUse;
         if (inFlight > 0) logger.info({ inFlight, graceMs }, "waiting for running tool calls");
         const finished = await Promise.race([
@@ -107,6 +115,47 @@ export function startToolExecutor(options: ToolExecutorOptions): ToolExecutor {
         await Promise.all([unsubscribe(owned), unsubscribe(cancels)]);
       })();
       return stopping;
+    },
+  };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Free-slot handoff (docs/tool-executor.md): the queue group hands calls to
+ * executors at random, so on a saturated fleet calls wait on one full
+ * executor while a slot frees on another that nobody is waiting on. When a
+ * slot frees on this executor while it was full and no call waits here, it
+ * announces that on `moniro.tool.slots.freed`; every other executor that has
+ * a transferable call waiting sends its longest-waiting one to this one's
+ * handoff subject. Nothing is sent while executors have room, so an
+ * unsaturated fleet pays nothing for it.
+ */
+function announceFreeSlots(options: ToolExecutorOptions): { stop(): void } {
+  const { nc, subjects, executorId, slots, logger } = options;
+  let stopped = false;
+  const id = encoder.encode(executorId);
+  slots.onFreedFromFull = () => {
+    if (stopped) return;
+    try {
+      nc.publish(subjects.toolSlotFreed, id);
+    } catch (error) {
+      logger.debug({ err: (error as Error).message }, "could not announce a free slot");
+    }
+  };
+  const subscription = nc.subscribe(subjects.toolSlotFreed, {
+    callback: (error, msg) => {
+      if (error || stopped || slots.waiting === 0) return;
+      const from = decoder.decode(msg.data);
+      if (from !== executorId && from !== "") slots.handOffOldest(from);
+    },
+  });
+  return {
+    stop() {
+      stopped = true;
+      slots.onFreedFromFull = undefined;
+      subscription.unsubscribe();
     },
   };
 }
