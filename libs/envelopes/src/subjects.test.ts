@@ -10,6 +10,9 @@ describe("subjects", () => {
     expect(s.tool("read")).toBe("moniro.tool.read");
     expect(s.toolProc("exec-1")).toBe("moniro.tool.proc.exec-1");
     expect(s.toolCancel("toolu_01")).toBe("moniro.tool.cancel.toolu_01");
+    // Executor to executor; more tokens than `tool.*`, so never taken for a tool call.
+    expect(s.toolSlotFreed).toBe("moniro.tool.slots.freed");
+    expect(s.toolHandoff("exec-1")).toBe("moniro.tool.handoff.exec-1");
     expect(s.evt("alice", "message-sent")).toBe("moniro.evt.alice.message-sent");
     expect(s.ctl("alice")).toBe("moniro.ctl.alice");
     expect(s.sched("upsert")).toBe("moniro.sched.upsert");
