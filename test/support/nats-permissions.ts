@@ -88,6 +88,9 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.out.>`,
       `${ns}.sched.*`,
       `${ns}.tool.proc.*`,
+      // Free-slot handoff between executors (docs/tool-executor.md).
+      `${ns}.tool.handoff.*`,
+      `${ns}.tool.slots.freed`,
       `${ns}.dlq.tool`,
       `${api}.CONSUMER.INFO.${OUT}.*`,
       "_INBOX.>",
