@@ -9,7 +9,15 @@ import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { dropHeartbeats } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
 import type { AgentRun } from "./run-context.js";
-import { emit, eventHoldingTools, noteStateWritten, now, releaseEvents, setState, settleDeferred } from "./run-context.js";
+import {
+  emit,
+  eventHoldingTools,
+  noteStateWritten,
+  now,
+  releaseEvents,
+  setState,
+  settleDeferred,
+} from "./run-context.js";
 import { type RunStart, readRunStart } from "./run-start.js";
 import type { LoopSettings } from "./settings.js";
 import { ThreadView } from "./thread-view.js";
