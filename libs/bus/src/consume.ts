@@ -158,7 +158,10 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
   let allSent: (() => void) | undefined;
   function settleSafely(settle: () => void): void {
     const { settleWith } = options;
-    if (!settleWith) return settleNow(settle);
+    if (!settleWith) {
+      settleNow(settle);
+      return;
+    }
     unsent++;
     settleWith(() => {
       settleNow(settle);
