@@ -12,6 +12,7 @@ import type { AgentRun } from "./run-context.js";
 import {
   emit,
   eventHoldingTools,
+  eventReleasingOutbox,
   noteStateWritten,
   now,
   releaseEvents,
@@ -61,7 +62,8 @@ export async function runAgent(
     threads: new Map(),
     deferred: new Set(),
   };
-  run.deps = { ...deps, tools: eventHoldingTools(run, deps.tools) };
+  // Events held after a step's tool results (see holdEvents) go out before the next tool request or outbound envelope.
+  run.deps = { ...deps, tools: eventHoldingTools(run, deps.tools), outbox: eventReleasingOutbox(run, deps.outbox) };
   let cycles = 0;
   try {
     const { record, pending: first, thread } = start ?? (await readRunStart(deps, run.agent, settings));

@@ -1,5 +1,5 @@
 import type { AgentState, EventType, InputEntry, Lane } from "@moniro/envelopes";
-import type { AgentStateRecord, Fence, InboxItem, ToolBus } from "@moniro/ports";
+import type { AgentStateRecord, Fence, InboxItem, Outbox, ToolBus } from "@moniro/ports";
 import type { LoopControl } from "./control.js";
 import type { LoopDeps } from "./deps.js";
 import type { LoopSettings } from "./settings.js";
@@ -84,6 +84,16 @@ export function releaseEvents(run: AgentRun): void {
   if (!held) return;
   run.held = undefined;
   for (const { type, data } of held) run.deps.events.emit(run.agent, type, data);
+}
+
+/** The run's outbox: the events held so far go out before an outbound envelope (they are not overtaken). */
+export function eventReleasingOutbox(run: AgentRun, outbox: Outbox): Outbox {
+  return {
+    send(envelope) {
+      releaseEvents(run);
+      return outbox.send(envelope);
+    },
+  };
 }
 
 /**
