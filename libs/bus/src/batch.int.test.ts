@@ -114,6 +114,40 @@ describe("batched consumption and end-of-tick publishes over real NATS", () => {
     dlqSub.unsubscribe();
   });
 
+  it("settleWith: acks wait for the bus's next send (or its bound) and are all sent before stop resolves", async () => {
+    const bus = createBus(nc, js);
+    for (const agent of ["ada", "bob"]) await bus.publishDurable(subjects.in(agent), inbound("hello", agent));
+    const held: Array<() => void> = [];
+    const handled: string[] = [];
+    const consumer = await consumeEnvelopes({
+      js,
+      stream: subjects.streams.in,
+      durable: "runner",
+      schema: inboundEnvelopeSchema,
+      origin: "in",
+      subjects,
+      handler: async (envelope) => {
+        handled.push(envelope.agent);
+      },
+      ackWaitMs: 2_000,
+      batch: true,
+      settleWith: (send) => held.push(send),
+    });
+    await eventually(() => handled.length === 2 && held.length === 2);
+    const jsm = await jetstreamManager(nc);
+    // Handled, not acked yet: the acks wait for their ride.
+    expect((await jsm.streams.info(subjects.streams.in)).state.messages).toBe(2);
+    const stopped = consumer.stop();
+    let stoppedYet = false;
+    void stopped.then(() => (stoppedYet = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stoppedYet).toBe(false);
+    // The bus's piggyback sends them with its next flush (here: its bound).
+    for (const send of held.splice(0)) bus.piggyback(send);
+    await stopped;
+    await eventually(async () => (await jsm.streams.info(subjects.streams.in)).state.messages === 0);
+  });
+
   it("publishLater: a tick's messages arrive in order, before what the bus sends next, in their span's trace", async () => {
     const bus = createBus(nc, js);
     const received: Array<{ subject: string; n: number; traceparent?: string }> = [];

@@ -17,6 +17,11 @@ export interface Bus {
    * bus's other operations send what is queued first, so nothing this bus sends overtakes them.
    */
   publishLater(subject: string, payload: unknown): void;
+  /**
+   * Runs `send` (a publish that may wait a few ms: a JetStream ack) with the bus's next send, in
+   * that send's socket write, or after PIGGYBACK_MAX_MS at the latest (issue 17: fewer writes).
+   */
+  piggyback(send: () => void): void;
   /** JetStream publish (`Nats-Msg-Id` = envelope id); resolves once the stream stored it. */
   publishDurable(subject: string, payload: unknown): Promise<void>;
   /** Core request/reply; rejects with NoRespondersError / RequestTimeoutError / BusClosedError. Returns the reply bytes. */
@@ -31,6 +36,7 @@ export function createBus(nc: NatsConnection, js: JetStreamClient = jetstream(nc
       publishCore(nc, subject, payload);
     },
     publishLater: later.publish,
+    piggyback: later.piggyback,
     publishDurable: (subject, payload) => {
       later.flush();
       return publishEnvelope(js, subject, payload);

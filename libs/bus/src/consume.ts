@@ -45,6 +45,12 @@ export interface ConsumeOptions<S extends z.ZodType> {
    * Default false: one message at a time.
    */
   batch?: boolean | undefined;
+  /**
+   * How a message's settle (ack, term, nak) is sent: default at once. `Bus.piggyback` sends it
+   * with the connection's next write (the events the handled input causes a moment later), one
+   * socket write fewer per message; settles still pending are sent before `stop` resolves.
+   */
+  settleWith?: ((send: () => void) => void) | undefined;
 }
 
 export interface EnvelopeConsumer {
@@ -139,12 +145,29 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
   }
 
   /** Acks (or terms, naks) a message; a connection that closed meanwhile leaves it to redelivery. */
-  function settleSafely(settle: () => void): void {
+  function settleNow(settle: () => void): void {
     try {
       settle();
     } catch (error) {
       logger.warn({ err: errorMessage(error) }, `could not settle a ${what}; it will be redelivered`);
     }
+  }
+
+  /** Settles handed to `settleWith` and not sent yet; `stop` waits for them. */
+  let unsent = 0;
+  let allSent: (() => void) | undefined;
+  function settleSafely(settle: () => void): void {
+    const { settleWith } = options;
+    if (!settleWith) {
+      settleNow(settle);
+      return;
+    }
+    unsent++;
+    settleWith(() => {
+      settleNow(settle);
+      unsent--;
+      if (unsent === 0) allSent?.();
+    });
   }
 
   const done = options.batch
@@ -158,6 +181,7 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
     async stop() {
       messages.stop();
       await done;
+      if (unsent > 0) await new Promise<void>((resolve) => (allSent = resolve));
     },
   };
 }

@@ -14,7 +14,15 @@ export interface LaterPublisher {
   publish(subject: string, payload: unknown): void;
   /** Publishes what is queued, in order, now (before another message that must not overtake them). */
   flush(): void;
+  /**
+   * Runs `send` (a publish that may wait a little, e.g. a JetStream ack) at the next flush, so it
+   * shares that flush's socket write, or after PIGGYBACK_MAX_MS when no flush comes sooner.
+   */
+  piggyback(send: () => void): void;
 }
+
+/** The longest a piggybacked publish waits for a flush to ride along with. */
+export const PIGGYBACK_MAX_MS = 10;
 
 /**
  * Core publishes that leave together: each message is encoded at once, with
@@ -27,7 +35,22 @@ export interface LaterPublisher {
  */
 export function laterPublisher(nc: NatsConnection): LaterPublisher {
   let queued: Queued[] = [];
+  let riders: Array<() => void> = [];
+  let timer: NodeJS.Timeout | undefined;
   const flush = () => {
+    if (riders.length > 0) {
+      const ride = riders;
+      riders = [];
+      clearTimeout(timer);
+      timer = undefined;
+      for (const send of ride) {
+        try {
+          send();
+        } catch {
+          // The sender's own concern (it catches what it must); the others still go.
+        }
+      }
+    }
     if (queued.length === 0) return;
     const batch = queued;
     queued = [];
@@ -41,6 +64,10 @@ export function laterPublisher(nc: NatsConnection): LaterPublisher {
   };
   return {
     flush,
+    piggyback(send) {
+      riders.push(send);
+      timer ??= setTimeout(flush, PIGGYBACK_MAX_MS);
+    },
     publish(subject, payload) {
       const data = payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
       if (queued.length === 0) setImmediate(flush);

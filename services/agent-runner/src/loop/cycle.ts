@@ -10,7 +10,7 @@ import { callModel } from "./llm-step.js";
 import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
-import { emit, noteState, noteStateWritten, now, setState } from "./run-context.js";
+import { emit, noteState, noteStateWritten, now, releaseEvents, setState } from "./run-context.js";
 import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
@@ -141,6 +141,8 @@ async function steps(
   cycle.workspace = await workspace;
 
   for (;;) {
+    // The events held since the last tool results go out before the model (or a pause) is waited for.
+    releaseEvents(run);
     await run.control.whilePaused(
       () => setState(run, { ...opening, state: "paused" }),
       () => setState(run, { ...opening, state: "running" }),

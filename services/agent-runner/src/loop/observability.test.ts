@@ -66,6 +66,48 @@ describe("what the outside world sees of a cycle", () => {
     });
   });
 
+  it("has every event of a step out before the next tool call or LLM call waits, and the last ones by the run's end", async () => {
+    const seenByTool: string[][] = [];
+    const h = await harness({
+      llm: [
+        toolReply(toolUse("ls", {}, "t1")),
+        toolReply(toolUse("ls", {}, "t2")),
+        toolReply(toolUse("message", { text: "done", final: true }, "m1")),
+      ],
+      tools: {
+        ls: () => {
+          seenByTool.push(h.events.types());
+          return "a.txt";
+        },
+      },
+    });
+    const seenByModel: string[][] = [];
+    const model = h.deps.llm;
+    h.deps.llm = {
+      ...model,
+      stream: (request, options) => {
+        seenByModel.push(h.events.types());
+        return model.stream(request, options);
+      },
+    };
+    await h.send("list it twice");
+
+    await h.run();
+
+    // The events of the stretch after a step's tool results (held back while the loop only waits on the
+    // store) are out when the next LLM call starts, and the tool-call-started of a call before it runs.
+    expect(seenByModel[1]).toEqual([
+      "state-changed",
+      "cycle-started",
+      "input-injected",
+      "tool-call-started",
+      "tool-call-ended",
+    ]);
+    expect(seenByTool[1]?.at(-1)).toBe("tool-call-started");
+    expect(h.events.types().slice(-3)).toEqual(["message-sent", "cycle-ended", "state-changed"]);
+    expect(h.events.types().filter((type) => type.startsWith("tool-call"))).toHaveLength(6);
+  });
+
   it("sends the system prompt with the messaging contract and the agent's tools", async () => {
     const h = await harness({ llm: textReply("ok") });
     const personal = new InMemoryPersonalContext();

@@ -9,7 +9,16 @@ import type { LoopDeps, LoopOutcome } from "./deps.js";
 import { dropHeartbeats } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
 import type { AgentRun } from "./run-context.js";
-import { emit, noteStateWritten, now, setState, settleDeferred } from "./run-context.js";
+import {
+  emit,
+  eventHoldingTools,
+  eventReleasingOutbox,
+  noteStateWritten,
+  now,
+  releaseEvents,
+  setState,
+  settleDeferred,
+} from "./run-context.js";
 import { type RunStart, readRunStart } from "./run-start.js";
 import type { LoopSettings } from "./settings.js";
 import { ThreadView } from "./thread-view.js";
@@ -53,6 +62,8 @@ export async function runAgent(
     threads: new Map(),
     deferred: new Set(),
   };
+  // Events held after a step's tool results (see holdEvents) go out before the next tool request or outbound envelope.
+  run.deps = { ...deps, tools: eventHoldingTools(run, deps.tools), outbox: eventReleasingOutbox(run, deps.outbox) };
   let cycles = 0;
   try {
     const { record, pending: first, thread } = start ?? (await readRunStart(deps, run.agent, settings));
@@ -67,7 +78,10 @@ export async function runAgent(
     for (;;) {
       if (run.signal.aborted) throw run.signal.reason;
       // A pause makes the first drain stale: read again after it.
-      if (control.paused) drained = undefined;
+      if (control.paused) {
+        drained = undefined;
+        releaseEvents(run);
+      }
       await control.whilePaused(
         () => setState(run, { state: "paused" }),
         () => setState(run, { state: "running", error: undefined }),
@@ -104,6 +118,7 @@ export async function runAgent(
     return { reason: "crashed", cycles, error, ...(run.working === undefined ? {} : { context: run.working }) };
   } finally {
     await settleDeferred(run);
+    releaseEvents(run);
     control.endRun();
   }
 }

@@ -1,5 +1,5 @@
 import type { AgentState, EventType, InputEntry, Lane } from "@moniro/envelopes";
-import type { AgentStateRecord, Fence, InboxItem } from "@moniro/ports";
+import type { AgentStateRecord, Fence, InboxItem, Outbox, ToolBus } from "@moniro/ports";
 import type { LoopControl } from "./control.js";
 import type { LoopDeps } from "./deps.js";
 import type { LoopSettings } from "./settings.js";
@@ -26,6 +26,10 @@ export interface AgentRun {
   deferred: Set<Promise<void>>;
   /** The thread of the cycle under way; still set after a crash, so the restart resumes it even if no record says so. */
   working?: string;
+  /** Events held back while the loop only waits on Redis (see `holdEvents`); undefined: not holding. */
+  held?: Array<{ type: EventType; data: Record<string, unknown> }>;
+  /** Tool calls of this run in flight (events are not held while one is). */
+  toolCalls?: number;
 }
 
 /** What the cycle is working on: the inputs it handles and their inbox items (to re-queue on preemption or crash). */
@@ -52,7 +56,64 @@ export interface CycleRun {
 }
 
 export function emit(run: AgentRun, type: EventType, data: Record<string, unknown> = {}): void {
-  run.deps.events.emit(run.agent, type, data);
+  const { held } = run;
+  if (!held) {
+    run.deps.events.emit(run.agent, type, data);
+    return;
+  }
+  held.push({ type, data });
+}
+
+/**
+ * From now on the run's events are held, in order, until `releaseEvents`.
+ * For the stretch after a step's tool results, where the loop only waits on
+ * Redis (tool result, checkpoint, cycle end, the lease release): the events
+ * of that stretch leave together with the next step's (or the run end's) in
+ * one NATS write instead of one write per round trip (issue 17: socket
+ * writes are the largest cost per DM). Every wait that may be long (the
+ * model, a tool call, a pause, the run's end) releases them first, so they
+ * are late by a few Redis round trips at most.
+ */
+export function holdEvents(run: AgentRun): void {
+  run.held ??= [];
+}
+
+/** Emits what was held, in order, and stops holding. Before anything that may wait long (the model, a tool, a pause). */
+export function releaseEvents(run: AgentRun): void {
+  const { held } = run;
+  if (!held) return;
+  run.held = undefined;
+  for (const { type, data } of held) run.deps.events.emit(run.agent, type, data);
+}
+
+/** The run's outbox: the events held so far go out before an outbound envelope (they are not overtaken). */
+export function eventReleasingOutbox(run: AgentRun, outbox: Outbox): Outbox {
+  return {
+    send(envelope) {
+      releaseEvents(run);
+      return outbox.send(envelope);
+    },
+  };
+}
+
+/**
+ * The run's tool bus: the events held so far go out before a tool call
+ * (with its request, in one write), and once the step's last call in flight
+ * has its result, the events are held (see `holdEvents`).
+ */
+export function eventHoldingTools(run: AgentRun, tools: ToolBus): ToolBus {
+  return {
+    async call(call, options) {
+      releaseEvents(run);
+      run.toolCalls = (run.toolCalls ?? 0) + 1;
+      try {
+        return await tools.call(call, options);
+      } finally {
+        run.toolCalls = (run.toolCalls ?? 1) - 1;
+        if (run.toolCalls === 0) holdEvents(run);
+      }
+    },
+  };
 }
 
 /** Writes the agent state; a change of `state` is also a `state-changed` event. */

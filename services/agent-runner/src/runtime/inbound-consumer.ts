@@ -32,6 +32,12 @@ export async function startInboundConsumer(options: {
   retryDelayMs?: number;
   /** Called for every envelope sent to the DLQ, with its origin (metrics). */
   onDlq?: (origin: string) => void;
+  /**
+   * How acks are sent (default at once): `Bus.piggyback` sends an input's ack with the runner's next
+   * NATS write (its cycle's first events), one socket write fewer per input. The input is in the
+   * Redis inbox before its ack is handed over: a later ack delays only the stream's bookkeeping.
+   */
+  settleWith?: (send: () => void) => void;
 }): Promise<InboundConsumer> {
   const { subjects } = options;
   return consumeEnvelopes({
@@ -48,6 +54,7 @@ export async function startInboundConsumer(options: {
     // (the runner's client auto-pipelines) and acked in one NATS flush.
     batch: true,
     onDlq: (record) => options.onDlq?.(record.origin),
+    settleWith: options.settleWith,
     handler: async (envelope, msg) => {
       const traceparent = currentTraceparent();
       const outcome = await options.ingest(envelope, msg.subject, traceparent ? { traceparent } : {});

@@ -207,7 +207,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   try {
     const onDlq = options.onDlq ? { onDlq: options.onDlq } : {};
     control = startControlResponder({ nc, subjects, runtime: subagents.control(runtime), logger, ...onDlq });
-    consumer = await startInboundConsumer({ js, subjects, ingest, logger, ...onDlq });
+    consumer = await startInboundConsumer({
+      js,
+      subjects,
+      ingest,
+      logger,
+      ...onDlq,
+      // An input's ack rides with the events its cycle publishes a round trip later (one write, not two).
+      settleWith: messaging.piggyback,
+    });
     runtime.start();
   } catch (error) {
     control?.unsubscribe();

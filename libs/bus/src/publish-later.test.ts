@@ -1,0 +1,50 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { describe, expect, it, vi } from "vitest";
+import { laterPublisher, PIGGYBACK_MAX_MS } from "./publish-later.js";
+
+/** A connection that records what is published, in order. */
+function recordingConnection(sent: string[]): NatsConnection {
+  return { publish: (subject: string) => sent.push(subject) } as unknown as NatsConnection;
+}
+
+describe("laterPublisher", () => {
+  it("sends a piggybacked publish with the next flush of queued messages, in that flush", async () => {
+    const sent: string[] = [];
+    const later = laterPublisher(recordingConnection(sent));
+    later.piggyback(() => sent.push("ack"));
+    expect(sent).toEqual([]);
+    later.publish("evt.a", { n: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual(["ack", "evt.a"]);
+  });
+
+  it("sends a piggybacked publish on its own when no flush comes within PIGGYBACK_MAX_MS", () => {
+    vi.useFakeTimers();
+    try {
+      const sent: string[] = [];
+      const later = laterPublisher(recordingConnection(sent));
+      later.piggyback(() => sent.push("ack 1"));
+      later.piggyback(() => sent.push("ack 2"));
+      vi.advanceTimersByTime(PIGGYBACK_MAX_MS - 1);
+      expect(sent).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(sent).toEqual(["ack 1", "ack 2"]);
+      // Sent once: a later flush does not send them again.
+      later.flush();
+      expect(sent).toEqual(["ack 1", "ack 2"]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("sends the other piggybacked publishes when one of them throws", () => {
+    const sent: string[] = [];
+    const later = laterPublisher(recordingConnection(sent));
+    later.piggyback(() => {
+      throw new Error("connection closed");
+    });
+    later.piggyback(() => sent.push("ack"));
+    later.flush();
+    expect(sent).toEqual(["ack"]);
+  });
+});
