@@ -1,9 +1,9 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
+import { parseDocument } from "yaml";
 import { AgentDefinitionError, type DefinitionIssue, displayPath } from "./agent-definition-error.js";
 import { type AgentDefinition, agentDefinitionSchema } from "./agent-definition-schema.js";
 import { definitionIssues } from "./format-issues.js";
-import { yaml } from "./lazy-yaml.js";
 
 const EXTENSIONS = [".yaml", ".yml"];
 
@@ -13,7 +13,7 @@ function fail(file: string, path: string, message: string): never {
 
 /** YAML text → the document's value; a syntax error names its line and column. */
 export function parseYaml(file: string, text: string): unknown {
-  const document = yaml().parseDocument(text);
+  const document = parseDocument(text);
   const error = document.errors[0];
   if (error) {
     const position = error.linePos?.[0];
