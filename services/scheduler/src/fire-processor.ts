@@ -1,5 +1,5 @@
 import { HEARTBEAT_META, type InboundEnvelope, inboundEnvelopeSchema, stamp, validate } from "@moniro/envelopes";
-import { UnrecoverableError } from "bullmq";
+import { UnrecoverableError } from "./bullmq-classes.js";
 import { type FireJobData, fireJobDataSchema, HEARTBEAT_JOB, HEARTBEAT_TEXT, WAKEUP_JOB } from "./job-data.js";
 
 export interface FireDependencies {

@@ -1,5 +1,6 @@
-import { type Processor, Worker, type WorkerOptions } from "bullmq";
+import type { Processor, WorkerOptions } from "bullmq";
 import type { Redis } from "ioredis";
+import { Worker } from "./bullmq-classes.js";
 
 /**
  * A BullMQ Worker whose delayed jobs start on time. While it waits for the

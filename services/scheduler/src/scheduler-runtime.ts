@@ -1,5 +1,5 @@
 import type { RedisClient } from "@moniro/store";
-import { Queue } from "bullmq";
+import { Queue } from "./bullmq-classes.js";
 import { createFireProcessor, type FireDependencies, type FireOutcome } from "./fire-processor.js";
 import { queueNames } from "./job-ids.js";
 import { type Logger, silentLogger } from "./logger.js";
