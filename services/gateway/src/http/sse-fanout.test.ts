@@ -9,7 +9,7 @@ function client(options: { unread?: number } = {}) {
   let closed = false;
   const sink: SseSink = {
     write: (chunk) => {
-      received.push(Buffer.from(chunk).toString());
+      received.push(Buffer.from(chunk.bytes).toString());
     },
     get buffered() {
       return options.unread ?? 0;
