@@ -73,7 +73,12 @@ export function startSse(
     write(chunk: SseChunk) {
       if (response.writableEnded) return;
       if (!socket || socket.destroyed) return;
-      socket.write(chunked ? (chunk.chunked ??= httpChunk(chunk.bytes)) : chunk.bytes);
+      if (!chunked) {
+        socket.write(chunk.bytes);
+        return;
+      }
+      chunk.chunked ??= httpChunk(chunk.bytes);
+      socket.write(chunk.chunked);
     },
     get buffered() {
       // The response's own queue plus its socket's.
