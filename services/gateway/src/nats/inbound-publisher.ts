@@ -15,7 +15,7 @@ import type { NatsLink } from "./nats-link.js";
 export function natsInboundPublisher(link: NatsLink, subjects: Subjects): InboundPublisher {
   let current: { nc: NatsConnection; acks: JetStreamAcks } | undefined;
   const acksOf = (nc: NatsConnection) => {
-    if (current?.nc !== nc) current = { nc, acks: new JetStreamAcks(nc) };
+    if (current?.nc !== nc || !current.acks.open) current = { nc, acks: new JetStreamAcks(nc) };
     return current.acks;
   };
   return {

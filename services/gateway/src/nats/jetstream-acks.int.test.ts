@@ -61,6 +61,7 @@ describe("JetStreamAcks over real NATS", () => {
     const pending = acks.publish(`silent-${prefix}.b`, "{}", withId("z"));
     await other.close();
     await expect(pending).rejects.toBeInstanceOf(JetStreamPublishError);
+    expect(acks.open).toBe(false);
     silent.unsubscribe();
   });
 });

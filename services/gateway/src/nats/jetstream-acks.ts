@@ -45,6 +45,8 @@ export class JetStreamAcks {
   private readonly pending = new Map<number, Pending>();
   private counter = 0;
   private sweeping: NodeJS.Timeout | undefined;
+  /** False once its subscription ended (connection closed, permission refused): make a new one. */
+  open = true;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -52,11 +54,19 @@ export class JetStreamAcks {
   ) {
     this.prefix = `${createInbox()}.`;
     const subscription = nc.subscribe(`${this.prefix}*`, {
-      callback: (error, msg) => (error ? this.failAll(error.message) : this.settle(msg)),
+      callback: (error, msg) => {
+        if (!error) return this.settle(msg);
+        this.open = false;
+        this.failAll(error.message);
+      },
     });
+    const ended = (reason: string) => {
+      this.open = false;
+      this.failAll(reason);
+    };
     void subscription.closed.then(
-      () => this.failAll("the NATS connection closed"),
-      (error: unknown) => this.failAll((error as Error)?.message ?? String(error)),
+      () => ended("the NATS connection closed"),
+      (error: unknown) => ended((error as Error)?.message ?? String(error)),
     );
   }
 
