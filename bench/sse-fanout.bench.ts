@@ -2,7 +2,7 @@ import { createSubjects, stamp } from "@moniro/envelopes";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { NATS_URL, sleep } from "./support/bench-runner.js";
-import { cpuMs } from "./support/proc.js";
+import { cpuMs, syscalls } from "./support/proc.js";
 import { ms, type Row, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
 import { openSseCounter, type SseCounter } from "./support/sse-counter.js";
@@ -112,10 +112,12 @@ export async function run(): Promise<void> {
         };
         const idleBefore = await idleRate();
         const cpu0 = cpuMs(gateway.pid);
+        const calls0 = syscalls(gateway.pid);
         const t0 = performance.now();
         await send(DMS);
         const elapsed = performance.now() - t0;
         const gross = cpuMs(gateway.pid) - cpu0;
+        const calls1 = syscalls(gateway.pid);
         const idle = Math.min(idleBefore, await idleRate());
         const perDm = (gross - idle * elapsed) / DMS;
         if (count === 0) none.push(perDm);
@@ -140,7 +142,13 @@ export async function run(): Promise<void> {
             },
           );
         }
-        rows.push({ metric: "  wall time per DM", value: ms(elapsed / DMS) });
+        rows.push(
+          {
+            metric: "  read / write system calls per DM",
+            value: `${((calls1.reads - calls0.reads) / DMS).toFixed(1)} / ${((calls1.writes - calls0.writes) / DMS).toFixed(1)}`,
+          },
+          { metric: "  wall time per DM", value: ms(elapsed / DMS) },
+        );
       } finally {
         for (const client of opened) client.close();
       }

@@ -6,6 +6,7 @@ import express, { type Express, type RequestHandler } from "express";
 import type { RegistryLink } from "./agents/registry-link.js";
 import type { HookCatalog } from "./hooks/hook-catalog.js";
 import { bearerAuth } from "./http/auth.js";
+import { exceptAgentPaths } from "./http/except-agent-paths.js";
 import { errorHandler, HttpError } from "./http/http-error.js";
 import { jsonBody } from "./http/json-body.js";
 import { openAccessGuard } from "./http/open-access-guard.js";
@@ -117,19 +118,21 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
       allowedOrigins: options.auth.allowedOrigins ?? [],
     }),
   );
-  app.use(healthRouter({ readiness: options.readiness, registry: options.registry }));
-  app.use(openApiRouter());
+  app.use(exceptAgentPaths(healthRouter({ readiness: options.readiness, registry: options.registry })));
+  app.use(exceptAgentPaths(openApiRouter()));
   if (options.tracer) app.use("/v1", serverSpans(options.tracer));
   if (options.hooks) {
     app.use(
-      hooksRouter({
-        hooks: options.hooks.catalog,
-        publisher: options.publisher,
-        tracing: options.tracing,
-        logger: options.logger,
-        bodyLimitBytes: options.hooks.bodyLimitBytes,
-        now: options.now ?? Date.now,
-      }),
+      exceptAgentPaths(
+        hooksRouter({
+          hooks: options.hooks.catalog,
+          publisher: options.publisher,
+          tracing: options.tracing,
+          logger: options.logger,
+          bodyLimitBytes: options.hooks.bodyLimitBytes,
+          now: options.now ?? Date.now,
+        }),
+      ),
     );
   }
   app.use("/v1", bearerAuth(options.auth));

@@ -65,4 +65,12 @@ describe("gateway configuration", () => {
       { MONIRO_WORKFLOWS_DIR: "/etc/moniro/.workflows", MONIRO_PROJECT_DIR: "/etc/moniro" },
     );
   });
+
+  it("joins SSE frames within MONIRO_GATEWAY_SSE_FLUSH_MS (default 5; 0 = per event-loop turn)", () => {
+    expect(loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k" }).MONIRO_GATEWAY_SSE_FLUSH_MS).toBe(5);
+    expect(loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k", MONIRO_GATEWAY_SSE_FLUSH_MS: "0" })).toMatchObject({
+      MONIRO_GATEWAY_SSE_FLUSH_MS: 0,
+    });
+    expect(refusal({ MONIRO_API_KEYS: "k", MONIRO_GATEWAY_SSE_FLUSH_MS: "-1" })).toMatch(/MONIRO_GATEWAY_SSE_FLUSH_MS/);
+  });
 });

@@ -80,6 +80,11 @@ export const gatewayConfigSchema = serviceConfigSchema
     MONIRO_GATEWAY_HOOK_BODY_LIMIT: byteSize.default(1024 * 1024),
     /** Bytes that may wait for one slow SSE client before it is disconnected (`overflow` event; it resumes with Last-Event-ID). */
     MONIRO_GATEWAY_SSE_BUFFER: byteSize.default(1024 * 1024),
+    /**
+     * How long an SSE frame may wait to be joined with the frames that follow it, so every client gets
+     * one socket write per burst instead of one per event batch (0: only the frames of one event-loop turn).
+     */
+    MONIRO_GATEWAY_SSE_FLUSH_MS: z.coerce.number().int().min(0).max(1_000).default(5),
     /** SSE heartbeat comment interval. */
     MONIRO_GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
     /** How long a control request waits for an agent-runner's reply. */

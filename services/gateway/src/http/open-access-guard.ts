@@ -21,14 +21,32 @@ function hostnameOf(header: string): string | undefined {
   }
 }
 
+/**
+ * Whether a Host header names a loopback address. Clients send the same Host
+ * on every request, so the last answers are kept (a URL parse per request
+ * is a measurable part of a DM's cost); a few entries, so a client that
+ * varies it cannot grow the cache.
+ */
+const loopbackHosts = new Map<string, boolean>();
+const KEPT_HOSTS = 8;
+function isLoopbackHost(host: string): boolean {
+  let loopback = loopbackHosts.get(host);
+  if (loopback === undefined) {
+    const hostname = hostnameOf(host);
+    loopback = hostname !== undefined && isLoopback(hostname);
+    if (loopbackHosts.size >= KEPT_HOSTS) loopbackHosts.clear();
+    loopbackHosts.set(host, loopback);
+  }
+  return loopback;
+}
+
 function forbidden(code: "forbidden_origin" | "forbidden_host", message: string): HttpError {
   return new HttpError(403, code, message);
 }
 
 function check(request: Request, options: { host: string; allowed: ReadonlySet<string> }): HttpError | undefined {
   const host = request.get("host");
-  const hostname = host === undefined ? undefined : hostnameOf(host);
-  if (host !== undefined && (hostname === undefined || !isLoopback(hostname))) {
+  if (host !== undefined && !isLoopbackHost(host)) {
     // A page whose domain was rebound to 127.0.0.1 sends its own name here; only loopback names are this gateway.
     return forbidden(
       "forbidden_host",

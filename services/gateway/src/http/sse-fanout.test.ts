@@ -1,4 +1,4 @@
-import { setImmediate as turn } from "node:timers/promises";
+import { setTimeout as sleep, setImmediate as turn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { SseFanout, type SseFrame, type SseSink } from "./sse-fanout.js";
 
@@ -9,7 +9,7 @@ function client(options: { unread?: number } = {}) {
   let closed = false;
   const sink: SseSink = {
     write: (chunk) => {
-      received.push(Buffer.from(chunk).toString());
+      received.push(Buffer.from(chunk.bytes).toString());
     },
     get buffered() {
       return options.unread ?? 0;
@@ -99,5 +99,24 @@ describe("SseFanout", () => {
     await turn();
     expect(fast.frames()).toHaveLength(2);
     expect(slow.frames()).toHaveLength(1);
+  });
+
+  it("with flushMs, the frames of later turns within the window join the same write, in order", async () => {
+    const fanout = new SseFanout({ maxBufferedBytes: 1_000_000, flushMs: 30 });
+    const a = client();
+    fanout.add("alice", a.sink, { afterSequence: 0, replaying: false });
+    fanout.publish("alice", event("cycle-started"));
+    await turn();
+    fanout.publish("alice", message(1));
+    await turn();
+    fanout.publish("alice", event("cycle-ended"));
+    expect(a.writes()).toBe(0);
+    await sleep(60);
+    expect(a.frames().map((frame) => frame.split("\n")[0])).toEqual([
+      "event: cycle-started",
+      "id: 1",
+      "event: cycle-ended",
+    ]);
+    expect(a.writes()).toBe(1);
   });
 });

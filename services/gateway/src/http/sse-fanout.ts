@@ -1,6 +1,15 @@
+/**
+ * Bytes for one or more clients. `chunked` caches the bytes framed as one HTTP/1.1 chunk: a burst
+ * shared by every client of an agent is framed once, not once per client.
+ */
+export interface SseChunk {
+  readonly bytes: Uint8Array;
+  chunked?: Buffer;
+}
+
 /** Where one SSE client's bytes go: the HTTP response, seen through what the fan-out needs. */
 export interface SseSink {
-  write(chunk: Uint8Array): void;
+  write(chunk: SseChunk): void;
   /** Bytes written and not yet taken by the client's socket. */
   readonly buffered: number;
   /** Resolves once the buffered bytes have gone out (or the sink closed). */
@@ -47,11 +56,19 @@ interface Batch {
 
 const NO_SEQ = -1;
 
+function joinFrames(frames: readonly SseFrame[]): Uint8Array {
+  return frames.length === 1 ? (frames[0] as SseFrame).bytes : Buffer.concat(frames.map((frame) => frame.bytes));
+}
+
 /**
  * Fans an agent's SSE frames out to every client of the agent. Each frame is
  * encoded once by the caller; frames that arrive within one turn of the event
- * loop are joined into one chunk and written once per client (one socket
- * write per client per burst, not one per event). A client never blocks
+ * loop (or, with `flushMs`, within that many milliseconds of the first one)
+ * are joined into one chunk and written once per client (one socket write per
+ * client per burst, not one per event: on loopback a write costs the gateway
+ * the receiver's TCP work too, so with many clients the number of writes is
+ * the cost). Order is kept: frames of one agent are written in the order they
+ * came, ids included. A client never blocks
  * another: writes only queue in its own response, and a client whose queue
  * passes `maxBufferedBytes` is sent an `overflow` event and disconnected (it
  * reconnects with Last-Event-ID and gets the messages it missed replayed).
@@ -61,9 +78,12 @@ export class SseFanout {
   private batches = new Map<string, Batch>();
   private flushScheduled = false;
   private readonly maxBufferedBytes: number;
+  private readonly flushMs: number;
 
-  constructor(options: { maxBufferedBytes: number }) {
+  /** `flushMs`: how long frames may wait to be joined with those that follow; 0 = the end of this turn only. */
+  constructor(options: { maxBufferedBytes: number; flushMs?: number }) {
     this.maxBufferedBytes = options.maxBufferedBytes;
+    this.flushMs = options.flushMs ?? 0;
   }
 
   hasClients(agent: string): boolean {
@@ -95,7 +115,7 @@ export class SseFanout {
       replay(frame) {
         if (controller.signal.aborted || frame.seq === undefined || frame.seq <= client.lastSeq) return;
         client.lastSeq = frame.seq;
-        sink.write(frame.bytes);
+        sink.write({ bytes: frame.bytes });
       },
       live() {
         const kept = client.pending;
@@ -120,7 +140,7 @@ export class SseFanout {
     return client;
   }
 
-  /** Queues a frame for every client of `agent`; written at the end of this turn of the event loop. */
+  /** Queues a frame for every client of `agent`; written at the end of this turn of the event loop (or after `flushMs`). */
   publish(agent: string, frame: SseFrame): void {
     if (!this.clients.has(agent)) return;
     let batch = this.batches.get(agent);
@@ -135,7 +155,8 @@ export class SseFanout {
     }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      if (this.flushMs > 0) setTimeout(this.flushNow, this.flushMs);
+      else setImmediate(this.flushNow);
     }
   }
 
@@ -150,6 +171,8 @@ export class SseFanout {
     }
   }
 
+  private readonly flushNow = () => this.flush();
+
   private flush(): void {
     this.flushScheduled = false;
     const batches = this.batches;
@@ -157,7 +180,7 @@ export class SseFanout {
     for (const [agent, batch] of batches) {
       const set = this.clients.get(agent);
       if (!set) continue;
-      let joined: Uint8Array | undefined;
+      let joined: SseChunk | undefined;
       for (const client of set) {
         if (client.pending) {
           this.keep(client, batch.frames);
@@ -165,10 +188,9 @@ export class SseFanout {
         }
         if (batch.minSeq === NO_SEQ || batch.minSeq > client.lastSeq) {
           // The common case: the one chunk, shared by every client.
-          joined ??=
-            batch.frames.length === 1 ? batch.frames[0]?.bytes : Buffer.concat(batch.frames.map((f) => f.bytes));
+          joined ??= { bytes: joinFrames(batch.frames) };
           if (batch.maxSeq !== NO_SEQ) client.lastSeq = batch.maxSeq;
-          if (joined) client.sink.write(joined);
+          client.sink.write(joined);
           this.checkBehind(client);
         } else {
           this.writeTo(client, batch);
@@ -187,7 +209,8 @@ export class SseFanout {
       }
       fresh.push(frame.bytes);
     }
-    if (fresh.length > 0) client.sink.write(fresh.length === 1 ? (fresh[0] as Uint8Array) : Buffer.concat(fresh));
+    if (fresh.length > 0)
+      client.sink.write({ bytes: fresh.length === 1 ? (fresh[0] as Uint8Array) : Buffer.concat(fresh) });
     this.checkBehind(client);
   }
 

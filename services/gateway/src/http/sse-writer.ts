@@ -1,5 +1,6 @@
+import type { Socket } from "node:net";
 import type { Response } from "express";
-import type { SseSink } from "./sse-fanout.js";
+import type { SseChunk, SseSink } from "./sse-fanout.js";
 
 const NEWLINE = 0x0a;
 const FRAME_END = Buffer.from("\n\n");
@@ -26,6 +27,13 @@ export function encodeSseFrame(event: string, payload: Uint8Array, id?: number):
   return Buffer.concat([Buffer.from(head), payload, FRAME_END]);
 }
 
+const CRLF = Buffer.from("\r\n");
+
+/** The bytes as one HTTP/1.1 chunk (size line, bytes, CRLF), as `response.write` would frame them. */
+export function httpChunk(bytes: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`${bytes.byteLength.toString(16)}\r\n`, "latin1"), bytes, CRLF]);
+}
+
 /** How long a closed stream's client gets to take what was written before its socket is destroyed. */
 const CLOSE_GRACE_MS = 10_000;
 
@@ -35,6 +43,14 @@ const CLOSE_GRACE_MS = 10_000;
  * sets the client's Last-Event-ID and dispatches nothing), and a comment every
  * `heartbeatMs` so idle connections stay open and dead ones are noticed.
  * Returns the response as the fan-out's sink.
+ *
+ * Once the headers are out, the sink writes to the socket itself, each write
+ * one buffer (framed as an HTTP/1.1 chunk when the response is chunked; the
+ * framing of a shared chunk is built once for all its clients): through
+ * `response.write` each would cost a cork, a nextTick and a writev of three
+ * buffers (size line, bytes, CRLF) per client. Bytes the response itself
+ * writes (preamble, heartbeats, the final chunk) go to the same socket, so
+ * the order holds.
  */
 export function startSse(
   response: Response,
@@ -48,25 +64,36 @@ export function startSse(
   response.flushHeaders();
   const id = options.lastEventId !== undefined ? `id: ${options.lastEventId}\n` : "";
   response.write(`retry: ${options.retryMs ?? 2000}\n${id}: connected\n\n`);
+  const socket: Socket | null = response.socket;
+  const chunked = response.chunkedEncoding;
   const heartbeat = setInterval(() => response.write(": heartbeat\n\n"), options.heartbeatMs);
   heartbeat.unref();
   response.once("close", () => clearInterval(heartbeat));
   return {
-    write(chunk) {
-      if (!response.writableEnded) response.write(chunk);
+    write(chunk: SseChunk) {
+      if (response.writableEnded) return;
+      if (!socket || socket.destroyed) return;
+      if (!chunked) {
+        socket.write(chunk.bytes);
+        return;
+      }
+      chunk.chunked ??= httpChunk(chunk.bytes);
+      socket.write(chunk.chunked);
     },
     get buffered() {
+      // The response's own queue plus its socket's.
       return response.writableLength;
     },
     drained() {
-      if (response.writableLength === 0 || response.writableEnded) return Promise.resolve();
+      // 'drain' comes only after a write the socket refused (past its high-water mark).
+      if (!socket || response.writableEnded || socket.destroyed || !socket.writableNeedDrain) return Promise.resolve();
       return new Promise((resolve) => {
         const done = () => {
-          response.off("drain", done);
+          socket.off("drain", done);
           response.off("close", done);
           resolve();
         };
-        response.once("drain", done);
+        socket.once("drain", done);
         response.once("close", done);
       });
     },

@@ -55,10 +55,12 @@ export function natsAgentStreamSource(options: {
   logger: GatewayLogger;
   /** Bytes that may wait for one slow client before it is disconnected with an `overflow` event. */
   maxBufferedBytes: number;
+  /** How long frames may wait to be joined with those that follow (http/sse-fanout.ts); default 0. */
+  flushMs?: number;
 }): AgentStreamSource {
   const { link, subjects, logger } = options;
   const stream = subjects.streams.out;
-  const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes });
+  const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes, flushMs: options.flushMs ?? 0 });
   // Shared by their users; a release only counts against the entry its user acquired, so the users of
   // one that failed and was replaced do not stop its successor.
   const eventSubscriptions = new Map<string, SharedEntry<Subscription>>();

@@ -6,6 +6,7 @@ import { HttpError } from "../http/http-error.js";
 import { inboundFromBody } from "../http/inbound-from-body.js";
 import { parseMessageBody } from "../http/message-body.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
+import { sendJson } from "../http/send-json.js";
 import { requireMember } from "../http/workspace-membership.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
@@ -44,7 +45,7 @@ export function messagesRouter(deps: {
           );
         }),
     );
-    response.status(202).json({ id: envelope.id });
+    sendJson(response, 202, { id: envelope.id });
   });
   router.all("/v1/agents/:agent/messages", methodNotAllowed("POST"));
   return router;

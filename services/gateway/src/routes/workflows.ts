@@ -117,7 +117,7 @@ export function workflowsRouter(deps: {
         const page = await channel.read({ ...(after !== undefined ? { after } : {}) });
         for (const entry of page.entries) {
           if (closed) break;
-          sse.write(Buffer.from(sseFrame({ id: entry.id, event: "post", data: JSON.stringify(entry) })));
+          sse.write({ bytes: Buffer.from(sseFrame({ id: entry.id, event: "post", data: JSON.stringify(entry) })) });
           after = entry.id;
         }
         if (page.entries.length > 0) continue;
