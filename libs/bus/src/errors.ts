@@ -82,3 +82,11 @@ export function requestFailure(error: unknown): RequestFailure {
   if (names.some((name) => /Closed|Draining/i.test(name))) return "closed";
   return "other";
 }
+
+/** A JetStream publish was not confirmed: no stream takes the subject, the stream refused it, or no ack came in time. */
+export class JetStreamPublishError extends BusError {
+  override name = "JetStreamPublishError";
+  constructor(subject: string, message: string, options?: { cause?: unknown }) {
+    super(message, subject, options);
+  }
+}

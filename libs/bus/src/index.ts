@@ -5,6 +5,7 @@ export { dlqRecord, dlqSubjectFor, MAX_DLQ_PAYLOAD, publishDlq } from "./dlq.js"
 export {
   BusClosedError,
   BusError,
+  JetStreamPublishError,
   NoRespondersError,
   type RequestFailure,
   RequestTimeoutError,

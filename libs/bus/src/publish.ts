@@ -1,7 +1,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
-import { BusClosedError, NoRespondersError, RequestTimeoutError, requestFailure } from "./errors.js";
-import { requestWithKeepalive } from "./keepalive.js";
+import type { Msg, NatsConnection } from "@nats-io/transport-node";
+import { JetStreamPublishError, NoRespondersError } from "./errors.js";
+import { muxRequest } from "./reply-mux.js";
 import { traceHeaders, traceHeadersIfAny } from "./trace-headers.js";
 
 const encoder = new TextEncoder();
@@ -10,22 +10,72 @@ function encode(payload: unknown): Uint8Array {
   return payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
 }
 
+/** How long a JetStream publish waits for the stream's acknowledgement (nats.js's default). */
+const ACK_TIMEOUT_MS = 5_000;
+
 /**
  * JetStream publish of an envelope (JSON, trace headers); its `id` becomes
  * `Nats-Msg-Id` (or `options.msgId`), so a retried publish is stored once.
- * Resolves once stored.
+ * Resolves once stored; rejects with JetStreamPublishError when no stream
+ * takes the subject, the stream refused it or no acknowledgement came (it may
+ * or may not be stored: a retry with the same id is stored at most once).
+ *
+ * What `js.publish` does (one PUB with a reply subject, the stream's ack),
+ * sent through the connection's shared reply subscription (reply-mux.ts)
+ * instead of nats.js's request path, which costs a stack-capturing Error per
+ * publish. A JetStream client that does not expose its connection (a test
+ * double) is published to with `js.publish`.
  */
 export async function publishEnvelope(
   js: JetStreamClient,
   subject: string,
   envelope: unknown,
-  options: { msgId?: string | undefined } = {},
+  options: { msgId?: string | undefined; ackTimeoutMs?: number | undefined } = {},
 ): Promise<void> {
   const id = options.msgId ?? (envelope as { id?: unknown })?.id;
-  await js.publish(subject, encode(envelope), {
-    headers: traceHeaders(),
-    ...(typeof id === "string" ? { msgID: id } : {}),
-  });
+  const headers = traceHeaders();
+  const nc = connectionOf(js);
+  if (!nc) {
+    await js.publish(subject, encode(envelope), { headers, ...(typeof id === "string" ? { msgID: id } : {}) });
+    return;
+  }
+  if (typeof id === "string") headers.set("Nats-Msg-Id", id);
+  let ack: Msg;
+  try {
+    ack = await muxRequest(nc, subject, encode(envelope), {
+      timeoutMs: options.ackTimeoutMs ?? ACK_TIMEOUT_MS,
+      headers,
+    });
+  } catch (error) {
+    throw new JetStreamPublishError(subject, publishFailure(error, subject), { cause: error });
+  }
+  const refusal = ackRefusal(ack);
+  if (refusal)
+    throw new JetStreamPublishError(subject, `JetStream did not store the message on ${subject}: ${refusal}`);
+}
+
+/** The connection of a nats.js JetStream client (its `nc`, public on the implementation). */
+function connectionOf(js: JetStreamClient): NatsConnection | undefined {
+  const nc = (js as { nc?: unknown }).nc;
+  return nc && typeof (nc as NatsConnection).publish === "function" ? (nc as NatsConnection) : undefined;
+}
+
+function publishFailure(error: unknown, subject: string): string {
+  if (error instanceof NoRespondersError) return `no JetStream stream stores ${subject} (NATS answered: no responders)`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+const decoder = new TextDecoder();
+
+/** Why a JetStream publish ack (`{"stream":…,"seq":…}` or `{"error":{…}}`) says the message was not stored, or undefined. */
+function ackRefusal(ack: Msg): string | undefined {
+  try {
+    const body = JSON.parse(decoder.decode(ack.data)) as { stream?: unknown; error?: { description?: unknown } };
+    if (body.error) return String(body.error.description ?? "the stream refused it");
+    return typeof body.stream === "string" && body.stream !== "" ? undefined : "the acknowledgement names no stream";
+  } catch {
+    return "the answer is not a JetStream acknowledgement";
+  }
 }
 
 /** Core publish (fire and forget) with trace headers. */
@@ -58,42 +108,6 @@ export async function request(
   payload: unknown,
   options: RequestOptions,
 ): Promise<Uint8Array> {
-  const { signal } = options;
-  if (signal?.aborted) throw signal.reason;
-  if (options.idleMs !== undefined)
-    return requestWithKeepalive(nc, subject, encode(payload), { ...options, idleMs: options.idleMs });
-  const pending = nc.request(subject, encode(payload), { timeout: options.timeoutMs, headers: traceHeaders() });
-  try {
-    const reply = await (signal ? abortable(pending, signal) : pending);
-    return reply.data;
-  } catch (error) {
-    if (signal?.aborted) throw signal.reason;
-    switch (requestFailure(error)) {
-      case "no-responders":
-        throw new NoRespondersError(subject, { cause: error });
-      case "timeout":
-        throw new RequestTimeoutError(subject, options.timeoutMs, { cause: error });
-      case "closed":
-        throw new BusClosedError(subject, { cause: error });
-      default:
-        throw error;
-    }
-  }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", abort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", abort);
-        reject(error);
-      },
-    );
-  });
+  const reply = await muxRequest(nc, subject, encode(payload), { ...options, headers: traceHeaders() });
+  return reply.data;
 }

@@ -11,7 +11,6 @@ import { CallHandler } from "./call-handler.js";
 import { CallSlots } from "./call-slots.js";
 import { type ExecutorMetrics, registerExecutorMetrics } from "./executor-metrics.js";
 import { RunningCalls } from "./running-calls.js";
-import { streamPublisher } from "./stream-publisher.js";
 import { teamPortOver } from "./team-port.js";
 import { startToolExecutor, type ToolExecutor } from "./tool-executor.js";
 import { answerWorkspaceFiles } from "./workspace-files.js";
@@ -56,8 +55,7 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
   const metrics: ExecutorMetrics = options.registry
     ? registerExecutorMetrics(options.registry, () => slots.inUse, sandbox.kind)
     : { observe() {}, refused() {}, forwarded() {}, handedOff() {}, dlq() {} };
-  // JetStream publishes (message, team tools) acknowledged on one inbox subscription (stream-publisher.ts).
-  const bus: Bus = { ...createBus(options.nc), publishDurable: streamPublisher(options.nc) };
+  const bus: Bus = createBus(options.nc);
   const handler = new CallHandler({
     executorId: options.executorId,
     slots,
