@@ -133,3 +133,9 @@ export function deliveredEnvelopeIds(entry: ThreadEntryData): string[] {
   if (entry.kind === "tool-result" && entry.delivers) return [entry.delivers];
   return [];
 }
+
+/** Whether the entry delivers this envelope: `deliveredEnvelopeIds(entry).includes(envelopeId)` without the list. */
+export function deliversEnvelope(entry: ThreadEntryData, envelopeId: string): boolean {
+  if (entry.kind === "input") return entry.envelopeId === envelopeId || entry.batched?.includes(envelopeId) === true;
+  return entry.kind === "tool-result" && entry.delivers === envelopeId;
+}

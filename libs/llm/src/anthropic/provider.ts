@@ -1,9 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
+import type { Stream } from "@anthropic-ai/sdk/core/streaming";
 import type { LlmCallOptions, LlmProvider, LlmRequest, LlmResponse } from "@moniro/ports";
 import { LlmError } from "@moniro/ports";
 import { toLlmError } from "./errors.js";
 import { MessageAccumulator } from "./message-accumulator.js";
-import { toAnthropicParams } from "./request.js";
+import { RequestJsonEncoder } from "./request-json.js";
 
 export const DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -38,23 +39,31 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): LlmP
     // attributes); the SDK's own spans would double it, and its propagation
     // would send our trace ids to the API.
     openTelemetry: { traces: false, propagation: false },
+    // fetch clones every request (and tees its body stream) to be able to follow a
+    // redirect, unless redirects are errors and there is no window: the API never
+    // redirects, so a 3xx fails the call (a transient connection error) instead.
+    fetchOptions: { redirect: "error", window: null },
   });
   const promptCaching = options.promptCaching ?? true;
+  const encoder = new RequestJsonEncoder();
 
   return {
     name: "anthropic",
     stream(request: LlmRequest, callOptions: LlmCallOptions = {}): Promise<LlmResponse> {
       const { signal } = callOptions;
       if (signal?.aborted) return Promise.reject(signal.reason);
-      const params = toAnthropicParams(request, { promptCaching });
-      return untilAborted(streamMessage(client, params, callOptions, timeoutMs), signal);
+      const body = encoder.encode(request, { promptCaching });
+      return untilAborted(streamMessage(client, body, callOptions, timeoutMs), signal);
     },
   };
 }
 
+/** The body's JSON text is sent as it is (the SDK passes a string with a content-type verbatim). */
+const JSON_BODY = { "content-type": "application/json" } as const;
+
 async function streamMessage(
   client: Anthropic,
-  params: Anthropic.MessageCreateParamsStreaming,
+  body: string,
   { signal, onTextDelta }: LlmCallOptions,
   timeoutMs: number,
 ): Promise<LlmResponse> {
@@ -62,7 +71,15 @@ async function streamMessage(
   const combined = signal ? AbortSignal.any([signal, silence.signal]) : silence.signal;
   const accumulator = new MessageAccumulator(onTextDelta);
   try {
-    const events = await client.messages.create(params, { signal: combined });
+    // `client.post` is the SDK's generic request (what `messages.create` ends in), so the body
+    // can be our JSON text (built mostly from pieces cached between calls) instead of
+    // params the SDK would serialise whole on every call. Same bytes, same SSE stream.
+    const events = await client.post<Stream<Anthropic.RawMessageStreamEvent>>("/v1/messages", {
+      body,
+      headers: JSON_BODY,
+      stream: true,
+      signal: combined,
+    });
     silence.restart();
     for await (const event of events) {
       silence.restart();

@@ -1,4 +1,4 @@
-import { deliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import { deliveredEnvelopeIds, deliversEnvelope, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
@@ -12,17 +12,20 @@ import { readForWindow } from "./thread-read.js";
 export class ThreadView {
   /** An append started by `appendBehind` and not yet waited for. */
   private behind: Promise<unknown> | undefined;
-  /** The envelope ids of the inputs in the thread (exactly-once injection). */
-  private readonly envelopeIds = new Set<string>();
+  /**
+   * The envelope ids the thread delivers (exactly-once injection), built only
+   * once `hasEnvelope` was asked often: a run usually asks once or twice, and a
+   * scan of the window is cheaper than a set of all its ids built every run.
+   */
+  private envelopeIds: Set<string> | undefined;
+  private lookups = 0;
 
   private constructor(
     private readonly store: ThreadStore,
     private readonly fence: Fence,
     readonly context: string,
     private readonly list: ThreadEntry[],
-  ) {
-    this.remember(list);
-  }
+  ) {}
 
   static async open(store: ThreadStore, fence: Fence, context: string, policy: ContextPolicy): Promise<ThreadView> {
     return ThreadView.of(store, fence, context, await readForWindow(store, fence.agent, context, policy));
@@ -44,7 +47,7 @@ export class ThreadView {
     if (entries.length === 0) return [];
     const stored = await this.store.append(this.fence, this.context, entries);
     this.list.push(...stored);
-    this.remember(stored);
+    if (this.envelopeIds) remember(this.envelopeIds, stored);
     return stored;
   }
 
@@ -77,12 +80,17 @@ export class ThreadView {
    * envelope ids the thread already holds.
    */
   hasEnvelope(envelopeId: string): boolean {
+    if (this.envelopeIds) return this.envelopeIds.has(envelopeId);
+    if (++this.lookups <= SCANS_BEFORE_SET) return this.list.some((entry) => deliversEnvelope(entry, envelopeId));
+    this.envelopeIds = new Set();
+    remember(this.envelopeIds, this.list);
     return this.envelopeIds.has(envelopeId);
   }
+}
 
-  private remember(entries: readonly ThreadEntry[]): void {
-    for (const entry of entries) {
-      for (const id of deliveredEnvelopeIds(entry)) this.envelopeIds.add(id);
-    }
-  }
+/** Lookups answered by scanning the window before a set of its ids is built. */
+const SCANS_BEFORE_SET = 4;
+
+function remember(ids: Set<string>, entries: readonly ThreadEntryData[]): void {
+  for (const entry of entries) for (const id of deliveredEnvelopeIds(entry)) ids.add(id);
 }

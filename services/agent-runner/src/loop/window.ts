@@ -1,4 +1,4 @@
-import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import type { AssistantEntry, InputEntry, ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { LlmContentBlock, LlmMessage } from "@moniro/ports";
 import type { ContextPolicy, QueueMode } from "./settings.js";
 import { afterCompaction, lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
@@ -65,10 +65,8 @@ export function renderMessages(
       index = end;
       continue;
     }
-    const content: LlmContentBlock[] = [];
-    if (entry.text.length > 0) content.push({ type: "text", text: entry.text });
-    for (const use of entry.toolUses) content.push({ type: "tool_use", id: use.id, name: use.name, input: use.input });
-    if (content.length > 0) messages.push({ role: "assistant", content });
+    const content = assistantBlocks(entry);
+    if (content.length > 0) messages.push({ role: "assistant", content: [...content] });
     const end = nextAssistant(entries, index + 1);
     const span = entries.slice(index + 1, end);
     const results = resultBlocks(entry.toolUses, span);
@@ -91,9 +89,11 @@ function resultBlocks(uses: readonly { id: string }[], span: readonly ThreadEntr
   return uses.map((use) => {
     const result = span.find((entry) => entry.kind === "tool-result" && entry.callId === use.id);
     if (result?.kind === "tool-result") {
-      return result.isError
-        ? { type: "tool_result", tool_use_id: use.id, content: result.content, is_error: true }
-        : { type: "tool_result", tool_use_id: use.id, content: result.content };
+      return rendered(result, () =>
+        result.isError
+          ? { type: "tool_result", tool_use_id: result.callId, content: result.content, is_error: true }
+          : { type: "tool_result", tool_use_id: result.callId, content: result.content },
+      );
     }
     return { type: "tool_result", tool_use_id: use.id, content: MISSING_RESULT_CONTENT, is_error: true };
   });
@@ -102,21 +102,26 @@ function resultBlocks(uses: readonly { id: string }[], span: readonly ThreadEntr
 /** Inputs and runtime notes as text blocks; tool results here (orphans) are dropped. */
 function textBlocks(span: readonly ThreadEntryData[], queue: QueueMode): LlmContentBlock[] {
   const blocks: LlmContentBlock[] = [];
-  let batch: string[] = [];
+  let batch: InputEntry[] = [];
   const flush = () => {
     if (batch.length === 0) return;
-    if (queue === "steer") blocks.push({ type: "text", text: batch.join("\n") });
-    else if (queue === "collect") blocks.push({ type: "text", text: collected(batch) });
-    else for (const line of batch) blocks.push({ type: "text", text: line });
+    // steer / collect join a batch into one block; a batch of one line is that line, as in the other modes.
+    if ((queue !== "steer" && queue !== "collect") || batch.length === 1) {
+      for (const input of batch) blocks.push(inputBlock(input));
+    } else {
+      const lines = batch.map(inputText);
+      blocks.push({ type: "text", text: queue === "steer" ? lines.join("\n") : collected(lines) });
+    }
     batch = [];
   };
   for (const entry of span) {
     if (entry.kind === "input") {
-      batch.push(inputText(entry));
+      batch.push(entry);
       continue;
     }
     flush();
-    if (entry.kind === "instruction") blocks.push({ type: "text", text: `[moniro] ${entry.detail}` });
+    if (entry.kind === "instruction")
+      blocks.push(rendered(entry, () => ({ type: "text", text: `[moniro] ${entry.detail}` })));
   }
   flush();
   return blocks;
@@ -126,8 +131,44 @@ function collected(lines: string[]): string {
   return lines.length === 1 ? (lines[0] ?? "") : `INBOX (${lines.length} messages):\n${lines.join("\n")}`;
 }
 
+/**
+ * The blocks an entry renders to, kept per entry object: a thread's entries
+ * do not change once stored, and the thread cache hands out the same objects
+ * run after run, so every call of an agent renders its history to the same
+ * block objects, which the provider serialises once (it caches by identity).
+ * Blocks are values: nothing mutates them after they are made.
+ */
+const renderedBlocks = new WeakMap<ThreadEntryData, LlmContentBlock>();
+const renderedAssistant = new WeakMap<AssistantEntry, readonly LlmContentBlock[]>();
+
+function rendered(entry: ThreadEntryData, render: () => LlmContentBlock): LlmContentBlock {
+  let block = renderedBlocks.get(entry);
+  if (block === undefined) {
+    block = render();
+    renderedBlocks.set(entry, block);
+  }
+  return block;
+}
+
+function inputBlock(entry: InputEntry): LlmContentBlock {
+  return rendered(entry, () => ({ type: "text", text: inputText(entry) }));
+}
+
+/** An assistant entry's text, then its tool calls. */
+function assistantBlocks(entry: AssistantEntry): readonly LlmContentBlock[] {
+  let content = renderedAssistant.get(entry);
+  if (content === undefined) {
+    const blocks: LlmContentBlock[] = [];
+    if (entry.text.length > 0) blocks.push({ type: "text", text: entry.text });
+    for (const use of entry.toolUses) blocks.push({ type: "tool_use", id: use.id, name: use.name, input: use.input });
+    content = blocks;
+    renderedAssistant.set(entry, content);
+  }
+  return content;
+}
+
 /** `[source] text`, with attachments listed after it. */
-export function inputText(entry: Extract<ThreadEntryData, { kind: "input" }>): string {
+export function inputText(entry: InputEntry): string {
   const attachments = entry.attachments.map(
     (a) => `\n(attachment: ${a.name}, ${a.contentType}${a.url ? `, ${a.url}` : ""})`,
   );
