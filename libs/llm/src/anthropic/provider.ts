@@ -100,15 +100,10 @@ async function streamMessage(
 /** Aborts its signal when `restart()` has not been called for `ms`. */
 class IdleTimer {
   private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   readonly signal = this.controller.signal;
 
   constructor(private readonly ms: number) {
-    this.restart();
-  }
-
-  restart(): void {
-    this.stop();
     this.timer = setTimeout(() => {
       this.controller.abort(
         new LlmError(`Anthropic API sent nothing for ${this.ms} ms`, { errorClass: "transient", code: "timeout" }),
@@ -116,8 +111,13 @@ class IdleTimer {
     }, this.ms);
   }
 
+  /** Called on every stream event: `refresh` re-arms the same timer (no new one per event). */
+  restart(): void {
+    this.timer.refresh();
+  }
+
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.timer);
   }
 }
 

@@ -175,3 +175,17 @@ describe("inputText", () => {
     expect(text.split(/\r?\n/).filter((line) => line.startsWith("["))).toEqual(["[http:alice] hi"]);
   });
 });
+
+describe("buildWindow, called again on the same thread", () => {
+  it("renders the same messages from the same block objects, so the provider serialises each block once", () => {
+    const thread = [input("hi"), assistant("looking", ["u1"]), result("u1"), input("and?"), assistant("done")];
+    const first = buildWindow(thread, compaction);
+    const longer = [...thread, input("next")];
+    const second = buildWindow(longer, compaction);
+    expect(second.slice(0, first.length - 1)).toEqual(first.slice(0, -1));
+    for (let m = 0; m < first.length - 1; m++) {
+      first[m]?.content.forEach((block, b) => expect(second[m]?.content[b]).toBe(block));
+    }
+    expect(second.at(-1)?.content.at(-1)).toEqual({ type: "text", text: inputText(longer.at(-1) as never) });
+  });
+});

@@ -60,18 +60,18 @@ export function renderMessages(
     const entry = entries[index] as ThreadEntryData;
     if (entry.kind !== "assistant") {
       const end = nextAssistant(entries, index);
-      const blocks = textBlocks(entries.slice(index, end), queue);
+      const blocks = textBlocks(entries, index, end, queue);
       if (blocks.length > 0) messages.push({ role: "user", content: blocks });
       index = end;
       continue;
     }
-    const content = assistantBlocks(entry);
-    if (content.length > 0) messages.push({ role: "assistant", content: [...content] });
+    const said = assistantBlocks(entry);
+    if (said.length > 0) messages.push({ role: "assistant", content: [...said] });
     const end = nextAssistant(entries, index + 1);
-    const span = entries.slice(index + 1, end);
-    const results = resultBlocks(entry.toolUses, span);
-    const texts = textBlocks(span, queue);
-    if (results.length + texts.length > 0) messages.push({ role: "user", content: [...results, ...texts] });
+    // The span after the assistant entry (entries [index + 1, end)): its results, then its inputs.
+    const results = resultBlocks(entry.toolUses, entries, index + 1, end);
+    const answered = textBlocks(entries, index + 1, end, queue, results);
+    if (answered.length > 0) messages.push({ role: "user", content: answered });
     index = end;
   }
   return wellFormed(mergeConsecutive(messages));
@@ -85,9 +85,14 @@ function nextAssistant(entries: readonly ThreadEntryData[], from: number): numbe
 }
 
 /** One tool_result per tool_use, in call order; recorded results win, missing ones are synthesised. */
-function resultBlocks(uses: readonly { id: string }[], span: readonly ThreadEntryData[]): LlmContentBlock[] {
+function resultBlocks(
+  uses: readonly { id: string }[],
+  entries: readonly ThreadEntryData[],
+  from: number,
+  to: number,
+): LlmContentBlock[] {
   return uses.map((use) => {
-    const result = span.find((entry) => entry.kind === "tool-result" && entry.callId === use.id);
+    const result = findResult(entries, from, to, use.id);
     if (result?.kind === "tool-result") {
       return rendered(result, () =>
         result.isError
@@ -99,9 +104,25 @@ function resultBlocks(uses: readonly { id: string }[], span: readonly ThreadEntr
   });
 }
 
-/** Inputs and runtime notes as text blocks; tool results here (orphans) are dropped. */
-function textBlocks(span: readonly ThreadEntryData[], queue: QueueMode): LlmContentBlock[] {
-  const blocks: LlmContentBlock[] = [];
+function findResult(entries: readonly ThreadEntryData[], from: number, to: number, callId: string) {
+  for (let index = from; index < to; index++) {
+    const entry = entries[index];
+    if (entry?.kind === "tool-result" && entry.callId === callId) return entry;
+  }
+  return undefined;
+}
+
+/**
+ * Inputs and runtime notes of entries [from, to) as text blocks, appended to
+ * `blocks`; tool results here (orphans) are dropped.
+ */
+function textBlocks(
+  entries: readonly ThreadEntryData[],
+  from: number,
+  to: number,
+  queue: QueueMode,
+  blocks: LlmContentBlock[] = [],
+): LlmContentBlock[] {
   let batch: InputEntry[] = [];
   const flush = () => {
     if (batch.length === 0) return;
@@ -114,7 +135,8 @@ function textBlocks(span: readonly ThreadEntryData[], queue: QueueMode): LlmCont
     }
     batch = [];
   };
-  for (const entry of span) {
+  for (let index = from; index < to; index++) {
+    const entry = entries[index] as ThreadEntryData;
     if (entry.kind === "input") {
       batch.push(entry);
       continue;
@@ -188,12 +210,13 @@ function userText(text: string): LlmMessage {
   return { role: "user", content: [{ type: "text", text }] };
 }
 
+/** Joins consecutive messages of one role; the messages and their content arrays are renderMessages' own. */
 function mergeConsecutive(messages: LlmMessage[]): LlmMessage[] {
   const merged: LlmMessage[] = [];
   for (const message of messages) {
     const previous = merged.at(-1);
-    if (previous && previous.role === message.role) previous.content = [...previous.content, ...message.content];
-    else merged.push({ role: message.role, content: [...message.content] });
+    if (previous && previous.role === message.role) previous.content.push(...message.content);
+    else merged.push(message);
   }
   return merged;
 }
