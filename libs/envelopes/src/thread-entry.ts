@@ -134,8 +134,10 @@ export function deliveredEnvelopeIds(entry: ThreadEntryData): string[] {
   return [];
 }
 
-/** Whether the entry delivers this envelope: `deliveredEnvelopeIds(entry).includes(envelopeId)` without the list. */
-export function deliversEnvelope(entry: ThreadEntryData, envelopeId: string): boolean {
-  if (entry.kind === "input") return entry.envelopeId === envelopeId || entry.batched?.includes(envelopeId) === true;
-  return entry.kind === "tool-result" && entry.delivers === envelopeId;
+/** Adds `deliveredEnvelopeIds(entry)` to `ids` without building the list (a whole window is read this way per run). */
+export function addDeliveredEnvelopeIds(ids: Set<string>, entry: ThreadEntryData): void {
+  if (entry.kind === "input") {
+    ids.add(entry.envelopeId);
+    if (entry.batched !== undefined) for (const id of entry.batched) ids.add(id);
+  } else if (entry.kind === "tool-result" && entry.delivers) ids.add(entry.delivers);
 }

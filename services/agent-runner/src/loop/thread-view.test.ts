@@ -38,7 +38,6 @@ describe("ThreadView.hasEnvelope", () => {
     const view = ThreadView.of(store, fence, "personal", read);
     await view.append([result("call-1", "E5"), input("E6")]);
     const asked = ["E1", "E3", "E4", "E5", "E6", "E7", "E2", "E1", "E6", "nope"];
-    // Ten lookups: the first ones scan the window, the later ones use the set built from it.
     expect(asked.map((id) => view.hasEnvelope(id))).toEqual([
       true,
       true,

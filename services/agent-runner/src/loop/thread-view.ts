@@ -1,4 +1,4 @@
-import { deliveredEnvelopeIds, deliversEnvelope, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import { addDeliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
@@ -12,13 +12,8 @@ import { readForWindow } from "./thread-read.js";
 export class ThreadView {
   /** An append started by `appendBehind` and not yet waited for. */
   private behind: Promise<unknown> | undefined;
-  /**
-   * The envelope ids the thread delivers (exactly-once injection), built only
-   * once `hasEnvelope` was asked often: a run usually asks once or twice, and a
-   * scan of the window is cheaper than a set of all its ids built every run.
-   */
+  /** The envelope ids the thread delivers (exactly-once injection), collected at the first lookup. */
   private envelopeIds: Set<string> | undefined;
-  private lookups = 0;
 
   private constructor(
     private readonly store: ThreadStore,
@@ -80,17 +75,14 @@ export class ThreadView {
    * envelope ids the thread already holds.
    */
   hasEnvelope(envelopeId: string): boolean {
-    if (this.envelopeIds) return this.envelopeIds.has(envelopeId);
-    if (++this.lookups <= SCANS_BEFORE_SET) return this.list.some((entry) => deliversEnvelope(entry, envelopeId));
-    this.envelopeIds = new Set();
-    remember(this.envelopeIds, this.list);
+    if (!this.envelopeIds) {
+      this.envelopeIds = new Set();
+      remember(this.envelopeIds, this.list);
+    }
     return this.envelopeIds.has(envelopeId);
   }
 }
 
-/** Lookups answered by scanning the window before a set of its ids is built. */
-const SCANS_BEFORE_SET = 4;
-
 function remember(ids: Set<string>, entries: readonly ThreadEntryData[]): void {
-  for (const entry of entries) for (const id of deliveredEnvelopeIds(entry)) ids.add(id);
+  for (const entry of entries) addDeliveredEnvelopeIds(ids, entry);
 }
