@@ -30,32 +30,51 @@ export interface AnthropicProviderOptions {
  */
 export function createAnthropicProvider(options: AnthropicProviderOptions): LlmProvider {
   const timeoutMs = options.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
-    maxRetries: 0,
-    timeout: timeoutMs,
-    // The runner traces each call itself (a `chat <model>` span with gen_ai
-    // attributes); the SDK's own spans would double it, and its propagation
-    // would send our trace ids to the API.
-    openTelemetry: { traces: false, propagation: false },
-    // fetch clones every request (and tees its body stream) to be able to follow a
-    // redirect, unless redirects are errors and there is no window: the API never
-    // redirects, so a 3xx fails the call (a transient connection error) instead.
-    fetchOptions: { redirect: "error", window: null },
-  });
+  const client = clientFor(options.apiKey, options.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL, timeoutMs);
   const promptCaching = options.promptCaching ?? true;
-  const encoder = new RequestJsonEncoder();
 
   return {
     name: "anthropic",
     stream(request: LlmRequest, callOptions: LlmCallOptions = {}): Promise<LlmResponse> {
       const { signal } = callOptions;
       if (signal?.aborted) return Promise.reject(signal.reason);
-      const body = encoder.encode(request, { promptCaching });
+      const body = ENCODER.encode(request, { promptCaching });
       return untilAborted(streamMessage(client, body, callOptions, timeoutMs), signal);
     },
   };
+}
+
+/**
+ * Shared by every provider of the process: the runner makes one provider per
+ * agent, and agents share their tool specs (the catalog's objects), so an
+ * agent's first call finds them serialised already.
+ */
+const ENCODER = new RequestJsonEncoder();
+
+/** One SDK client per key, base URL and timeout (a client holds nothing per call); an agent's first call makes none. */
+const clients = new Map<string, Anthropic>();
+
+function clientFor(apiKey: string, baseURL: string, timeoutMs: number): Anthropic {
+  const key = JSON.stringify([apiKey, baseURL, timeoutMs]);
+  let client = clients.get(key);
+  if (!client) {
+    client = new Anthropic({
+      apiKey,
+      baseURL,
+      maxRetries: 0,
+      timeout: timeoutMs,
+      // The runner traces each call itself (a `chat <model>` span with gen_ai
+      // attributes); the SDK's own spans would double it, and its propagation
+      // would send our trace ids to the API.
+      openTelemetry: { traces: false, propagation: false },
+      // fetch clones every request (and tees its body stream) to be able to follow a
+      // redirect, unless redirects are errors and there is no window: the API never
+      // redirects, so a 3xx fails the call (a transient connection error) instead.
+      fetchOptions: { redirect: "error", window: null },
+    });
+    clients.set(key, client);
+  }
+  return client;
 }
 
 /** The body's JSON text is sent as it is (the SDK passes a string with a content-type verbatim). */
