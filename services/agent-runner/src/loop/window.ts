@@ -47,15 +47,22 @@ export function summaryNote(summary: string): string {
   return `[moniro] Summary of the earlier part of this thread (details: history_search / history_read):\n${summary}`;
 }
 
-/** Turns entries into alternating, API-valid messages. */
+/**
+ * Turns entries into alternating, API-valid messages. The messages (and their
+ * blocks) are shared with later calls on the same thread: read-only.
+ */
 export function renderMessages(
   entries: readonly ThreadEntryData[],
   options: { queue?: QueueMode; preface?: string } = {},
 ): LlmMessage[] {
   const queue = options.queue ?? "inject";
-  const messages: LlmMessage[] = [];
-  if (options.preface) messages.push(userText(options.preface));
-  let index = 0;
+  const { preface } = options;
+  const resumed = resume(entries, queue, preface);
+  const messages = resumed.messages;
+  let index = resumed.index;
+  /** The last assistant entry, and how many messages there were before it. */
+  let cut = -1;
+  let before = 0;
   while (index < entries.length) {
     const entry = entries[index] as ThreadEntryData;
     if (entry.kind !== "assistant") {
@@ -65,6 +72,8 @@ export function renderMessages(
       index = end;
       continue;
     }
+    cut = index;
+    before = messages.length;
     const said = assistantBlocks(entry);
     if (said.length > 0) messages.push({ role: "assistant", content: [...said] });
     const end = nextAssistant(entries, index + 1);
@@ -74,7 +83,47 @@ export function renderMessages(
     if (answered.length > 0) messages.push({ role: "user", content: answered });
     index = end;
   }
+  const first = entries[0];
+  if (first && cut > resumed.index) {
+    prefixes.set(first, { queue, preface, entries: entries.slice(0, cut + 1), messages: messages.slice(0, before) });
+  }
   return wellFormed(mergeConsecutive(messages));
+}
+
+/**
+ * What a render of a thread produced before its last assistant entry: the
+ * next call on the same thread (the same entries, and more after them)
+ * renders those entries to the same messages, so it starts there. Kept per
+ * first entry (the thread cache hands out the same entry objects run after
+ * run); a thread cut elsewhere, compacted or rewritten does not match.
+ */
+interface RenderedPrefix {
+  queue: QueueMode;
+  preface: string | undefined;
+  /** The entries up to and with the last assistant entry; compared by identity. */
+  entries: readonly ThreadEntryData[];
+  /** The messages, before merging, rendered for the entries before that assistant entry. */
+  messages: readonly LlmMessage[];
+}
+const prefixes = new WeakMap<ThreadEntryData, RenderedPrefix>();
+
+function resume(
+  entries: readonly ThreadEntryData[],
+  queue: QueueMode,
+  preface: string | undefined,
+): { index: number; messages: LlmMessage[] } {
+  const first = entries[0];
+  const prefix = first === undefined ? undefined : prefixes.get(first);
+  if (prefix && prefix.queue === queue && prefix.preface === preface && startsWith(entries, prefix.entries)) {
+    return { index: prefix.entries.length - 1, messages: prefix.messages.slice() };
+  }
+  return { index: 0, messages: preface ? [userText(preface)] : [] };
+}
+
+function startsWith(entries: readonly ThreadEntryData[], prefix: readonly ThreadEntryData[]): boolean {
+  if (prefix.length > entries.length) return false;
+  for (let index = prefix.length - 1; index >= 0; index--) if (entries[index] !== prefix[index]) return false;
+  return true;
 }
 
 /** The index of the first assistant entry at or after `from` (the length when there is none). */
@@ -210,13 +259,14 @@ function userText(text: string): LlmMessage {
   return { role: "user", content: [{ type: "text", text }] };
 }
 
-/** Joins consecutive messages of one role; the messages and their content arrays are renderMessages' own. */
-function mergeConsecutive(messages: LlmMessage[]): LlmMessage[] {
+/** Joins consecutive messages of one role into a new message (the others are shared: see renderMessages). */
+function mergeConsecutive(messages: readonly LlmMessage[]): LlmMessage[] {
   const merged: LlmMessage[] = [];
   for (const message of messages) {
     const previous = merged.at(-1);
-    if (previous && previous.role === message.role) previous.content.push(...message.content);
-    else merged.push(message);
+    if (previous && previous.role === message.role) {
+      merged[merged.length - 1] = { role: message.role, content: [...previous.content, ...message.content] };
+    } else merged.push(message);
   }
   return merged;
 }
