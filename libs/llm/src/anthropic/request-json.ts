@@ -12,30 +12,23 @@ const CACHE_CONTROL_TAIL = ',"cache_control":{"type":"ephemeral"}}';
  * closing brace) so a `cache_control` breakpoint can be added after it, where
  * the SDK's encoding puts it (the last key).
  *
- * Blocks and tool specs are keyed by identity (WeakMap: nothing outlives the
- * objects) and must not be mutated after they were sent once; the window and
- * the tool registry only ever create new ones.
+ * Messages, blocks and tool specs are keyed by identity (WeakMap: nothing
+ * outlives the objects) and must not be mutated after they were sent once;
+ * the window and the tool registry only ever create new ones.
  */
 export class RequestJsonEncoder {
   private readonly blocks = new WeakMap<LlmContentBlock, string>();
   private readonly tools = new WeakMap<LlmToolSpec, string>();
+  private readonly messages = new WeakMap<LlmMessage, { plain?: string; marked?: string }>();
 
   encode(request: LlmRequest, options: { promptCaching: boolean }): string {
     const cache = options.promptCaching;
-    const messages = request.messages.map(sendable);
+    const { messages } = request;
     const marked = cache ? cachePrefixMarks(messages) : NO_MARKS;
     let json = `{"model":${JSON.stringify(request.model)},"max_tokens":${JSON.stringify(request.maxTokens)},"messages":[`;
     for (let m = 0; m < messages.length; m++) {
-      const message = messages[m] as LlmMessage;
       if (m > 0) json += ",";
-      json += `{"role":${JSON.stringify(message.role)},"content":[`;
-      const last = message.content.length - 1;
-      for (let b = 0; b <= last; b++) {
-        if (b > 0) json += ",";
-        json += this.block(message.content[b] as LlmContentBlock);
-        json += b === last && marked.has(m) ? CACHE_CONTROL_TAIL : "}";
-      }
-      json += "]}";
+      json += this.message(messages[m] as LlmMessage, marked.has(m));
     }
     json += '],"stream":true';
     if (request.system.trim().length > 0) {
@@ -52,6 +45,29 @@ export class RequestJsonEncoder {
       json += "]";
     }
     return `${json}}`;
+  }
+
+  /** A message's JSON, with or without a breakpoint on its last block; kept per message (the window reuses them). */
+  private message(message: LlmMessage, mark: boolean): string {
+    let cached = this.messages.get(message);
+    if (cached === undefined) {
+      cached = {};
+      this.messages.set(message, cached);
+    }
+    const known = mark ? cached.marked : cached.plain;
+    if (known !== undefined) return known;
+    const { role, content } = sendable(message);
+    let json = `{"role":${JSON.stringify(role)},"content":[`;
+    const last = content.length - 1;
+    for (let b = 0; b <= last; b++) {
+      if (b > 0) json += ",";
+      json += this.block(content[b] as LlmContentBlock);
+      json += b === last && mark ? CACHE_CONTROL_TAIL : "}";
+    }
+    json += "]}";
+    if (mark) cached.marked = json;
+    else cached.plain = json;
+    return json;
   }
 
   private block(block: LlmContentBlock): string {
@@ -100,7 +116,7 @@ function sendable(message: LlmMessage): LlmMessage {
   return blocks.length === message.content.length || blocks.length === 0 ? message : { ...message, content: blocks };
 }
 
-/** The messages whose last block carries a breakpoint (see `toAnthropicParams`). */
+/** The messages whose last block carries a breakpoint (see `toAnthropicParams`; blank-text filtering never empties a message). */
 function cachePrefixMarks(messages: readonly LlmMessage[]): ReadonlySet<number> {
   const marks = new Set<number>();
   const last = messages.length - 1;
