@@ -54,3 +54,24 @@ describe("ThreadView.hasEnvelope", () => {
     expect(view.hasEnvelope("E8")).toBe(true);
   });
 });
+
+describe("ThreadView.hasEnvelope across runs of one thread", () => {
+  it("a later run (the same entries, and more after them) knows what an earlier run read and appended, and what came since", async () => {
+    const store = new InMemoryThreadStore();
+    const read = (await store.append(fence, "personal", [input("E1"), input("E2")])) as ThreadEntry[];
+    const first = ThreadView.of(store, fence, "personal", read.slice());
+    expect(first.hasEnvelope("E1")).toBe(true);
+    const appended = await first.append([input("E3")]);
+    // The next run gets the cached entries plus the appended one read back (another object), and a newer one.
+    const [later] = (await store.append(fence, "personal", [result("call-1", "E4")])) as ThreadEntry[];
+    const next = ThreadView.of(store, fence, "personal", [
+      ...read,
+      structuredClone(appended[0] as ThreadEntry),
+      later as ThreadEntry,
+    ]);
+    expect(["E1", "E2", "E3", "E4", "E5"].map((id) => next.hasEnvelope(id))).toEqual([true, true, true, true, false]);
+    // Another thread (other entries) shares nothing with it.
+    const other = ThreadView.of(store, fence, "work", structuredClone(read));
+    expect(["E1", "E3", "E4"].map((id) => other.hasEnvelope(id))).toEqual([true, false, false]);
+  });
+});

@@ -75,14 +75,37 @@ export class ThreadView {
    * envelope ids the thread already holds.
    */
   hasEnvelope(envelopeId: string): boolean {
-    if (!this.envelopeIds) {
-      this.envelopeIds = new Set();
-      remember(this.envelopeIds, this.list);
-    }
+    this.envelopeIds ??= collectDelivered(this.list);
     return this.envelopeIds.has(envelopeId);
   }
 }
 
-function remember(ids: Set<string>, entries: readonly ThreadEntryData[]): void {
-  for (const entry of entries) addDeliveredEnvelopeIds(ids, entry);
+function remember(ids: Set<string>, entries: readonly ThreadEntryData[], from = 0): void {
+  for (let index = from; index < entries.length; index++)
+    addDeliveredEnvelopeIds(ids, entries[index] as ThreadEntryData);
+}
+
+/**
+ * The ids collected by an earlier run of the same thread, kept per first
+ * entry (the thread cache hands out the same entry objects run after run):
+ * a run adds only what came after the entries that run had. The set may
+ * also hold ids that run appended: they are in the thread too.
+ */
+const deliveredByThread = new WeakMap<ThreadEntryData, { entries: readonly ThreadEntryData[]; ids: Set<string> }>();
+
+function collectDelivered(list: readonly ThreadEntryData[]): Set<string> {
+  const first = list[0];
+  if (first === undefined) return new Set();
+  const known = deliveredByThread.get(first);
+  const reuse = known !== undefined && startsWith(list, known.entries);
+  const ids = reuse ? known.ids : new Set<string>();
+  remember(ids, list, reuse ? known.entries.length : 0);
+  deliveredByThread.set(first, { entries: list.slice(), ids });
+  return ids;
+}
+
+function startsWith(list: readonly ThreadEntryData[], prefix: readonly ThreadEntryData[]): boolean {
+  if (prefix.length > list.length) return false;
+  for (let index = prefix.length - 1; index >= 0; index--) if (list[index] !== prefix[index]) return false;
+  return true;
 }
