@@ -86,8 +86,7 @@ async function streamMessage(
   { signal, onTextDelta }: LlmCallOptions,
   timeoutMs: number,
 ): Promise<LlmResponse> {
-  const silence = new IdleTimer(timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, silence.signal]) : silence.signal;
+  const call = new CallAbort(timeoutMs, signal);
   const accumulator = new MessageAccumulator(onTextDelta);
   try {
     // `client.post` is the SDK's generic request (what `messages.create` ends in), so the body
@@ -97,38 +96,50 @@ async function streamMessage(
       body,
       headers: JSON_BODY,
       stream: true,
-      signal: combined,
+      signal: call.signal,
     });
-    silence.restart();
+    call.restart();
     for await (const event of events) {
-      silence.restart();
+      call.restart();
       accumulator.add(event);
     }
     // The SDK ends the iteration quietly when the request is aborted.
-    if (combined.aborted) throw combined.reason;
+    if (call.signal.aborted) throw call.signal.reason;
     return accumulator.result();
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    if (silence.signal.aborted) throw silence.signal.reason;
+    if (call.timedOut) throw call.signal.reason;
     throw toLlmError(error);
   } finally {
-    silence.stop();
+    call.stop();
   }
 }
 
-/** Aborts its signal when `restart()` has not been called for `ms`. */
-class IdleTimer {
+/**
+ * The one signal a call hands the SDK: aborted by the caller's signal (with
+ * its reason), or when `restart()` has not been called for `ms` (a timeout).
+ * One controller and a listener, instead of `AbortSignal.any` per call.
+ */
+class CallAbort {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   readonly signal = this.controller.signal;
+  timedOut = false;
 
-  constructor(private readonly ms: number) {
+  constructor(
+    private readonly ms: number,
+    private readonly outer: AbortSignal | undefined,
+  ) {
     this.timer = setTimeout(() => {
+      this.timedOut = true;
       this.controller.abort(
         new LlmError(`Anthropic API sent nothing for ${this.ms} ms`, { errorClass: "transient", code: "timeout" }),
       );
     }, this.ms);
+    outer?.addEventListener("abort", this.forward, { once: true });
   }
+
+  private readonly forward = (): void => this.controller.abort(this.outer?.reason);
 
   /** Called on every stream event: `refresh` re-arms the same timer (no new one per event). */
   restart(): void {
@@ -137,6 +148,7 @@ class IdleTimer {
 
   stop(): void {
     clearTimeout(this.timer);
+    this.outer?.removeEventListener("abort", this.forward);
   }
 }
 
