@@ -39,7 +39,11 @@ function continuesTurn(previous: Entry): boolean {
 }
 
 export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry | undefined {
-  return entries.findLast((entry): entry is CompactionEntry => entry.kind === "compaction");
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index] as ThreadEntry;
+    if (entry.kind === "compaction") return entry;
+  }
+  return undefined;
 }
 
 /**
