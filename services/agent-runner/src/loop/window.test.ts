@@ -184,7 +184,9 @@ describe("buildWindow, called again on the same thread", () => {
     const second = buildWindow(longer, compaction);
     expect(second.slice(0, first.length - 1)).toEqual(first.slice(0, -1));
     for (let m = 0; m < first.length - 1; m++) {
-      first[m]?.content.forEach((block, b) => expect(second[m]?.content[b]).toBe(block));
+      first[m]?.content.forEach((block, b) => {
+        expect(second[m]?.content[b]).toBe(block);
+      });
     }
     expect(second.at(-1)?.content.at(-1)).toEqual({ type: "text", text: inputText(longer.at(-1) as never) });
   });
