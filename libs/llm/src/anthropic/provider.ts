@@ -122,7 +122,7 @@ async function streamMessage(
  */
 class CallAbort {
   private readonly controller = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   readonly signal = this.controller.signal;
   timedOut = false;
 
@@ -130,20 +130,23 @@ class CallAbort {
     private readonly ms: number,
     private readonly outer: AbortSignal | undefined,
   ) {
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(
-        new LlmError(`Anthropic API sent nothing for ${this.ms} ms`, { errorClass: "transient", code: "timeout" }),
-      );
-    }, this.ms);
+    this.restart();
     outer?.addEventListener("abort", this.forward, { once: true });
   }
 
   private readonly forward = (): void => this.controller.abort(this.outer?.reason);
 
-  /** Called on every stream event: `refresh` re-arms the same timer (no new one per event). */
+  private readonly expire = (): void => {
+    this.timedOut = true;
+    this.controller.abort(
+      new LlmError(`Anthropic API sent nothing for ${this.ms} ms`, { errorClass: "transient", code: "timeout" }),
+    );
+  };
+
+  /** Called on every stream event. */
   restart(): void {
-    this.timer.refresh();
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.expire, this.ms);
   }
 
   stop(): void {

@@ -5,21 +5,20 @@ const CACHE_CONTROL_TAIL = ',"cache_control":{"type":"ephemeral"}}';
 /**
  * The request body as JSON text, byte for byte what `JSON.stringify` of
  * `toAnthropicParams(request, options)` gives (the SDK's own encoding), but
- * built from per-object pieces remembered between calls: an agent sends the
- * same 23 tool schemas and, from its thread, mostly the same blocks on every
- * call (the window renders unchanged entries to the same block objects), so
- * only what is new is serialised. Each piece is kept "open" (without its
- * closing brace) so a `cache_control` breakpoint can be added after it, where
- * the SDK's encoding puts it (the last key).
+ * built from pieces remembered between calls: an agent sends the same 23
+ * tool schemas and, from its thread, mostly the same messages on every call
+ * (the window hands out the same message objects for unchanged entries), so
+ * only what is new is serialised. A `cache_control` breakpoint is added where
+ * the SDK's encoding puts it (the last key of the block it marks). One JSON
+ * text is kept per message (about the size of its text), none per block.
  *
- * Messages, blocks and tool specs are keyed by identity (WeakMap: nothing
+ * Messages and tool specs are keyed by identity (WeakMap: nothing
  * outlives the objects) and must not be mutated after they were sent once;
  * the window and the tool registry only ever create new ones.
  */
 export class RequestJsonEncoder {
-  private readonly blocks = new WeakMap<LlmContentBlock, string>();
   private readonly tools = new WeakMap<LlmToolSpec, string>();
-  private readonly messages = new WeakMap<LlmMessage, { plain?: string; marked?: string }>();
+  private readonly messages = new WeakMap<LlmMessage, string>();
 
   encode(request: LlmRequest, options: { promptCaching: boolean }): string {
     const cache = options.promptCaching;
@@ -49,34 +48,14 @@ export class RequestJsonEncoder {
 
   /** A message's JSON, with or without a breakpoint on its last block; kept per message (the window reuses them). */
   private message(message: LlmMessage, mark: boolean): string {
-    let cached = this.messages.get(message);
-    if (cached === undefined) {
-      cached = {};
-      this.messages.set(message, cached);
-    }
-    const known = mark ? cached.marked : cached.plain;
-    if (known !== undefined) return known;
-    const { role, content } = sendable(message);
-    let json = `{"role":${JSON.stringify(role)},"content":[`;
-    const last = content.length - 1;
-    for (let b = 0; b <= last; b++) {
-      if (b > 0) json += ",";
-      json += this.block(content[b] as LlmContentBlock);
-      json += b === last && mark ? CACHE_CONTROL_TAIL : "}";
-    }
-    json += "]}";
-    if (mark) cached.marked = json;
-    else cached.plain = json;
-    return json;
-  }
-
-  private block(block: LlmContentBlock): string {
-    let json = this.blocks.get(block);
+    let json = this.messages.get(message);
     if (json === undefined) {
-      json = open(blockParam(block));
-      this.blocks.set(block, json);
+      const { role, content } = sendable(message);
+      json = `{"role":${JSON.stringify(role)},"content":[${content.map((block) => JSON.stringify(blockParam(block))).join(",")}]}`;
+      this.messages.set(message, json);
     }
-    return json;
+    // A breakpoint goes last in the last block: before its closing brace and the two that follow.
+    return mark ? `${json.slice(0, -3)}${CACHE_CONTROL_TAIL}]}` : json;
   }
 
   private tool(tool: LlmToolSpec): string {
