@@ -133,3 +133,11 @@ export function deliveredEnvelopeIds(entry: ThreadEntryData): string[] {
   if (entry.kind === "tool-result" && entry.delivers) return [entry.delivers];
   return [];
 }
+
+/** Adds `deliveredEnvelopeIds(entry)` to `ids` without building the list (a whole window is read this way per run). */
+export function addDeliveredEnvelopeIds(ids: Set<string>, entry: ThreadEntryData): void {
+  if (entry.kind === "input") {
+    ids.add(entry.envelopeId);
+    if (entry.batched !== undefined) for (const id of entry.batched) ids.add(id);
+  } else if (entry.kind === "tool-result" && entry.delivers) ids.add(entry.delivers);
+}

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { LlmRequest } from "@moniro/ports";
 import { LlmError } from "@moniro/ports";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -291,6 +293,24 @@ describe("anthropic provider: errors carry the DESIGN §5 verdict", () => {
     expect(error.errorClass).toBe("transient");
     expect(error.code).toBe("connection");
     fake = await startFakeAnthropic();
+  });
+
+  it("a redirect is not followed: the call fails as a transient connection error, and the target gets nothing", async () => {
+    const redirector = createServer((_request, response) => {
+      response.writeHead(307, { location: `${fake.url}/v1/messages` }).end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+    const { port } = redirector.address() as AddressInfo;
+    try {
+      const error = await rejection(
+        createAnthropicProvider({ apiKey: "test-key", baseURL: `http://127.0.0.1:${port}` }).stream(request),
+      );
+      expect(error.errorClass).toBe("transient");
+      expect(error.code).toBe("connection");
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => redirector.close(resolve));
+    }
   });
 
   it("a stream that keeps sending events may last longer than timeoutMs", async () => {

@@ -1,4 +1,4 @@
-import type { ThreadEntry } from "@moniro/envelopes";
+import type { AssistantEntry, ThreadEntry } from "@moniro/envelopes";
 import type { LlmRequest } from "@moniro/ports";
 import { classify } from "@moniro/ports";
 import { streamOnce } from "./llm-step.js";
@@ -30,13 +30,11 @@ export interface CompactionPlan {
 export function planCompaction(entries: readonly ThreadEntry[], policy: ContextPolicy): CompactionPlan | null {
   if (policy.type !== "compaction") return null;
   // Checked every step: the common "under the threshold" answer looks only at the thread's end.
-  const compaction = lastCompaction(entries);
-  const since = compaction ? entries.lastIndexOf(compaction) : -1;
-  const lastCall = entries.findLast((entry, index) => index > since && entry.kind === "assistant");
-  if (lastCall?.kind !== "assistant" || !lastCall.usage) return null;
-  const usage = lastCall.usage;
+  const usage = lastCallSinceCompaction(entries)?.usage;
+  if (!usage) return null;
   const inputTokens = usage.inputTokens + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
   if (inputTokens <= policy.thresholdTokens) return null;
+  const compaction = lastCompaction(entries);
   const after = compaction ? afterCompaction(entries, compaction) : visibleEntries(entries);
   const starts = turnStarts(after);
   if (starts.length <= policy.keepRecentTurns) return null;
@@ -45,6 +43,16 @@ export function planCompaction(entries: readonly ThreadEntry[], policy: ContextP
   const upTo = summarise.at(-1)?.entryId;
   if (!upTo) return null;
   return { summarise, previousSummary: compaction?.summary, upTo };
+}
+
+/** The newest assistant entry after the latest compaction (scanning back from the end; none: undefined). */
+function lastCallSinceCompaction(entries: readonly ThreadEntry[]): AssistantEntry | undefined {
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index] as ThreadEntry;
+    if (entry.kind === "compaction") return undefined;
+    if (entry.kind === "assistant") return entry;
+  }
+  return undefined;
 }
 
 /**

@@ -10,7 +10,10 @@ type CompactionEntry = Extract<ThreadEntry, { kind: "compaction" }>;
 
 /** Entries a window may show: everything except skip entries and the cycles they erase. */
 export function visibleEntries<E extends Entry>(entries: readonly E[]): E[] {
-  const skipped = new Set(entries.flatMap((entry) => (entry.kind === "skip" ? [entry.skippedCycleId] : [])));
+  // Plain loops: this runs on every LLM call over the whole window, and most threads have no skip.
+  const skipped = new Set<string>();
+  for (const entry of entries) if (entry.kind === "skip") skipped.add(entry.skippedCycleId);
+  if (skipped.size === 0) return entries.slice();
   return entries.filter((entry) => entry.kind !== "skip" && !skipped.has(entry.cycleId));
 }
 
@@ -36,7 +39,11 @@ function continuesTurn(previous: Entry): boolean {
 }
 
 export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry | undefined {
-  return entries.findLast((entry): entry is CompactionEntry => entry.kind === "compaction");
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index] as ThreadEntry;
+    if (entry.kind === "compaction") return entry;
+  }
+  return undefined;
 }
 
 /**

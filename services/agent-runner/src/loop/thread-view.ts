@@ -1,4 +1,4 @@
-import { deliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import { addDeliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Fence, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
@@ -12,17 +12,15 @@ import { readForWindow } from "./thread-read.js";
 export class ThreadView {
   /** An append started by `appendBehind` and not yet waited for. */
   private behind: Promise<unknown> | undefined;
-  /** The envelope ids of the inputs in the thread (exactly-once injection). */
-  private readonly envelopeIds = new Set<string>();
+  /** The envelope ids the thread delivers (exactly-once injection), collected at the first lookup. */
+  private envelopeIds: Set<string> | undefined;
 
   private constructor(
     private readonly store: ThreadStore,
     private readonly fence: Fence,
     readonly context: string,
     private readonly list: ThreadEntry[],
-  ) {
-    this.remember(list);
-  }
+  ) {}
 
   static async open(store: ThreadStore, fence: Fence, context: string, policy: ContextPolicy): Promise<ThreadView> {
     return ThreadView.of(store, fence, context, await readForWindow(store, fence.agent, context, policy));
@@ -44,7 +42,7 @@ export class ThreadView {
     if (entries.length === 0) return [];
     const stored = await this.store.append(this.fence, this.context, entries);
     this.list.push(...stored);
-    this.remember(stored);
+    if (this.envelopeIds) remember(this.envelopeIds, stored);
     return stored;
   }
 
@@ -77,12 +75,37 @@ export class ThreadView {
    * envelope ids the thread already holds.
    */
   hasEnvelope(envelopeId: string): boolean {
+    this.envelopeIds ??= collectDelivered(this.list);
     return this.envelopeIds.has(envelopeId);
   }
+}
 
-  private remember(entries: readonly ThreadEntry[]): void {
-    for (const entry of entries) {
-      for (const id of deliveredEnvelopeIds(entry)) this.envelopeIds.add(id);
-    }
-  }
+function remember(ids: Set<string>, entries: readonly ThreadEntryData[], from = 0): void {
+  for (let index = from; index < entries.length; index++)
+    addDeliveredEnvelopeIds(ids, entries[index] as ThreadEntryData);
+}
+
+/**
+ * The ids collected by an earlier run of the same thread, kept per first
+ * entry (the thread cache hands out the same entry objects run after run):
+ * a run adds only what came after the entries that run had. The set may
+ * also hold ids that run appended: they are in the thread too.
+ */
+const deliveredByThread = new WeakMap<ThreadEntryData, { entries: readonly ThreadEntryData[]; ids: Set<string> }>();
+
+function collectDelivered(list: readonly ThreadEntryData[]): Set<string> {
+  const first = list[0];
+  if (first === undefined) return new Set();
+  const known = deliveredByThread.get(first);
+  const reuse = known !== undefined && startsWith(list, known.entries);
+  const ids = reuse ? known.ids : new Set<string>();
+  remember(ids, list, reuse ? known.entries.length : 0);
+  deliveredByThread.set(first, { entries: list.slice(), ids });
+  return ids;
+}
+
+function startsWith(list: readonly ThreadEntryData[], prefix: readonly ThreadEntryData[]): boolean {
+  if (prefix.length > list.length) return false;
+  for (let index = prefix.length - 1; index >= 0; index--) if (list[index] !== prefix[index]) return false;
+  return true;
 }
