@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Subjects } from "@moniro/envelopes";
 import type { PersonalContext, Tracing } from "@moniro/ports";
 import type { WorkspaceStore } from "@moniro/store";
@@ -7,6 +8,7 @@ import type { RegistryLink } from "./agents/registry-link.js";
 import type { HookCatalog } from "./hooks/hook-catalog.js";
 import { bearerAuth } from "./http/auth.js";
 import { exceptAgentPaths } from "./http/except-agent-paths.js";
+import { fastMessages } from "./http/fast-messages.js";
 import { errorHandler, HttpError } from "./http/http-error.js";
 import { jsonBody } from "./http/json-body.js";
 import { openAccessGuard } from "./http/open-access-guard.js";
@@ -181,6 +183,38 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
       ),
     );
   });
-  app.use(errorHandler((error) => options.logger.error({ err: error }, "unexpected error in a request")));
+  const onUnexpected = (error: unknown) => options.logger.error({ err: error }, "unexpected error in a request");
+  app.use(errorHandler(onUnexpected));
+  return answerFirst(
+    app,
+    fastMessages({
+      agents: options.agents,
+      publisher: options.publisher,
+      ...(options.workspaces ? { workspaces: options.workspaces } : {}),
+      tracing: options.tracing,
+      now: options.now ?? Date.now,
+      auth: options.auth,
+      guard: { host: options.auth.host ?? "127.0.0.1", allowed: new Set(options.auth.allowedOrigins ?? []) },
+      bodyLimitBytes: options.bodyLimitBytes,
+      metrics: options.metrics,
+      ...(options.tracer ? { tracer: options.tracer } : {}),
+      onUnexpected,
+    }),
+  );
+}
+
+type Handle = (request: IncomingMessage, response: ServerResponse, callback?: unknown) => void;
+
+/**
+ * Lets `fast` answer a request before express sees it (express's app function
+ * calls `app.handle` for every request, whether from `app.listen` or a test's
+ * supertest); what `fast` declines goes through express unchanged.
+ */
+function answerFirst(app: Express, fast: (request: IncomingMessage, response: ServerResponse) => boolean): Express {
+  const target = app as Express & { handle: Handle };
+  const handle = target.handle.bind(app);
+  target.handle = (request, response, callback) => {
+    if (!fast(request, response)) handle(request, response, callback);
+  };
   return app;
 }

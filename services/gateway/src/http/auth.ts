@@ -16,35 +16,34 @@ function sameKey(given: string, key: string): boolean {
  * with a `WWW-Authenticate: Bearer` challenge.
  */
 export function bearerAuth(options: { keys: readonly string[]; open: boolean }): RequestHandler {
-  return (request, _response, next) => {
-    if (options.open) return next();
-    const header = request.get("authorization");
-    if (!header) {
-      return next(
-        new HttpError(
-          401,
-          "unauthorized",
-          "missing API key: send 'Authorization: Bearer <key>' with one of the keys in MONIRO_API_KEYS",
-          CHALLENGE,
-        ),
-      );
-    }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) {
-      return next(
-        new HttpError(401, "unauthorized", "malformed Authorization header: use 'Authorization: Bearer <key>'", {
-          "WWW-Authenticate": 'Bearer realm="moniro", error="invalid_request"',
-        }),
-      );
-    }
-    const given = match[1];
-    if (!options.keys.some((key) => sameKey(given, key))) {
-      return next(
-        new HttpError(401, "unauthorized", "API key not accepted: it is not one of the keys in MONIRO_API_KEYS", {
-          "WWW-Authenticate": 'Bearer realm="moniro", error="invalid_token"',
-        }),
-      );
-    }
-    next();
-  };
+  return (request, _response, next) => next(authRefusal(request.headers.authorization, options));
+}
+
+/** Why a request with this `Authorization` header is refused (401), or undefined when it may pass. */
+export function authRefusal(
+  header: string | undefined,
+  options: { keys: readonly string[]; open: boolean },
+): HttpError | undefined {
+  if (options.open) return undefined;
+  if (!header) {
+    return new HttpError(
+      401,
+      "unauthorized",
+      "missing API key: send 'Authorization: Bearer <key>' with one of the keys in MONIRO_API_KEYS",
+      CHALLENGE,
+    );
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) {
+    return new HttpError(401, "unauthorized", "malformed Authorization header: use 'Authorization: Bearer <key>'", {
+      "WWW-Authenticate": 'Bearer realm="moniro", error="invalid_request"',
+    });
+  }
+  const given = match[1];
+  if (!options.keys.some((key) => sameKey(given, key))) {
+    return new HttpError(401, "unauthorized", "API key not accepted: it is not one of the keys in MONIRO_API_KEYS", {
+      "WWW-Authenticate": 'Bearer realm="moniro", error="invalid_token"',
+    });
+  }
+  return undefined;
 }

@@ -1,4 +1,6 @@
-import type { ErrorRequestHandler, Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ErrorRequestHandler } from "express";
+import { sendJson } from "./send-json.js";
 
 /** Machine-readable error codes of the HTTP API (docs/api.md lists them). */
 export type ErrorCode =
@@ -68,9 +70,10 @@ export class HttpError extends Error {
   }
 }
 
-export function sendError(response: Response, error: HttpError): void {
+export function sendError(response: ServerResponse, error: HttpError): void {
   for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
-  response.status(error.status).json({
+  // What express's `response.status(…).json(…)` sends (send-json.ts), so a plain node:http response can answer too.
+  sendJson(response, error.status, {
     error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
   });
 }
@@ -90,7 +93,7 @@ function isDecompressionError(error: BodyParserError): boolean {
 }
 
 /** body-parser's and the router's errors (http-errors with `status`, often `type`) become the API's own. */
-function fromParserError(error: BodyParserError, request: Request): HttpError | undefined {
+export function fromParserError(error: BodyParserError, request: IncomingMessage): HttpError | undefined {
   if (error.type === "entity.parse.failed") {
     return new HttpError(
       400,
@@ -113,7 +116,7 @@ function fromParserError(error: BodyParserError, request: Request): HttpError | 
     );
   }
   if (isDecompressionError(error)) {
-    const encoding = request.get("content-encoding") ?? "its Content-Encoding";
+    const encoding = request.headers["content-encoding"] ?? "its Content-Encoding";
     return new HttpError(
       400,
       "bad_encoding",
@@ -126,17 +129,31 @@ function fromParserError(error: BodyParserError, request: Request): HttpError | 
   return undefined;
 }
 
+/**
+ * Answers `error` as JSON: an HttpError or a body-parser error as its 4xx;
+ * anything else is handed to `onUnexpected` and answered 500. Works on a plain
+ * node:http request and response (the fast message path) as on express's.
+ */
+export function respondWithError(
+  error: unknown,
+  request: IncomingMessage,
+  response: ServerResponse,
+  onUnexpected: (error: unknown) => void,
+): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  const answer = error instanceof HttpError ? error : fromParserError((error ?? {}) as BodyParserError, request);
+  if (answer) {
+    sendError(response, answer);
+    return;
+  }
+  onUnexpected(error);
+  sendError(response, new HttpError(500, "internal", "internal error; the gateway log has the details"));
+}
+
 /** The last middleware: every error becomes a JSON body; unexpected ones are logged and answered 500. */
 export function errorHandler(onUnexpected: (error: unknown) => void): ErrorRequestHandler {
-  return (error: unknown, request, response, _next) => {
-    if (response.headersSent) {
-      response.end();
-      return;
-    }
-    if (error instanceof HttpError) return sendError(response, error);
-    const parsed = fromParserError((error ?? {}) as BodyParserError, request);
-    if (parsed) return sendError(response, parsed);
-    onUnexpected(error);
-    sendError(response, new HttpError(500, "internal", "internal error; the gateway log has the details"));
-  };
+  return (error: unknown, request, response, _next) => respondWithError(error, request, response, onUnexpected);
 }

@@ -51,13 +51,16 @@ function requireJson(): RequestHandler {
 
 /** Bytes that are not UTF-8 are refused, never decoded with replacement characters into what the agent reads. */
 function verifyUtf8(_request: unknown, _response: unknown, body: Buffer): void {
-  if (!isUtf8(body)) {
-    throw new HttpError(
-      415,
-      "unsupported_media_type",
-      "request body is not valid UTF-8; encode the JSON as UTF-8 (after decompression, if Content-Encoding is set)",
-    );
-  }
+  if (!isUtf8(body)) throw notUtf8();
+}
+
+/** The 415 of a body that is not UTF-8 (shared with the fast message path). */
+export function notUtf8(): HttpError {
+  return new HttpError(
+    415,
+    "unsupported_media_type",
+    "request body is not valid UTF-8; encode the JSON as UTF-8 (after decompression, if Content-Encoding is set)",
+  );
 }
 
 /** The JSON body pipeline of `/v1`: the type check, then the parser (size limit, gzip/deflate/br, UTF-8). */

@@ -1,4 +1,5 @@
-import type { Request, RequestHandler } from "express";
+import type { IncomingHttpHeaders } from "node:http";
+import type { RequestHandler } from "express";
 import { HttpError } from "./http-error.js";
 import { isLoopback, urlHost } from "./loopback.js";
 
@@ -44,8 +45,18 @@ function forbidden(code: "forbidden_origin" | "forbidden_host", message: string)
   return new HttpError(403, code, message);
 }
 
-function check(request: Request, options: { host: string; allowed: ReadonlySet<string> }): HttpError | undefined {
-  const host = request.get("host");
+export interface OpenAccessSettings {
+  host: string;
+  allowed: ReadonlySet<string>;
+}
+
+/** Why open access refuses a request with these headers (to this local port), or undefined when it may pass. */
+export function openAccessRefusal(
+  headers: IncomingHttpHeaders,
+  localPort: number | undefined,
+  options: OpenAccessSettings,
+): HttpError | undefined {
+  const host = headers.host;
   if (host !== undefined && !isLoopbackHost(host)) {
     // A page whose domain was rebound to 127.0.0.1 sends its own name here; only loopback names are this gateway.
     return forbidden(
@@ -53,9 +64,9 @@ function check(request: Request, options: { host: string; allowed: ReadonlySet<s
       `Host '${host.slice(0, 100)}' is not a loopback address: open access (MONIRO_GATEWAY_OPEN) answers only requests to 127.0.0.1, ::1 or localhost`,
     );
   }
-  const origin = request.get("origin");
+  const origin = headers.origin;
   if (origin !== undefined) {
-    const own = ownOrigins(options.host, request.socket.localPort ?? 0);
+    const own = ownOrigins(options.host, localPort ?? 0);
     if (!own.has(origin) && !options.allowed.has(origin)) {
       return forbidden(
         "forbidden_origin",
@@ -64,7 +75,7 @@ function check(request: Request, options: { host: string; allowed: ReadonlySet<s
     }
     if (options.allowed.has(origin)) return undefined;
   }
-  if (request.get("sec-fetch-site") === "cross-site") {
+  if (headers["sec-fetch-site"] === "cross-site") {
     return forbidden(
       "forbidden_origin",
       `a cross-site request (Sec-Fetch-Site: cross-site) may not use this gateway with open access; ${FIX}`,
@@ -89,6 +100,6 @@ export function openAccessGuard(options: {
   const settings = { host: options.host, allowed: new Set(options.allowedOrigins) };
   return (request, _response, next) => {
     if (!options.open) return next();
-    next(check(request, settings));
+    next(openAccessRefusal(request.headers, request.socket.localPort, settings));
   };
 }

@@ -10,6 +10,19 @@ import { sendJson } from "../http/send-json.js";
 import { requireMember } from "../http/workspace-membership.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
+/** What `POST /v1/agents/:agent/messages` needs; the fast path (http/fast-messages.ts) shares it. */
+export interface MessageDeps {
+  agents: AgentCatalog;
+  publisher: InboundPublisher;
+  /** Workflow instances, for the membership check of a workspace `context`. */
+  workspaces?: WorkspaceStore;
+  tracing: Tracing;
+  now: () => number;
+}
+
+/** The route pattern, as metrics and server spans name it. */
+export const MESSAGES_ROUTE = "/v1/agents/:agent/messages";
+
 /**
  * `POST /v1/agents/:agent/messages`: the body becomes an inbound envelope
  * (`source` and `replyTo` = `http:<from>`) published on `moniro.in.<agent>`;
@@ -17,36 +30,39 @@ import type { AgentCatalog, InboundPublisher } from "../ports.js";
  * is never lost. NATS unreachable → 503, nothing accepted. A `context` of a
  * workspace (`<workflow>:<tag>`) is accepted only while that instance runs
  * with the agent as a member (409 with the seed's errors otherwise).
+ * Resolves to the 202's body; rejects with the HttpError to answer.
  */
-export function messagesRouter(deps: {
-  agents: AgentCatalog;
-  publisher: InboundPublisher;
-  /** Workflow instances, for the membership check of a workspace `context`. */
-  workspaces?: WorkspaceStore;
-  tracing: Tracing;
-  now: () => number;
-}): Router {
+export async function acceptMessage(
+  deps: MessageDeps,
+  agentParam: string | string[] | undefined,
+  requestBody: unknown,
+): Promise<{ id: string }> {
+  const agent = await knownAgent(deps.agents, agentParam);
+  const body = parseMessageBody(requestBody);
+  const envelope = inboundFromBody(agent, body, deps.now());
+  await requireMember(deps.workspaces, agent, envelope.context);
+  await deps.tracing.span(
+    "gateway.publish inbound",
+    { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": envelope.source },
+    () =>
+      deps.publisher.publish(envelope).catch((error: unknown) => {
+        throw new HttpError(
+          503,
+          "nats_unavailable",
+          `the message was not accepted: JetStream did not store it (${(error as Error)?.message ?? error}); retry later`,
+          { "Retry-After": "2" },
+        );
+      }),
+  );
+  return { id: envelope.id };
+}
+
+/** The express route of `acceptMessage` (any request the fast path leaves to express). */
+export function messagesRouter(deps: MessageDeps): Router {
   const router = Router();
-  router.post("/v1/agents/:agent/messages", async (request, response) => {
-    const agent = await knownAgent(deps.agents, request.params.agent);
-    const body = parseMessageBody(request.body);
-    const envelope = inboundFromBody(agent, body, deps.now());
-    await requireMember(deps.workspaces, agent, envelope.context);
-    await deps.tracing.span(
-      "gateway.publish inbound",
-      { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": envelope.source },
-      () =>
-        deps.publisher.publish(envelope).catch((error: unknown) => {
-          throw new HttpError(
-            503,
-            "nats_unavailable",
-            `the message was not accepted: JetStream did not store it (${(error as Error)?.message ?? error}); retry later`,
-            { "Retry-After": "2" },
-          );
-        }),
-    );
-    sendJson(response, 202, { id: envelope.id });
+  router.post(MESSAGES_ROUTE, async (request, response) => {
+    sendJson(response, 202, await acceptMessage(deps, request.params.agent, request.body));
   });
-  router.all("/v1/agents/:agent/messages", methodNotAllowed("POST"));
+  router.all(MESSAGES_ROUTE, methodNotAllowed("POST"));
   return router;
 }
