@@ -58,13 +58,16 @@ export function fastMessages(
     if (authRefusal(headers.authorization, options.auth)) return false;
 
     const started = process.hrtime.bigint();
+    // As in express: a request refused before its route ran (its body) is counted as "unmatched".
+    const state = { routed: false };
     response.on("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      options.metrics.observe({ route: MESSAGES_ROUTE, method: "POST", status: response.statusCode }, seconds);
+      const route = state.routed ? MESSAGES_ROUTE : "unmatched";
+      options.metrics.observe({ route, method: "POST", status: response.statusCode }, seconds);
     });
     const agent = match[1];
     if (!options.tracer) {
-      readBody(request, response, bytes, agent, options);
+      readBody(request, response, bytes, agent, state, options);
       return true;
     }
     inOpenSpan(
@@ -76,13 +79,16 @@ export function fastMessages(
         const done = () => {
           if (ended) return;
           ended = true;
-          span.updateName(`POST ${MESSAGES_ROUTE}`);
-          span.setAttributes({ "http.route": MESSAGES_ROUTE, "http.response.status_code": response.statusCode });
+          if (state.routed) span.updateName(`POST ${MESSAGES_ROUTE}`);
+          span.setAttributes({
+            "http.route": state.routed ? MESSAGES_ROUTE : "",
+            "http.response.status_code": response.statusCode,
+          });
           span.end();
         };
         response.once("finish", done);
         response.once("close", done);
-        readBody(request, response, bytes, agent, options);
+        readBody(request, response, bytes, agent, state, options);
       },
       { kind: "server", parent: typeof headers.traceparent === "string" ? headers.traceparent : undefined },
     );
@@ -96,6 +102,7 @@ function readBody(
   response: ServerResponse,
   bytes: number,
   agent: string | undefined,
+  state: { routed: boolean },
   options: FastMessagesOptions,
 ): void {
   const chunks: Buffer[] = [];
@@ -121,6 +128,7 @@ function readBody(
         respondWithError(error, request, response, options.onUnexpected);
         return;
       }
+      state.routed = true;
       acceptMessage(options, agent, parsed).then(
         (accepted) => sendJson(response, 202, accepted),
         (error: unknown) => respondWithError(error, request, response, options.onUnexpected),
