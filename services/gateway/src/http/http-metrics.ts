@@ -17,11 +17,20 @@ export function httpMetrics(registry: Registry): HttpMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
+  // The children of each label set, kept: prom-client hashes a labels object on every
+  // inc/observe, per request. Route patterns, methods and statuses are few, so this stays small.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(value: number): void } }>();
   return {
     observe({ route, method, status }, seconds) {
-      const labels = { route, method, status: String(status) };
-      requests.inc(labels);
-      duration.observe(labels, seconds);
+      const key = `${route} ${method} ${status}`;
+      let child = children.get(key);
+      if (!child) {
+        const labels = { route, method, status: String(status) };
+        child = { count: requests.labels(labels), time: duration.labels(labels) };
+        children.set(key, child);
+      }
+      child.count.inc();
+      child.time.observe(seconds);
     },
   };
 }
