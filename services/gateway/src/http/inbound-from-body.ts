@@ -12,8 +12,13 @@ import { defaultPriority, type InboundEnvelope, stamp } from "@moniro/envelopes"
 export function inboundFromBody(agent: string, body: MessageBody, now: number): InboundEnvelope {
   const source = `http:${body.from}`;
   const context = body.context ?? "personal";
+  // The stamp's fields one by one: `{ ...stamp(now), … }` costs several times as much here, and
+  // the object it makes is slower to JSON-encode (V8's object spread; measured on Node 20).
+  const { v, id, ts } = stamp(now);
   return {
-    ...stamp(now),
+    v,
+    id,
+    ts,
     agent,
     source,
     context,
