@@ -32,11 +32,12 @@ export interface FastMessagesOptions extends MessageDeps {
  * DM cost the gateway. It takes only the plain case, decided from the headers
  * before a byte of the body is read: exact path, a JSON Content-Type in UTF-8,
  * a Content-Length within the limit, no Content-Encoding or chunking, and a
- * request that open access and the API keys let through. Everything else
- * (errors included) returns false and goes to express, which answers it as
- * before. What it does is what the express path does: the same metrics and
+ * request that open access and the API keys let through. Any other request
+ * returns false and goes to express, which answers it as before (a 401 or 403
+ * included). What it does is what the express path does: the same metrics and
  * server span, the same body rules as body-parser (UTF-8 only, a BOM dropped,
- * an empty document is `{}`, the same error bodies), then `acceptMessage`.
+ * an empty document is `{}`), then `acceptMessage`; an error found once the
+ * body is read gets the answer express's error handler gives (http-error.ts).
  */
 export function fastMessages(
   options: FastMessagesOptions,
