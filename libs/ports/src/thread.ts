@@ -1,4 +1,5 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import type { AgentStateRecord } from "./agent-state.js";
 import type { Fence } from "./lease.js";
 
 export interface ThreadReadOptions {
@@ -19,6 +20,20 @@ export interface ThreadReadOptions {
  */
 export type ThreadTail = { status: "ok"; entries: ThreadEntry[] } | { status: "not-held" } | { status: "gone" };
 
+/**
+ * What else an append writes, in the same fenced write: nothing of it when
+ * the fence no longer holds the lease.
+ */
+export interface ThreadAppendOptions {
+  /**
+   * A patch of the agent's state record (as AgentStateStore.update), written
+   * with the entries: e.g. the step number with the step's assistant message,
+   * one round trip instead of two. It may not change `state` (the
+   * active-agents index is written by AgentStateStore.update only).
+   */
+  state?: Partial<Omit<AgentStateRecord, "state">>;
+}
+
 /** The append-only history of one agent thread (`agent:<a>:thread:<ctx>`). */
 export interface ThreadStore {
   /**
@@ -27,7 +42,12 @@ export interface ThreadStore {
    * is skipped: not written and not in the returned list (exactly-once
    * injection). A compaction entry moves the window start to its `upTo`.
    */
-  append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]>;
+  append(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options?: ThreadAppendOptions,
+  ): Promise<ThreadEntry[]>;
   /**
    * Entries in order; `after` is an exclusive entry id; `limit` caps the
    * count (from the end when `last`). `window`: only the entries after the

@@ -36,9 +36,11 @@ describeLeaseContract("InMemoryLease", () => {
 describeThreadStoreContract("InMemoryThreadStore", () => {
   const clock = new FakeClock();
   const lease = new InMemoryLease(clock);
+  const state = new InMemoryAgentStateStore(clock);
   return {
-    threads: new InMemoryThreadStore({ lease, clock }),
+    threads: new InMemoryThreadStore({ lease, clock, state }),
     lease,
+    state,
     passTime: async (ms) => clock.advance(ms),
   };
 });
@@ -46,9 +48,14 @@ describeThreadStoreContract("InMemoryThreadStore", () => {
 describeThreadStoreContract("CachedThreadStore over InMemoryThreadStore", () => {
   const clock = new FakeClock();
   const lease = new InMemoryLease(clock);
+  const state = new InMemoryAgentStateStore(clock);
   return {
-    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock }), { ...DEFAULT_THREAD_CACHE, clock }),
+    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock, state }), {
+      ...DEFAULT_THREAD_CACHE,
+      clock,
+    }),
     lease,
+    state,
     passTime: async (ms) => clock.advance(ms),
   };
 });

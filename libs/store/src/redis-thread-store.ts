@@ -1,7 +1,9 @@
 import { inputEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import type { Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import { systemClock } from "@moniro/ports";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
+import { statePatch } from "./redis-agent-state-store.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
@@ -36,23 +38,33 @@ function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
  * `{ e: JSON }`), with the set of envelope ids already written to each
  * thread and a meta hash holding the window start (the last compaction's
  * `upTo`). Appends are fenced by the lease in one Lua script, which also
- * skips inputs the thread already holds.
+ * skips inputs the thread already holds and writes an optional state patch
+ * (the same script, under the same fence).
  */
 export class RedisThreadStore implements ThreadStore {
   private readonly keys: Keys;
+  private readonly clock: Clock;
 
   constructor(
     private readonly redis: RedisClient,
-    options: { prefix?: string } = {},
+    options: { prefix?: string; clock?: Clock } = {},
   ) {
     this.keys = createKeys(options.prefix);
+    this.clock = options.clock ?? systemClock;
   }
 
-  async append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
+  async append(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options: ThreadAppendOptions = {},
+  ): Promise<ThreadEntry[]> {
     const args: Array<string | number> = [leaseValue(fence), entries.length];
     for (const entry of entries) args.push(encodeThreadEntry(entry), envelopeArg(entry));
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
+    // No `state` in the patch (the port's type): the active-agents index is not touched.
+    if (options.state) args.push(...statePatch(options.state, this.clock.now()).args);
     const result = await runScript(
       this.redis,
       "appendThread",
@@ -61,6 +73,7 @@ export class RedisThreadStore implements ThreadStore {
         this.keys.thread(fence.agent, context),
         this.keys.threadEnvelopes(fence.agent, context),
         this.keys.threadMeta(fence.agent, context),
+        this.keys.state(fence.agent),
       ],
       args,
     );

@@ -1,5 +1,5 @@
 import type { InputEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { Lease, ThreadStore } from "@moniro/ports";
+import type { AgentStateStore, Lease, ThreadStore } from "@moniro/ports";
 import { LeaseLostError } from "@moniro/ports";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
@@ -7,6 +7,8 @@ export interface ThreadStoreHarness {
   threads: ThreadStore;
   /** The lease the store's fence check reads. */
   lease: Lease;
+  /** The agent state the store's appends patch (`ThreadAppendOptions.state`). */
+  state: AgentStateStore;
   passTime(ms: number): Promise<void>;
   cleanup?(): Promise<void>;
 }
@@ -190,6 +192,23 @@ export function describeThreadStoreContract(
       expect(
         (await h.threads.read("ada", "personal")).map((entry) => (entry.kind === "input" ? entry.text : "")),
       ).toEqual(["before", "after"]);
+    });
+
+    it("writes a state patch with the entries, under the same fence: a stale fence writes neither", async () => {
+      const fence = await acquire("r1");
+      await h.state.update("ada", { state: "running", cycleId: "c1", step: 1, error: "old" });
+      const [written] = await h.threads.append(fence, "personal", [assistant("step two", 1)], {
+        state: { step: 2, error: undefined },
+      });
+      expect(written?.entryId).toEqual(expect.any(String));
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", cycleId: "c1", step: 2 });
+      expect((await h.state.get("ada"))?.error).toBeUndefined();
+      await h.lease.release(fence);
+      await expect(
+        h.threads.append(fence, "personal", [assistant("late", 2)], { state: { step: 3 } }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", step: 2 });
+      expect((await h.threads.read("ada", "personal")).map((entry) => entry.kind)).toEqual(["assistant"]);
     });
 
     it("rejects an append once the lease was released or taken by another holder", async () => {

@@ -17,7 +17,7 @@ export const SCRIPT_FILES = {
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",
   releaseIdle: "releaseIdle-5.lua",
-  appendThread: "appendThread-4.lua",
+  appendThread: "appendThread-5.lua",
   readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-1.lua",
   // One workflow instance's keys ({w:<workflow>:<tag>}): src/workspace/.

@@ -152,7 +152,8 @@ async function steps(
     if (await compactIfNeeded(cycle)) cycle.system = await assembleSystemPrompt(run, workspace);
 
     cycle.step++;
-    noteState(run, { ...opening, step: cycle.step });
+    // A later step's number goes out with its assistant message (persistAssistant): one write fewer per step.
+    if (opening) noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
     const watch = watchStep(cycle);
     let end: CycleEnd | "turn-ended" | undefined;
@@ -202,9 +203,13 @@ async function persistAssistant(
   message: Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
     Partial<Pick<AssistantEntry, "usage" | "aborted">>,
 ): Promise<void> {
-  await cycle.thread.append([
-    {
-      kind: "assistant",
+  // From the second step on, the step's number is written with its message, under the same fence (the
+  // first step's went out with the cycle's record): the state shows it once the model has answered.
+  const state = cycle.step > 1 ? { state: { step: cycle.step } } : undefined;
+  await cycle.thread.append(
+    [
+      {
+        kind: "assistant",
       cycleId: cycle.cycleId,
       ts: now(cycle.run),
       step: cycle.step - 1,
@@ -213,8 +218,10 @@ async function persistAssistant(
       stopReason: message.stopReason,
       ...(message.usage ? { usage: message.usage } : {}),
       ...(message.aborted ? { aborted: true } : {}),
-    },
-  ]);
+      },
+    ],
+    state,
+  );
 }
 
 /** skip() as the only call of the first step: the cycle is erased from every later window. */
