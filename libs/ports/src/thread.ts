@@ -1,5 +1,6 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { AgentStateRecord } from "./agent-state.js";
+import type { InboxItem } from "./inbox.js";
 import type { Fence } from "./lease.js";
 
 export interface ThreadReadOptions {
@@ -32,6 +33,12 @@ export interface ThreadAppendOptions {
    * active-agents index is written by AgentStateStore.update only).
    */
   state?: Partial<Omit<AgentStateRecord, "state">>;
+  /**
+   * Inbox items of the agent to acknowledge (as Inbox.ack) once the entries
+   * are in the thread: the inputs just written, one round trip, and never
+   * an ack without the write.
+   */
+  ack?: readonly InboxItem[];
 }
 
 /** The append-only history of one agent thread (`agent:<a>:thread:<ctx>`). */

@@ -37,10 +37,12 @@ describeThreadStoreContract("InMemoryThreadStore", () => {
   const clock = new FakeClock();
   const lease = new InMemoryLease(clock);
   const state = new InMemoryAgentStateStore(clock);
+  const inbox = new InMemoryInbox(clock);
   return {
-    threads: new InMemoryThreadStore({ lease, clock, state }),
+    threads: new InMemoryThreadStore({ lease, clock, state, inbox }),
     lease,
     state,
+    inbox,
     passTime: async (ms) => clock.advance(ms),
   };
 });
@@ -49,13 +51,15 @@ describeThreadStoreContract("CachedThreadStore over InMemoryThreadStore", () => 
   const clock = new FakeClock();
   const lease = new InMemoryLease(clock);
   const state = new InMemoryAgentStateStore(clock);
+  const inbox = new InMemoryInbox(clock);
   return {
-    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock, state }), {
+    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock, state, inbox }), {
       ...DEFAULT_THREAD_CACHE,
       clock,
     }),
     lease,
     state,
+    inbox,
     passTime: async (ms) => clock.advance(ms),
   };
 });

@@ -1,12 +1,13 @@
-import { inputEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import { inputEnvelopeIds, LANES, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
 import type { Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
-import { statePatch } from "./redis-agent-state-store.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
-import type { RedisClient } from "./redis-client.js";
+import { statePatch } from "./redis-agent-state-store.js";
+import { isCluster, type RedisClient } from "./redis-client.js";
+import { INBOX_GROUP } from "./redis-inbox.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
 
@@ -38,12 +39,15 @@ function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
  * `{ e: JSON }`), with the set of envelope ids already written to each
  * thread and a meta hash holding the window start (the last compaction's
  * `upTo`). Appends are fenced by the lease in one Lua script, which also
- * skips inputs the thread already holds and writes an optional state patch
- * (the same script, under the same fence).
+ * skips inputs the thread already holds, acknowledges the inbox entries the
+ * caller names and writes an optional state patch (the same script, under
+ * the same fence).
  */
 export class RedisThreadStore implements ThreadStore {
   private readonly keys: Keys;
   private readonly clock: Clock;
+  /** Single Redis: appends that ack inbox entries keep the pending-agents index in the script. */
+  private readonly indexInScripts: boolean;
 
   constructor(
     private readonly redis: RedisClient,
@@ -51,6 +55,7 @@ export class RedisThreadStore implements ThreadStore {
   ) {
     this.keys = createKeys(options.prefix);
     this.clock = options.clock ?? systemClock;
+    this.indexInScripts = !isCluster(redis);
   }
 
   async append(
@@ -59,28 +64,37 @@ export class RedisThreadStore implements ThreadStore {
     entries: readonly ThreadEntryData[],
     options: ThreadAppendOptions = {},
   ): Promise<ThreadEntry[]> {
+    const { agent } = fence;
+    const acks = options.ack ?? [];
     const args: Array<string | number> = [leaseValue(fence), entries.length];
     for (const entry of entries) args.push(encodeThreadEntry(entry), envelopeArg(entry));
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
+    args.push(acks.length, INBOX_GROUP, agent);
+    for (const item of acks) args.push(LANES.indexOf(item.lane) + 1, item.entryId);
     // No `state` in the patch (the port's type): the active-agents index is not touched.
     if (options.state) args.push(...statePatch(options.state, this.clock.now()).args);
-    const result = await runScript(
-      this.redis,
-      "appendThread",
-      [
-        this.keys.lease(fence.agent),
-        this.keys.thread(fence.agent, context),
-        this.keys.threadEnvelopes(fence.agent, context),
-        this.keys.threadMeta(fence.agent, context),
-        this.keys.state(fence.agent),
-      ],
-      args,
-    );
+    const keys = [
+      this.keys.lease(agent),
+      this.keys.thread(agent, context),
+      this.keys.threadEnvelopes(agent, context),
+      this.keys.threadMeta(agent, context),
+      this.keys.state(agent),
+      ...LANES.map((lane) => this.keys.inbox(agent, lane)),
+    ];
+    // With acks on a single Redis, the script also keeps the pending-agents index (a global key).
+    const indexed = acks.length > 0 && this.indexInScripts;
+    const result = indexed
+      ? await runScript(this.redis, "appendThreadIndexed", [...keys, this.keys.pendingAgents], args)
+      : await runScript(this.redis, "appendThread", keys, args);
     if (typeof result === "number") {
-      throw errorFromCode(result, { script: "appendThread", agent: fence.agent, epoch: fence.epoch });
+      throw errorFromCode(result, { script: "appendThread", agent, epoch: fence.epoch });
     }
     const ids = result as Array<string | number>;
+    // Acks that emptied the inbox: out of the pending-agents index (see RedisInbox for an append racing this).
+    if (!indexed && acks.length > 0 && Number(ids[entries.length]) === 0) {
+      await this.redis.srem(this.keys.pendingAgents, agent);
+    }
     // A shallow copy: entries are plain data the loop builds and never mutates once written.
     // An id of 0 is an input the thread already held: not written, not returned.
     return entries.flatMap((entry, index) => {

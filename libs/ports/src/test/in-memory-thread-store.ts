@@ -3,6 +3,7 @@ import type { AgentStateRecord } from "../agent-state.js";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { LeaseLostError } from "../errors.js";
+import type { InboxItem } from "../inbox.js";
 import type { Fence } from "../lease.js";
 import {
   compareEntryIds,
@@ -24,6 +25,11 @@ export interface StatePatchTarget {
   patchNow(agent: string, patch: Partial<AgentStateRecord>): void;
 }
 
+/** Where an append's acks go (InMemoryInbox). */
+export interface AckTarget {
+  ack(agent: string, items: readonly InboxItem[]): Promise<void>;
+}
+
 /**
  * ThreadStore fake. Skips inputs already held and keeps the window start of
  * the last compaction, like the Redis script. Fenced like it too: when built with a lease, an
@@ -31,7 +37,8 @@ export interface StatePatchTarget {
  * writes nothing. Without one, only epochs older than the newest seen are
  * rejected. Entry ids look like Redis stream ids (`<ms>-<seq>`). An
  * append's state patch goes to the state store it was built with, in the
- * same fenced step (built without one, the patch is dropped).
+ * same fenced step (built without one, the patch is dropped); its acks go
+ * to the inbox it was built with.
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, ThreadEntry[]>();
@@ -43,7 +50,9 @@ export class InMemoryThreadStore implements ThreadStore {
   /** Every append that was accepted, in order (for assertions on write batches). */
   readonly appends: Array<{ context: string; entries: ThreadEntry[] }> = [];
 
-  constructor(private readonly options: { lease?: FenceCheck; clock?: Clock; state?: StatePatchTarget } = {}) {}
+  constructor(
+    private readonly options: { lease?: FenceCheck; clock?: Clock; state?: StatePatchTarget; inbox?: AckTarget } = {},
+  ) {}
 
   async append(
     fence: Fence,
@@ -74,6 +83,11 @@ export class InMemoryThreadStore implements ThreadStore {
     if (compaction?.kind === "compaction") this.windowAfter.set(this.key(fence.agent, context), compaction.upTo);
     this.appends.push({ context, entries: stored });
     if (options.state) this.options.state?.patchNow(fence.agent, options.state);
+    if (options.ack && options.ack.length > 0) {
+      if (!this.options.inbox)
+        throw new Error("InMemoryThreadStore.append with acks needs the inbox it was built with");
+      await this.options.inbox.ack(fence.agent, options.ack);
+    }
     return stored.map((entry) => structuredClone(entry));
   }
 

@@ -44,6 +44,7 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
       threads: new RedisThreadStore(t.redis, { prefix: t.prefix }),
       lease: new RedisLease(t.redis, { prefix: t.prefix }),
       state: new RedisAgentStateStore(t.redis, { prefix: t.prefix }),
+      inbox: new RedisInbox(t.redis, { prefix: t.prefix }),
       passTime: realTime,
       cleanup: t.cleanup,
     };
@@ -56,6 +57,7 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
       threads,
       lease: new RedisLease(t.redis, { prefix: t.prefix }),
       state: new RedisAgentStateStore(t.redis, { prefix: t.prefix }),
+      inbox: new RedisInbox(t.redis, { prefix: t.prefix }),
       passTime: realTime,
       cleanup: async () => {
         threads.close();

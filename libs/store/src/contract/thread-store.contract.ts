@@ -1,6 +1,7 @@
 import type { InputEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { AgentStateStore, Lease, ThreadStore } from "@moniro/ports";
+import type { AgentStateStore, Inbox, Lease, ThreadStore } from "@moniro/ports";
 import { LeaseLostError } from "@moniro/ports";
+import { inbound } from "@moniro/ports/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 export interface ThreadStoreHarness {
@@ -9,6 +10,8 @@ export interface ThreadStoreHarness {
   lease: Lease;
   /** The agent state the store's appends patch (`ThreadAppendOptions.state`). */
   state: AgentStateStore;
+  /** The inbox the store's appends acknowledge entries of (`ThreadAppendOptions.ack`). */
+  inbox: Inbox & { agentsWithPending(): Promise<string[]> };
   passTime(ms: number): Promise<void>;
   cleanup?(): Promise<void>;
 }
@@ -209,6 +212,26 @@ export function describeThreadStoreContract(
       ).rejects.toBeInstanceOf(LeaseLostError);
       expect(await h.state.get("ada")).toMatchObject({ state: "running", step: 2 });
       expect((await h.threads.read("ada", "personal")).map((entry) => entry.kind)).toEqual(["assistant"]);
+    });
+
+    it("acknowledges inbox entries with the inputs, under the same fence: a stale fence acks nothing", async () => {
+      const fence = await acquire("r1");
+      for (const text of ["one", "two", "three"]) await h.inbox.append(inbound({ text }));
+      const [one, two, three] = await h.inbox.pending("ada");
+      if (!one || !two || !three) throw new Error("expected three pending items");
+      await h.threads.append(fence, "personal", [input(one.envelope.id, "one")], { ack: [one, two] });
+      expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["three"]);
+      expect(await h.inbox.agentsWithPending()).toContain("ada");
+      await h.lease.release(fence);
+      await expect(
+        h.threads.append(fence, "personal", [input(three.envelope.id, "three")], { ack: [three] }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["three"]);
+      // The last ack empties the inbox: the agent leaves the pending-agents index.
+      const next = await acquire("r2");
+      await h.threads.append(next, "personal", [input(three.envelope.id, "three")], { ack: [three] });
+      expect(await h.inbox.pending("ada")).toEqual([]);
+      expect(await h.inbox.agentsWithPending()).not.toContain("ada");
     });
 
     it("rejects an append once the lease was released or taken by another holder", async () => {

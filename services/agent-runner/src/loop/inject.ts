@@ -11,9 +11,9 @@ export interface Injection {
 }
 
 /**
- * Writes inputs into the thread as tagged user turns, then acks them in the
- * inbox (in that order: an input is acked only once it is in the thread;
- * the ack is not waited for).
+ * Writes inputs into the thread as tagged user turns and acks them in the
+ * inbox, in one fenced write (an input is acked only once it is in the
+ * thread; inputs the thread already held are acked alone, not waited for).
  * Inputs that share a batch key (`meta.batch`, seed 003's batched votes)
  * become ONE input entry, where the first of them was: their texts one per
  * line (`batchText`), and every envelope id recorded in it.
@@ -39,20 +39,22 @@ export async function injectInputs(
     const batch = batchOf(item.envelope);
     return batch === undefined ? undefined : `${item.envelope.context}\u0000${batch}`;
   });
-  const written = await thread.append(batches.map((batch) => inputEntry(cycle, batch)));
-  // Sent once the inputs are in the thread, and not waited for: an ack that is lost leaves the item
-  // pending, and the next drain finds its envelope id in the thread and acks it without writing it again.
-  defer(
-    run,
-    run.deps.inbox.ack(
-      run.agent,
-      pending.map((input) => input.item),
-    ),
-  );
+  const items = pending.map((input) => input.item);
+  // The acks go with the inputs, in the same fenced write (an input is acked only once it is in the thread).
+  const written =
+    batches.length > 0
+      ? await thread.append(
+          batches.map((batch) => inputEntry(cycle, batch)),
+          { ack: items },
+        )
+      : [];
+  // Only known inputs: acked alone, not waited for. An ack that is lost leaves the item pending, and
+  // the next drain finds its envelope id in the thread and acks it without writing it again.
+  if (batches.length === 0 && items.length > 0) defer(run, run.deps.inbox.ack(run.agent, items));
   // An input the store skipped (already in the thread, older than this view's window) is not among them.
   const fresh = written.filter((entry): entry is typeof entry & InputEntry => entry.kind === "input");
   if (options.midTurn) announceInputs(cycle, fresh, true);
-  cycle.instruction.items.push(...pending.map((input) => input.item));
+  cycle.instruction.items.push(...items);
   cycle.instruction.inputs.push(...fresh);
   cycle.instruction.lanes.push(...pending.map((input) => input.lane));
   return { fresh, known };

@@ -39,8 +39,8 @@ export async function harness(
   const envelopeIds = sequentialIds(100_000);
   const lease = new InMemoryLease(clock);
   const state = new InMemoryAgentStateStore(clock);
-  const threads = new InMemoryThreadStore({ lease, clock, state });
   const inbox = new InMemoryInbox(clock);
+  const threads = new InMemoryThreadStore({ lease, clock, state, inbox });
   const events = new RecordingEvents();
   const outbox = new RecordingOutbox();
   const tracing = new RecordingTracing();

@@ -34,8 +34,8 @@ function userText(request: LlmRequest | undefined): string {
 /** Shared in-memory "Redis" and any number of runtimes ("runners") over it. */
 function cluster(llm: ScriptedLlm, options: { tools?: FakeToolBus; maxRestarts?: number } = {}) {
   const lease = new InMemoryLease(systemClock);
-  const threads = new InMemoryThreadStore({ lease, clock: systemClock });
   const inbox = new InMemoryInbox(systemClock);
+  const threads = new InMemoryThreadStore({ lease, clock: systemClock, inbox });
   const state = new InMemoryAgentStateStore(systemClock);
   const tools = options.tools ?? new FakeToolBus({ message: () => "sent", ls: () => "a.txt" });
   const directory = staticDirectory(
