@@ -10,6 +10,7 @@ import { isCluster, type RedisClient } from "./redis-client.js";
 import { INBOX_GROUP } from "./redis-inbox.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
+import { WrittenEntries } from "./written-entries.js";
 
 type RawEntries = Array<[string, string[]]>;
 
@@ -24,10 +25,12 @@ function envelopeArg(entry: ThreadEntryData): string {
   return entry.kind === "tool-result" && entry.delivers ? `+${entry.delivers}` : "";
 }
 
-function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
+function decodeEntries(key: string, raw: RawEntries, written: WrittenEntries): ThreadEntry[] {
   return raw.map(([entryId, fields]) => {
     const json = fieldValue(fields, ENTRY_FIELD);
     if (json === undefined) throw corruptEntry(key, entryId, `no field '${ENTRY_FIELD}'`);
+    const mine = written.take(key, entryId, json);
+    if (mine !== undefined) return mine;
     const decoded = decodeThreadEntry(json);
     if (!decoded.ok) throw corruptEntry(key, entryId, decoded.error.message);
     return { ...decoded.value, entryId } as ThreadEntry;
@@ -48,6 +51,8 @@ export class RedisThreadStore implements ThreadStore {
   private readonly clock: Clock;
   /** Single Redis: appends that ack inbox entries keep the pending-agents index in the script. */
   private readonly indexInScripts: boolean;
+  /** What this process appended lately: read back without a parse (see WrittenEntries). */
+  private readonly written = new WrittenEntries();
 
   constructor(
     private readonly redis: RedisClient,
@@ -67,7 +72,10 @@ export class RedisThreadStore implements ThreadStore {
     const { agent } = fence;
     const acks = options.ack ?? [];
     const args: Array<string | number> = [leaseValue(fence), entries.length];
-    for (const entry of entries) args.push(encodeThreadEntry(entry), envelopeArg(entry));
+    const jsons = entries.map(encodeThreadEntry);
+    entries.forEach((entry, index) => {
+      args.push(jsons[index] as string, envelopeArg(entry));
+    });
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
     args.push(acks.length, INBOX_GROUP, agent);
@@ -97,9 +105,12 @@ export class RedisThreadStore implements ThreadStore {
     }
     // A shallow copy: entries are plain data the loop builds and never mutates once written.
     // An id of 0 is an input the thread already held: not written, not returned.
+    const stream = keys[1] as string;
     return entries.flatMap((entry, index) => {
       const id = ids[index];
-      return id === 0 || id === undefined ? [] : [{ ...entry, entryId: String(id) } as ThreadEntry];
+      if (id === 0 || id === undefined) return [];
+      this.written.remember(stream, String(id), jsons[index] as string, entry);
+      return [{ ...entry, entryId: String(id) } as ThreadEntry];
     });
   }
 
@@ -116,7 +127,7 @@ export class RedisThreadStore implements ThreadStore {
     } else {
       raw = await this.redis.xrange(key, start, "+");
     }
-    return decodeEntries(key, raw);
+    return decodeEntries(key, raw, this.written);
   }
 
   async readIfHeld(
@@ -128,14 +139,14 @@ export class RedisThreadStore implements ThreadStore {
     const limit = !options.window && options.last && options.limit !== undefined ? String(options.limit) : "";
     if (!options.window && limit === "") throw new Error("readIfHeld reads the window, or the newest `limit` entries");
     const raw = await this.readScript(agent, context, holder, limit);
-    return raw === null ? null : decodeEntries(this.keys.thread(agent, context), raw as RawEntries);
+    return raw === null ? null : decodeEntries(this.keys.thread(agent, context), raw as RawEntries, this.written);
   }
 
   async readTail(agent: string, context: string, after: string, holder = ""): Promise<ThreadTail> {
     const raw = await this.readScript(agent, context, holder, "", after);
     if (raw === null) return { status: "not-held" };
     if (raw === 0) return { status: "gone" };
-    return { status: "ok", entries: decodeEntries(this.keys.thread(agent, context), raw as RawEntries) };
+    return { status: "ok", entries: decodeEntries(this.keys.thread(agent, context), raw as RawEntries, this.written) };
   }
 
   /**
