@@ -27,12 +27,12 @@ export type ThreadTail = { status: "ok"; entries: ThreadEntry[] } | { status: "n
  */
 export interface ThreadAppendOptions {
   /**
-   * A patch of the agent's state record (as AgentStateStore.update), written
-   * with the entries: e.g. the step number with the step's assistant message,
-   * one round trip instead of two. It may not change `state` (the
-   * active-agents index is written by AgentStateStore.update only).
+   * A patch of the agent's state record, as AgentStateStore.update (the
+   * active-agents index included), written with the entries: e.g. a cycle's
+   * record with its inputs, or the step number with the step's assistant
+   * message; one round trip instead of two.
    */
-  state?: Partial<Omit<AgentStateRecord, "state">>;
+  state?: Partial<AgentStateRecord>;
   /**
    * Inbox items of the agent to acknowledge (as Inbox.ack) once the entries
    * are in the thread: the inputs just written, one round trip, and never

@@ -5,7 +5,7 @@ import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
-import { statePatch } from "./redis-agent-state-store.js";
+import { indexChange, markActive, statePatch } from "./redis-agent-state-store.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
 import { INBOX_GROUP } from "./redis-inbox.js";
 import { leaseValue } from "./redis-lease.js";
@@ -78,10 +78,10 @@ export class RedisThreadStore implements ThreadStore {
     });
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
-    args.push(acks.length, INBOX_GROUP, agent);
+    const patch = options.state ? statePatch(options.state, this.clock.now()) : undefined;
+    args.push(acks.length, INBOX_GROUP, agent, indexChange(patch?.active));
     for (const item of acks) args.push(LANES.indexOf(item.lane) + 1, item.entryId);
-    // No `state` in the patch (the port's type): the active-agents index is not touched.
-    if (options.state) args.push(...statePatch(options.state, this.clock.now()).args);
+    if (patch) args.push(...patch.args);
     const keys = [
       this.keys.lease(agent),
       this.keys.thread(agent, context),
@@ -90,18 +90,27 @@ export class RedisThreadStore implements ThreadStore {
       this.keys.state(agent),
       ...LANES.map((lane) => this.keys.inbox(agent, lane)),
     ];
-    // With acks on a single Redis, the script also keeps the pending-agents index (a global key).
-    const indexed = acks.length > 0 && this.indexInScripts;
+    // With acks or a change of `state` on a single Redis, the script also keeps the index sets (global keys).
+    const touchesIndex = acks.length > 0 || patch?.active !== undefined;
+    const indexed = touchesIndex && this.indexInScripts;
     const result = indexed
-      ? await runScript(this.redis, "appendThreadIndexed", [...keys, this.keys.pendingAgents], args)
+      ? await runScript(
+          this.redis,
+          "appendThreadIndexed",
+          [...keys, this.keys.pendingAgents, this.keys.activeAgents],
+          args,
+        )
       : await runScript(this.redis, "appendThread", keys, args);
     if (typeof result === "number") {
       throw errorFromCode(result, { script: "appendThread", agent, epoch: fence.epoch });
     }
     const ids = result as Array<string | number>;
     // Acks that emptied the inbox: out of the pending-agents index (see RedisInbox for an append racing this).
-    if (!indexed && acks.length > 0 && Number(ids[entries.length]) === 0) {
-      await this.redis.srem(this.keys.pendingAgents, agent);
+    if (!indexed && touchesIndex) {
+      await Promise.all([
+        acks.length > 0 && Number(ids[entries.length]) === 0 ? this.redis.srem(this.keys.pendingAgents, agent) : 0,
+        markActive(this.redis, this.keys, agent, patch?.active),
+      ]);
     }
     // A shallow copy: entries are plain data the loop builds and never mutates once written.
     // An id of 0 is an input the thread already held: not written, not returned.

@@ -37,8 +37,7 @@ export interface AckTarget {
  * writes nothing. Without one, only epochs older than the newest seen are
  * rejected. Entry ids look like Redis stream ids (`<ms>-<seq>`). An
  * append's state patch goes to the state store it was built with, in the
- * same fenced step (built without one, the patch is dropped); its acks go
- * to the inbox it was built with.
+ * same fenced step; its acks go to the inbox it was built with.
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, ThreadEntry[]>();
@@ -82,7 +81,10 @@ export class InMemoryThreadStore implements ThreadStore {
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     if (compaction?.kind === "compaction") this.windowAfter.set(this.key(fence.agent, context), compaction.upTo);
     this.appends.push({ context, entries: stored });
-    if (options.state) this.options.state?.patchNow(fence.agent, options.state);
+    if (options.state) {
+      if (!this.options.state) throw new Error("InMemoryThreadStore.append with a state patch needs the state store");
+      this.options.state.patchNow(fence.agent, options.state);
+    }
     if (options.ack && options.ack.length > 0) {
       if (!this.options.inbox)
         throw new Error("InMemoryThreadStore.append with acks needs the inbox it was built with");

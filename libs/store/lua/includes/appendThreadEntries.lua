@@ -22,9 +22,11 @@
     ARGV[3+2n] the window start to record (the last compaction's `upTo`), or ""
     ARGV[4+2n] m, the number of inbox entries to acknowledge (0: none)
     ARGV[5+2n] the inbox consumer group
-    ARGV[6+2n] the agent's name (for the pending-agents index)
-    ARGV[7+2n ..] m pairs: lane index (1..3), inbox entry id
-    ARGV[7+2n+2m ..] optional: a state patch, as updateState's ARGV (absent:
+    ARGV[6+2n] the agent's name (for the index sets)
+    ARGV[7+2n] the active-agents index change of the state patch: "+", "-"
+            or "=" (used by appendThreadIndexed only)
+    ARGV[8+2n ..] m pairs: lane index (1..3), inbox entry id
+    ARGV[8+2n+2m ..] optional: a state patch, as updateState's ARGV (absent:
             the state is not written)
 
   Returns -1 (LEASE_LOST) when the fence no longer holds the lease (nothing
@@ -64,7 +66,7 @@ local function appendThreadEntries(keys, argv)
   -- The acks come after the entries, in the same script: an input is acknowledged only once it is in the thread.
   local acks = tonumber(argv[4 + 2 * count])
   local group = argv[5 + 2 * count]
-  local first = 7 + 2 * count
+  local first = 8 + 2 * count
   ids[count + 1] = -1
   if acks > 0 then
     for i = first, first + 2 * acks - 1, 2 do

@@ -9,7 +9,7 @@ export interface ThreadStoreHarness {
   /** The lease the store's fence check reads. */
   lease: Lease;
   /** The agent state the store's appends patch (`ThreadAppendOptions.state`). */
-  state: AgentStateStore;
+  state: AgentStateStore & { activeAgents(): Promise<string[]> };
   /** The inbox the store's appends acknowledge entries of (`ThreadAppendOptions.ack`). */
   inbox: Inbox & { agentsWithPending(): Promise<string[]> };
   passTime(ms: number): Promise<void>;
@@ -212,6 +212,17 @@ export function describeThreadStoreContract(
       ).rejects.toBeInstanceOf(LeaseLostError);
       expect(await h.state.get("ada")).toMatchObject({ state: "running", step: 2 });
       expect((await h.threads.read("ada", "personal")).map((entry) => entry.kind)).toEqual(["assistant"]);
+    });
+
+    it("keeps the active-agents index when the state patch it writes changes the state", async () => {
+      const fence = await acquire("r1");
+      await h.state.update("ada", { state: "idle" });
+      expect(await h.state.activeAgents()).not.toContain("ada");
+      await h.threads.append(fence, "personal", [input("E1", "go")], {
+        state: { state: "running", cycleId: "c1", step: 1, context: "personal" },
+      });
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", cycleId: "c1", step: 1, context: "personal" });
+      expect(await h.state.activeAgents()).toContain("ada");
     });
 
     it("acknowledges inbox entries with the inputs, under the same fence: a stale fence acks nothing", async () => {

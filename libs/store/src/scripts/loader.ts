@@ -34,7 +34,7 @@ export const SCRIPT_FILES = {
   appendInboxIndexed: "appendInboxIndexed-3.lua",
   appendInboxMember: "appendInboxMember-5.lua",
   ackInboxIndexed: "ackInboxIndexed-4.lua",
-  appendThreadIndexed: "appendThreadIndexed-9.lua",
+  appendThreadIndexed: "appendThreadIndexed-10.lua",
   requeueInboxIndexed: "requeueInboxIndexed-3.lua",
   updateStateIndexed: "updateStateIndexed-2.lua",
   releaseIdleIndexed: "releaseIdleIndexed-6.lua",

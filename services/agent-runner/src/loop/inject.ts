@@ -1,4 +1,5 @@
 import { batchOf, batchText, groupByBatch, type InputEntry, type ThreadEntryData } from "@moniro/envelopes";
+import type { AgentStateRecord } from "@moniro/ports";
 import type { PendingInput } from "./lanes.js";
 import type { CycleRun } from "./run-context.js";
 import { defer, emit, now } from "./run-context.js";
@@ -8,12 +9,15 @@ export interface Injection {
   fresh: InputEntry[];
   /** Items whose envelope was already in the thread: acked, not written again (a crash between write and ack, or a re-queued instruction). */
   known: PendingInput[];
+  /** Whether the state patch given went out with the inputs (false: nothing was written, the caller writes it). */
+  stateWritten: boolean;
 }
 
 /**
  * Writes inputs into the thread as tagged user turns and acks them in the
  * inbox, in one fenced write (an input is acked only once it is in the
- * thread; inputs the thread already held are acked alone, not waited for).
+ * thread; inputs the thread already held are acked alone, not waited for),
+ * with the agent's state patch when one is given (a cycle's record).
  * Inputs that share a batch key (`meta.batch`, seed 003's batched votes)
  * become ONE input entry, where the first of them was: their texts one per
  * line (`batchText`), and every envelope id recorded in it.
@@ -23,7 +27,7 @@ export interface Injection {
 export async function injectInputs(
   cycle: CycleRun,
   pending: readonly PendingInput[],
-  options: { midTurn: boolean },
+  options: { midTurn: boolean; state?: Partial<AgentStateRecord> },
 ): Promise<Injection> {
   const { run, thread } = cycle;
   const known: PendingInput[] = [];
@@ -40,12 +44,13 @@ export async function injectInputs(
     return batch === undefined ? undefined : `${item.envelope.context}\u0000${batch}`;
   });
   const items = pending.map((input) => input.item);
-  // The acks go with the inputs, in the same fenced write (an input is acked only once it is in the thread).
+  // The acks (and the state given) go with the inputs, in one fenced write (an input is acked only once it is in the thread).
+  const state = options.state ? { state: options.state } : {};
   const written =
     batches.length > 0
       ? await thread.append(
           batches.map((batch) => inputEntry(cycle, batch)),
-          { ack: items },
+          { ack: items, ...state },
         )
       : [];
   // Only known inputs: acked alone, not waited for. An ack that is lost leaves the item pending, and
@@ -57,7 +62,7 @@ export async function injectInputs(
   cycle.instruction.items.push(...items);
   cycle.instruction.inputs.push(...fresh);
   cycle.instruction.lanes.push(...pending.map((input) => input.lane));
-  return { fresh, known };
+  return { fresh, known, stateWritten: batches.length > 0 && options.state !== undefined };
 }
 
 /** The thread entry of one input, or of a batch of them (the first one's tags and lane, all their texts). */

@@ -35,8 +35,8 @@ function userText(request: LlmRequest | undefined): string {
 function cluster(llm: ScriptedLlm, options: { tools?: FakeToolBus; maxRestarts?: number } = {}) {
   const lease = new InMemoryLease(systemClock);
   const inbox = new InMemoryInbox(systemClock);
-  const threads = new InMemoryThreadStore({ lease, clock: systemClock, inbox });
   const state = new InMemoryAgentStateStore(systemClock);
+  const threads = new InMemoryThreadStore({ lease, clock: systemClock, inbox, state });
   const tools = options.tools ?? new FakeToolBus({ message: () => "sent", ls: () => "a.txt" });
   const directory = staticDirectory(
     [testAgent("ada", llm, { restart: { minMs: 1, maxMs: 5, maxRestarts: options.maxRestarts ?? 2 } })],
