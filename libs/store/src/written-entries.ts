@@ -6,16 +6,16 @@ import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
  * run wrote) needs no JSON parse and no schema parse: bytes equal to what was
  * written are the typed entry that was written (issue 17: a parse per entry
  * per run on the runner's path). Anything else read, or bytes that differ,
- * is decoded and checked as ever. Bounded (the oldest go first); an entry is
+ * is decoded and checked as ever. Bounded (512 entries of at most 8 KiB, the oldest go first: at most 4 MiB); an entry is
  * forgotten once read back.
  */
 export class WrittenEntries {
   private readonly entries = new Map<string, { json: string; entry: ThreadEntryData }>();
 
   constructor(
-    private readonly max = 1_024,
+    private readonly max = 512,
     /** Larger entries are not kept (a long tool result): they are rare, and memory matters more. */
-    private readonly maxJsonLength = 16_384,
+    private readonly maxJsonLength = 8_192,
   ) {}
 
   remember(stream: string, entryId: string, json: string, entry: ThreadEntryData): void {
