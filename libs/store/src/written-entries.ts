@@ -6,8 +6,9 @@ import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
  * run wrote) needs no JSON parse and no schema parse: bytes equal to what was
  * written are the typed entry that was written (issue 17: a parse per entry
  * per run on the runner's path). Anything else read, or bytes that differ,
- * is decoded and checked as ever. Bounded (512 entries of at most 8 KiB, the oldest go first: at most 4 MiB); an entry is
- * forgotten once read back.
+ * is decoded and checked as ever. Bounded (512 entries of at most 8 Ki
+ * characters, the oldest go first: a few MiB at most); an entry is forgotten
+ * once read back.
  */
 export class WrittenEntries {
   private readonly entries = new Map<string, { json: string; entry: ThreadEntryData }>();
