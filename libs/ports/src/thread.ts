@@ -1,4 +1,6 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import type { AgentStateRecord } from "./agent-state.js";
+import type { InboxItem } from "./inbox.js";
 import type { Fence } from "./lease.js";
 
 export interface ThreadReadOptions {
@@ -19,6 +21,26 @@ export interface ThreadReadOptions {
  */
 export type ThreadTail = { status: "ok"; entries: ThreadEntry[] } | { status: "not-held" } | { status: "gone" };
 
+/**
+ * What else an append writes, in the same fenced write: nothing of it when
+ * the fence no longer holds the lease.
+ */
+export interface ThreadAppendOptions {
+  /**
+   * A patch of the agent's state record, as AgentStateStore.update (the
+   * active-agents index included), written with the entries: e.g. a cycle's
+   * record with its inputs, or the step number with the step's assistant
+   * message; one round trip instead of two.
+   */
+  state?: Partial<AgentStateRecord>;
+  /**
+   * Inbox items of the agent to acknowledge (as Inbox.ack) once the entries
+   * are in the thread: the inputs just written, one round trip, and never
+   * an ack without the write.
+   */
+  ack?: readonly InboxItem[];
+}
+
 /** The append-only history of one agent thread (`agent:<a>:thread:<ctx>`). */
 export interface ThreadStore {
   /**
@@ -27,7 +49,12 @@ export interface ThreadStore {
    * is skipped: not written and not in the returned list (exactly-once
    * injection). A compaction entry moves the window start to its `upTo`.
    */
-  append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]>;
+  append(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options?: ThreadAppendOptions,
+  ): Promise<ThreadEntry[]>;
   /**
    * Entries in order; `after` is an exclusive entry id; `limit` caps the
    * count (from the end when `last`). `window`: only the entries after the

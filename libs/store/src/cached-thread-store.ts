@@ -1,5 +1,5 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { Clock, Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import type { Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
 import { compareEntryIds, systemClock } from "@moniro/ports";
 
 export interface ThreadCacheOptions {
@@ -75,9 +75,14 @@ export class CachedThreadStore implements ThreadStore {
     this.bytes = 0;
   }
 
-  append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
+  append(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options?: ThreadAppendOptions,
+  ): Promise<ThreadEntry[]> {
     // Not added to a copy: the next read's tail brings them, so a copy only ever holds what the store returned.
-    return this.inner.append(fence, context, entries);
+    return this.inner.append(fence, context, entries, options);
   }
 
   read(agent: string, context: string, options: ThreadReadOptions = {}): Promise<ThreadEntry[]> {

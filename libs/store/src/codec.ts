@@ -53,11 +53,87 @@ export function decodeInboxRecord(json: string): Decoded<InboxRecord> {
   };
 }
 
-/** Validates before writing, so nothing is stored that a reader could not decode. */
+/**
+ * A thread entry as stored, so that nothing is stored a reader could not decode. The
+ * entry is typed data (the schema's output type: the loop builds it from typed values),
+ * so it is serialized without a zod parse (issue 17: a parse per append on the step
+ * path); what the types cannot promise (integers, finite numbers, a tool input that is
+ * an object) is checked here, and an entry that fails goes through the schema, for the
+ * same clear error as ever. Bytes from outside are checked on read (decodeThreadEntry).
+ */
 export function encodeThreadEntry(entry: ThreadEntryData): string {
+  if (isStorable(entry)) return JSON.stringify(entry);
   const checked = validate(threadEntrySchema, entry, "thread entry");
   if (!checked.ok) throw checked.error;
   return JSON.stringify(checked.value);
+}
+
+type FieldType = "string" | "array" | "boolean";
+
+/** Each kind's required fields beyond the common ones, so a cast that lies about the shape still meets the schema. */
+const REQUIRED: Readonly<Record<string, ReadonlyArray<readonly [string, FieldType]>>> = {
+  input: [
+    ["envelopeId", "string"],
+    ["source", "string"],
+    ["replyTo", "string"],
+    ["context", "string"],
+    ["lane", "string"],
+    ["text", "string"],
+    ["attachments", "array"],
+  ],
+  assistant: [
+    ["text", "string"],
+    ["toolUses", "array"],
+  ],
+  "tool-result": [
+    ["callId", "string"],
+    ["tool", "string"],
+    ["content", "string"],
+    ["isError", "boolean"],
+  ],
+  skip: [
+    ["reason", "string"],
+    ["skippedCycleId", "string"],
+  ],
+  compaction: [
+    ["summary", "string"],
+    ["upTo", "string"],
+  ],
+  instruction: [
+    ["status", "string"],
+    ["envelopeIds", "array"],
+    ["detail", "string"],
+  ],
+};
+
+function hasType(value: unknown, type: FieldType): boolean {
+  return type === "array" ? Array.isArray(value) : typeof value === type;
+}
+
+function isCount(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+/** What the schema checks beyond the types: false sends the entry through the schema. */
+function isStorable(entry: ThreadEntryData): boolean {
+  if (typeof entry !== "object" || entry === null) return false;
+  const required = Object.hasOwn(REQUIRED, entry.kind) ? REQUIRED[entry.kind] : undefined;
+  if (required === undefined || !Number.isSafeInteger(entry.ts) || typeof entry.cycleId !== "string") return false;
+  const fields = entry as unknown as Record<string, unknown>;
+  if (!required.every(([name, type]) => hasType(fields[name], type))) return false;
+  if (entry.kind !== "assistant") return true;
+  if (!isCount(entry.step) || (entry.stopReason !== null && typeof entry.stopReason !== "string")) return false;
+  for (const use of entry.toolUses) {
+    if (typeof use.input !== "object" || use.input === null || Array.isArray(use.input)) return false;
+  }
+  const { usage } = entry;
+  if (usage === undefined) return true;
+  return (
+    isCount(usage.inputTokens) &&
+    isCount(usage.outputTokens) &&
+    (usage.cacheReadInputTokens === undefined || isCount(usage.cacheReadInputTokens)) &&
+    (usage.cacheCreationInputTokens === undefined || isCount(usage.cacheCreationInputTokens))
+  );
 }
 
 export function decodeThreadEntry(json: string): Decoded<ThreadEntryData> {

@@ -219,7 +219,7 @@ export function createRedisStores(
   return {
     inbox: new RedisInbox(redis, { ...options.inbox, ...common, ...clock }),
     lease: new RedisLease(redis, common),
-    threads: new RedisThreadStore(redis, common),
+    threads: new RedisThreadStore(redis, { ...common, ...clock }),
     state: new RedisAgentStateStore(redis, { ...common, ...clock }),
     runEnd: new RedisRunEnd(redis, { ...common, ...clock }),
   };

@@ -36,9 +36,13 @@ describeLeaseContract("InMemoryLease", () => {
 describeThreadStoreContract("InMemoryThreadStore", () => {
   const clock = new FakeClock();
   const lease = new InMemoryLease(clock);
+  const state = new InMemoryAgentStateStore(clock);
+  const inbox = new InMemoryInbox(clock);
   return {
-    threads: new InMemoryThreadStore({ lease, clock }),
+    threads: new InMemoryThreadStore({ lease, clock, state, inbox }),
     lease,
+    state,
+    inbox,
     passTime: async (ms) => clock.advance(ms),
   };
 });
@@ -46,9 +50,16 @@ describeThreadStoreContract("InMemoryThreadStore", () => {
 describeThreadStoreContract("CachedThreadStore over InMemoryThreadStore", () => {
   const clock = new FakeClock();
   const lease = new InMemoryLease(clock);
+  const state = new InMemoryAgentStateStore(clock);
+  const inbox = new InMemoryInbox(clock);
   return {
-    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock }), { ...DEFAULT_THREAD_CACHE, clock }),
+    threads: new CachedThreadStore(new InMemoryThreadStore({ lease, clock, state, inbox }), {
+      ...DEFAULT_THREAD_CACHE,
+      clock,
+    }),
     lease,
+    state,
+    inbox,
     passTime: async (ms) => clock.advance(ms),
   };
 });

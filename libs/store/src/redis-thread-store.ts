@@ -1,12 +1,16 @@
-import { inputEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import { inputEnvelopeIds, LANES, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import type { Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import { systemClock } from "@moniro/ports";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
-import type { RedisClient } from "./redis-client.js";
+import { indexChange, markActive, statePatch } from "./redis-agent-state-store.js";
+import { isCluster, type RedisClient } from "./redis-client.js";
+import { INBOX_GROUP } from "./redis-inbox.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
+import { WrittenEntries } from "./written-entries.js";
 
 type RawEntries = Array<[string, string[]]>;
 
@@ -21,10 +25,12 @@ function envelopeArg(entry: ThreadEntryData): string {
   return entry.kind === "tool-result" && entry.delivers ? `+${entry.delivers}` : "";
 }
 
-function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
+function decodeEntries(key: string, raw: RawEntries, written: WrittenEntries): ThreadEntry[] {
   return raw.map(([entryId, fields]) => {
     const json = fieldValue(fields, ENTRY_FIELD);
     if (json === undefined) throw corruptEntry(key, entryId, `no field '${ENTRY_FIELD}'`);
+    const mine = written.take(key, entryId, json);
+    if (mine !== undefined) return mine;
     const decoded = decodeThreadEntry(json);
     if (!decoded.ok) throw corruptEntry(key, entryId, decoded.error.message);
     return { ...decoded.value, entryId } as ThreadEntry;
@@ -36,43 +42,84 @@ function decodeEntries(key: string, raw: RawEntries): ThreadEntry[] {
  * `{ e: JSON }`), with the set of envelope ids already written to each
  * thread and a meta hash holding the window start (the last compaction's
  * `upTo`). Appends are fenced by the lease in one Lua script, which also
- * skips inputs the thread already holds.
+ * skips inputs the thread already holds, acknowledges the inbox entries the
+ * caller names and writes an optional state patch (the same script, under
+ * the same fence).
  */
 export class RedisThreadStore implements ThreadStore {
   private readonly keys: Keys;
+  private readonly clock: Clock;
+  /** Single Redis: appends that ack inbox entries keep the pending-agents index in the script. */
+  private readonly indexInScripts: boolean;
+  /** What this process appended lately: read back without a parse (see WrittenEntries). */
+  private readonly written = new WrittenEntries();
 
   constructor(
     private readonly redis: RedisClient,
-    options: { prefix?: string } = {},
+    options: { prefix?: string; clock?: Clock } = {},
   ) {
     this.keys = createKeys(options.prefix);
+    this.clock = options.clock ?? systemClock;
+    this.indexInScripts = !isCluster(redis);
   }
 
-  async append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
+  async append(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options: ThreadAppendOptions = {},
+  ): Promise<ThreadEntry[]> {
+    const { agent } = fence;
+    const acks = options.ack ?? [];
     const args: Array<string | number> = [leaseValue(fence), entries.length];
-    for (const entry of entries) args.push(encodeThreadEntry(entry), envelopeArg(entry));
+    const jsons = entries.map(encodeThreadEntry);
+    entries.forEach((entry, index) => {
+      args.push(jsons[index] as string, envelopeArg(entry));
+    });
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
-    const result = await runScript(
-      this.redis,
-      "appendThread",
-      [
-        this.keys.lease(fence.agent),
-        this.keys.thread(fence.agent, context),
-        this.keys.threadEnvelopes(fence.agent, context),
-        this.keys.threadMeta(fence.agent, context),
-      ],
-      args,
-    );
+    const patch = options.state ? statePatch(options.state, this.clock.now()) : undefined;
+    args.push(acks.length, INBOX_GROUP, agent, indexChange(patch?.active));
+    for (const item of acks) args.push(LANES.indexOf(item.lane) + 1, item.entryId);
+    if (patch) args.push(...patch.args);
+    const keys = [
+      this.keys.lease(agent),
+      this.keys.thread(agent, context),
+      this.keys.threadEnvelopes(agent, context),
+      this.keys.threadMeta(agent, context),
+      this.keys.state(agent),
+      ...LANES.map((lane) => this.keys.inbox(agent, lane)),
+    ];
+    // With acks or a change of `state` on a single Redis, the script also keeps the index sets (global keys).
+    const touchesIndex = acks.length > 0 || patch?.active !== undefined;
+    const indexed = touchesIndex && this.indexInScripts;
+    const result = indexed
+      ? await runScript(
+          this.redis,
+          "appendThreadIndexed",
+          [...keys, this.keys.pendingAgents, this.keys.activeAgents],
+          args,
+        )
+      : await runScript(this.redis, "appendThread", keys, args);
     if (typeof result === "number") {
-      throw errorFromCode(result, { script: "appendThread", agent: fence.agent, epoch: fence.epoch });
+      throw errorFromCode(result, { script: "appendThread", agent, epoch: fence.epoch });
     }
     const ids = result as Array<string | number>;
+    // Acks that emptied the inbox: out of the pending-agents index (see RedisInbox for an append racing this).
+    if (!indexed && touchesIndex) {
+      await Promise.all([
+        acks.length > 0 && Number(ids[entries.length]) === 0 ? this.redis.srem(this.keys.pendingAgents, agent) : 0,
+        markActive(this.redis, this.keys, agent, patch?.active),
+      ]);
+    }
     // A shallow copy: entries are plain data the loop builds and never mutates once written.
     // An id of 0 is an input the thread already held: not written, not returned.
+    const stream = keys[1] as string;
     return entries.flatMap((entry, index) => {
       const id = ids[index];
-      return id === 0 || id === undefined ? [] : [{ ...entry, entryId: String(id) } as ThreadEntry];
+      if (id === 0 || id === undefined) return [];
+      this.written.remember(stream, String(id), jsons[index] as string, entry);
+      return [{ ...entry, entryId: String(id) } as ThreadEntry];
     });
   }
 
@@ -89,7 +136,7 @@ export class RedisThreadStore implements ThreadStore {
     } else {
       raw = await this.redis.xrange(key, start, "+");
     }
-    return decodeEntries(key, raw);
+    return decodeEntries(key, raw, this.written);
   }
 
   async readIfHeld(
@@ -101,14 +148,14 @@ export class RedisThreadStore implements ThreadStore {
     const limit = !options.window && options.last && options.limit !== undefined ? String(options.limit) : "";
     if (!options.window && limit === "") throw new Error("readIfHeld reads the window, or the newest `limit` entries");
     const raw = await this.readScript(agent, context, holder, limit);
-    return raw === null ? null : decodeEntries(this.keys.thread(agent, context), raw as RawEntries);
+    return raw === null ? null : decodeEntries(this.keys.thread(agent, context), raw as RawEntries, this.written);
   }
 
   async readTail(agent: string, context: string, after: string, holder = ""): Promise<ThreadTail> {
     const raw = await this.readScript(agent, context, holder, "", after);
     if (raw === null) return { status: "not-held" };
     if (raw === 0) return { status: "gone" };
-    return { status: "ok", entries: decodeEntries(this.keys.thread(agent, context), raw as RawEntries) };
+    return { status: "ok", entries: decodeEntries(this.keys.thread(agent, context), raw as RawEntries, this.written) };
   }
 
   /**

@@ -1,9 +1,17 @@
 import { deliveredEnvelopeIds, inputEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
+import type { AgentStateRecord } from "../agent-state.js";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import { LeaseLostError } from "../errors.js";
+import type { InboxItem } from "../inbox.js";
 import type { Fence } from "../lease.js";
-import { compareEntryIds, type ThreadReadOptions, type ThreadStore, type ThreadTail } from "../thread.js";
+import {
+  compareEntryIds,
+  type ThreadAppendOptions,
+  type ThreadReadOptions,
+  type ThreadStore,
+  type ThreadTail,
+} from "../thread.js";
 
 /** Anything that can say whether a fence still holds its agent's lease (InMemoryLease does). */
 export interface FenceCheck {
@@ -12,12 +20,24 @@ export interface FenceCheck {
   holderOf(agent: string): string | undefined;
 }
 
+/** Where an append's state patch goes (InMemoryAgentStateStore). */
+export interface StatePatchTarget {
+  patchNow(agent: string, patch: Partial<AgentStateRecord>): void;
+}
+
+/** Where an append's acks go (InMemoryInbox). */
+export interface AckTarget {
+  ack(agent: string, items: readonly InboxItem[]): Promise<void>;
+}
+
 /**
  * ThreadStore fake. Skips inputs already held and keeps the window start of
  * the last compaction, like the Redis script. Fenced like it too: when built with a lease, an
  * append whose fence no longer holds the lease rejects with LeaseLostError and
  * writes nothing. Without one, only epochs older than the newest seen are
- * rejected. Entry ids look like Redis stream ids (`<ms>-<seq>`).
+ * rejected. Entry ids look like Redis stream ids (`<ms>-<seq>`). An
+ * append's state patch goes to the state store it was built with, in the
+ * same fenced step; its acks go to the inbox it was built with.
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, ThreadEntry[]>();
@@ -29,9 +49,16 @@ export class InMemoryThreadStore implements ThreadStore {
   /** Every append that was accepted, in order (for assertions on write batches). */
   readonly appends: Array<{ context: string; entries: ThreadEntry[] }> = [];
 
-  constructor(private readonly options: { lease?: FenceCheck; clock?: Clock } = {}) {}
+  constructor(
+    private readonly options: { lease?: FenceCheck; clock?: Clock; state?: StatePatchTarget; inbox?: AckTarget } = {},
+  ) {}
 
-  async append(fence: Fence, context: string, entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
+  async append(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options: ThreadAppendOptions = {},
+  ): Promise<ThreadEntry[]> {
     const newest = this.newestEpoch.get(fence.agent) ?? 0;
     const stale = this.options.lease ? !this.options.lease.holds(fence) : fence.epoch < newest;
     if (stale) throw new LeaseLostError(fence.agent, fence.epoch);
@@ -54,6 +81,15 @@ export class InMemoryThreadStore implements ThreadStore {
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     if (compaction?.kind === "compaction") this.windowAfter.set(this.key(fence.agent, context), compaction.upTo);
     this.appends.push({ context, entries: stored });
+    if (options.state) {
+      if (!this.options.state) throw new Error("InMemoryThreadStore.append with a state patch needs the state store");
+      this.options.state.patchNow(fence.agent, options.state);
+    }
+    if (options.ack && options.ack.length > 0) {
+      if (!this.options.inbox)
+        throw new Error("InMemoryThreadStore.append with acks needs the inbox it was built with");
+      await this.options.inbox.ack(fence.agent, options.ack);
+    }
     return stored.map((entry) => structuredClone(entry));
   }
 

@@ -43,6 +43,8 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
     return {
       threads: new RedisThreadStore(t.redis, { prefix: t.prefix }),
       lease: new RedisLease(t.redis, { prefix: t.prefix }),
+      state: new RedisAgentStateStore(t.redis, { prefix: t.prefix }),
+      inbox: new RedisInbox(t.redis, { prefix: t.prefix }),
       passTime: realTime,
       cleanup: t.cleanup,
     };
@@ -54,6 +56,8 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
     return {
       threads,
       lease: new RedisLease(t.redis, { prefix: t.prefix }),
+      state: new RedisAgentStateStore(t.redis, { prefix: t.prefix }),
+      inbox: new RedisInbox(t.redis, { prefix: t.prefix }),
       passTime: realTime,
       cleanup: async () => {
         threads.close();

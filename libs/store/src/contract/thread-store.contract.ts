@@ -1,12 +1,17 @@
 import type { InputEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { Lease, ThreadStore } from "@moniro/ports";
+import type { AgentStateStore, Inbox, Lease, ThreadStore } from "@moniro/ports";
 import { LeaseLostError } from "@moniro/ports";
+import { inbound } from "@moniro/ports/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 export interface ThreadStoreHarness {
   threads: ThreadStore;
   /** The lease the store's fence check reads. */
   lease: Lease;
+  /** The agent state the store's appends patch (`ThreadAppendOptions.state`). */
+  state: AgentStateStore & { activeAgents(): Promise<string[]> };
+  /** The inbox the store's appends acknowledge entries of (`ThreadAppendOptions.ack`). */
+  inbox: Inbox & { agentsWithPending(): Promise<string[]> };
   passTime(ms: number): Promise<void>;
   cleanup?(): Promise<void>;
 }
@@ -190,6 +195,54 @@ export function describeThreadStoreContract(
       expect(
         (await h.threads.read("ada", "personal")).map((entry) => (entry.kind === "input" ? entry.text : "")),
       ).toEqual(["before", "after"]);
+    });
+
+    it("writes a state patch with the entries, under the same fence: a stale fence writes neither", async () => {
+      const fence = await acquire("r1");
+      await h.state.update("ada", { state: "running", cycleId: "c1", step: 1, error: "old" });
+      const [written] = await h.threads.append(fence, "personal", [assistant("step two", 1)], {
+        state: { step: 2, error: undefined },
+      });
+      expect(written?.entryId).toEqual(expect.any(String));
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", cycleId: "c1", step: 2 });
+      expect((await h.state.get("ada"))?.error).toBeUndefined();
+      await h.lease.release(fence);
+      await expect(
+        h.threads.append(fence, "personal", [assistant("late", 2)], { state: { step: 3 } }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", step: 2 });
+      expect((await h.threads.read("ada", "personal")).map((entry) => entry.kind)).toEqual(["assistant"]);
+    });
+
+    it("keeps the active-agents index when the state patch it writes changes the state", async () => {
+      const fence = await acquire("r1");
+      await h.state.update("ada", { state: "idle" });
+      expect(await h.state.activeAgents()).not.toContain("ada");
+      await h.threads.append(fence, "personal", [input("E1", "go")], {
+        state: { state: "running", cycleId: "c1", step: 1, context: "personal" },
+      });
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", cycleId: "c1", step: 1, context: "personal" });
+      expect(await h.state.activeAgents()).toContain("ada");
+    });
+
+    it("acknowledges inbox entries with the inputs, under the same fence: a stale fence acks nothing", async () => {
+      const fence = await acquire("r1");
+      for (const text of ["one", "two", "three"]) await h.inbox.append(inbound({ text }));
+      const [one, two, three] = await h.inbox.pending("ada");
+      if (!one || !two || !three) throw new Error("expected three pending items");
+      await h.threads.append(fence, "personal", [input(one.envelope.id, "one")], { ack: [one, two] });
+      expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["three"]);
+      expect(await h.inbox.agentsWithPending()).toContain("ada");
+      await h.lease.release(fence);
+      await expect(
+        h.threads.append(fence, "personal", [input(three.envelope.id, "three")], { ack: [three] }),
+      ).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["three"]);
+      // The last ack empties the inbox: the agent leaves the pending-agents index.
+      const next = await acquire("r2");
+      await h.threads.append(next, "personal", [input(three.envelope.id, "three")], { ack: [three] });
+      expect(await h.inbox.pending("ada")).toEqual([]);
+      expect(await h.inbox.agentsWithPending()).not.toContain("ada");
     });
 
     it("rejects an append once the lease was released or taken by another holder", async () => {

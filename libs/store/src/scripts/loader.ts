@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { Cluster } from "ioredis";
 import { isCluster, type RedisClient } from "../redis-client.js";
 
 /**
@@ -17,7 +19,7 @@ export const SCRIPT_FILES = {
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",
   releaseIdle: "releaseIdle-5.lua",
-  appendThread: "appendThread-4.lua",
+  appendThread: "appendThread-8.lua",
   readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-1.lua",
   // One workflow instance's keys ({w:<workflow>:<tag>}): src/workspace/.
@@ -34,6 +36,7 @@ export const SCRIPT_FILES = {
   appendInboxIndexed: "appendInboxIndexed-3.lua",
   appendInboxMember: "appendInboxMember-5.lua",
   ackInboxIndexed: "ackInboxIndexed-4.lua",
+  appendThreadIndexed: "appendThreadIndexed-10.lua",
   requeueInboxIndexed: "requeueInboxIndexed-3.lua",
   updateStateIndexed: "updateStateIndexed-2.lua",
   releaseIdleIndexed: "releaseIdleIndexed-6.lua",
@@ -50,6 +53,7 @@ const CROSS_SLOT_SCRIPTS: ReadonlySet<ScriptName> = new Set([
   "appendInboxIndexed",
   "appendInboxMember",
   "ackInboxIndexed",
+  "appendThreadIndexed",
   "requeueInboxIndexed",
   "updateStateIndexed",
   "releaseIdleIndexed",
@@ -112,10 +116,47 @@ export function defineScripts(redis: RedisClient): void {
 
 function ensureDefined(redis: RedisClient): void {
   if (defined.has(redis)) return;
-  for (const script of scripts().values()) {
-    redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  if (isCluster(redis)) {
+    for (const script of scripts().values()) {
+      redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    }
+  } else {
+    defineDirect(redis);
   }
   defined.add(redis);
+}
+
+/**
+ * A single Redis: each script becomes a plain method of the client that
+ * sends EVALSHA (EVAL the first time on each connection, so a pipelined
+ * batch never waits on a NOSCRIPT retry; EVALSHA's NOSCRIPT, a server that
+ * lost its script cache, falls back to EVAL). Not ioredis's defineCommand:
+ * ioredis copies every defined command onto each pipeline it creates, and
+ * with auto-pipelining it creates one per tick that sends a command (issue
+ * 17: with 30 scripts that copy was a few per cent of a runner's CPU). A
+ * cluster keeps defineCommand, which tracks the loaded scripts per node.
+ */
+function defineDirect(redis: Exclude<RedisClient, Cluster>): void {
+  let loaded = new Set<ScriptName>();
+  // The next connection may reach a server that never saw the scripts (a restart, a failover).
+  redis.on("close", () => {
+    loaded = new Set();
+  });
+  for (const script of scripts().values()) {
+    const sha = createHash("sha1").update(script.lua).digest("hex");
+    const { name, lua, numberOfKeys } = script;
+    const command: ScriptCommand = (...args) => {
+      if (!loaded.has(name)) {
+        loaded.add(name);
+        return redis.eval(lua, numberOfKeys, ...args);
+      }
+      return redis.evalsha(sha, numberOfKeys, ...args).catch((error: unknown) => {
+        if (!(error instanceof Error) || !error.message.includes("NOSCRIPT")) throw error;
+        return redis.eval(lua, numberOfKeys, ...args);
+      });
+    };
+    (redis as unknown as Record<string, ScriptCommand>)[name] = command;
+  }
 }
 
 type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;

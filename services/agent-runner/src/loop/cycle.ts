@@ -56,9 +56,21 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   workspace.catch(() => {});
   const system = assembleSystemPrompt(run, workspace);
   system.catch(() => {});
+  // The cycle's record, with its first step's number: written with the inputs when there are any (one write, not two).
+  const opening: Partial<AgentStateRecord> = {
+    state: "running",
+    cycleId: cycle.cycleId,
+    holder: run.fence.holder,
+    context: thread.context,
+    // A recovered agent shows no error from its last crash.
+    error: undefined,
+  };
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
-    const { fresh, known } = await injectInputs(cycle, taken, { midTurn: false });
+    const { fresh, known, stateWritten } = await injectInputs(cycle, taken, {
+      midTurn: false,
+      state: { ...opening, step: 1 },
+    });
     if (fresh.length === 0 && !isUnfinished(thread.entries)) {
       const resumed = known.filter((input) => input.item.preemptions > 0);
       if (resumed.length === 0) return undefined;
@@ -68,7 +80,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
       "cycle",
       { "moniro.agent": run.agent, "moniro.cycle_id": cycle.cycleId, "moniro.context": thread.context },
       async (span) => {
-        const end = await steps(cycle, fresh, system, workspace);
+        const end = await steps(cycle, { opening, written: stateWritten }, fresh, system, workspace);
         await thread.settled();
         if (end === "completed") handOffCompleted(cycle);
         span.setAttributes({ "moniro.cycle.end": end, "moniro.cycle.steps": cycle.step });
@@ -114,22 +126,16 @@ async function openThread(run: AgentRun, context: string): Promise<ThreadView> {
 
 async function steps(
   cycle: CycleRun,
+  record: { opening: Partial<AgentStateRecord>; written: boolean },
   injected: readonly InputEntry[],
   system: Promise<string>,
   workspace: Promise<CycleWorkspace | undefined>,
 ): Promise<CycleEnd> {
   const { run } = cycle;
   const { settings } = run;
-  // The record of the cycle goes out with the first step's number: one write, not two. Its
-  // state-changed event is now. Not waited for: the first LLM call need not wait on it.
-  let opening: Partial<AgentStateRecord> | undefined = {
-    state: "running",
-    cycleId: cycle.cycleId,
-    holder: run.fence.holder,
-    context: cycle.thread.context,
-    // A recovered agent shows no error from its last crash.
-    error: undefined,
-  };
+  // The record of the cycle went out with its inputs, or goes out with the first step's number (one
+  // write, not waited for: the first LLM call need not wait on it). Its state-changed event is now.
+  let opening: Partial<AgentStateRecord> | undefined = record.opening;
   noteStateWritten(run, opening);
   emit(run, "cycle-started", {
     cycleId: cycle.cycleId,
@@ -152,7 +158,8 @@ async function steps(
     if (await compactIfNeeded(cycle)) cycle.system = await assembleSystemPrompt(run, workspace);
 
     cycle.step++;
-    noteState(run, { ...opening, step: cycle.step });
+    // A later step's number goes out with its assistant message (persistAssistant): one write fewer per step.
+    if (opening && !record.written) noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
     const watch = watchStep(cycle);
     let end: CycleEnd | "turn-ended" | undefined;
@@ -202,19 +209,25 @@ async function persistAssistant(
   message: Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
     Partial<Pick<AssistantEntry, "usage" | "aborted">>,
 ): Promise<void> {
-  await cycle.thread.append([
-    {
-      kind: "assistant",
-      cycleId: cycle.cycleId,
-      ts: now(cycle.run),
-      step: cycle.step - 1,
-      text: message.text,
-      toolUses: message.toolUses,
-      stopReason: message.stopReason,
-      ...(message.usage ? { usage: message.usage } : {}),
-      ...(message.aborted ? { aborted: true } : {}),
-    },
-  ]);
+  // From the second step on, the step's number is written with its message, under the same fence (the
+  // first step's went out with the cycle's record): the state shows it once the model has answered.
+  const state = cycle.step > 1 ? { state: { step: cycle.step } } : undefined;
+  await cycle.thread.append(
+    [
+      {
+        kind: "assistant",
+        cycleId: cycle.cycleId,
+        ts: now(cycle.run),
+        step: cycle.step - 1,
+        text: message.text,
+        toolUses: message.toolUses,
+        stopReason: message.stopReason,
+        ...(message.usage ? { usage: message.usage } : {}),
+        ...(message.aborted ? { aborted: true } : {}),
+      },
+    ],
+    state,
+  );
 }
 
 /** skip() as the only call of the first step: the cycle is erased from every later window. */

@@ -1,4 +1,5 @@
 import { batchOf, batchText, groupByBatch, type InputEntry, type ThreadEntryData } from "@moniro/envelopes";
+import type { AgentStateRecord } from "@moniro/ports";
 import type { PendingInput } from "./lanes.js";
 import type { CycleRun } from "./run-context.js";
 import { defer, emit, now } from "./run-context.js";
@@ -8,12 +9,15 @@ export interface Injection {
   fresh: InputEntry[];
   /** Items whose envelope was already in the thread: acked, not written again (a crash between write and ack, or a re-queued instruction). */
   known: PendingInput[];
+  /** Whether the state patch given went out with the inputs (false: nothing was written, the caller writes it). */
+  stateWritten: boolean;
 }
 
 /**
- * Writes inputs into the thread as tagged user turns, then acks them in the
- * inbox (in that order: an input is acked only once it is in the thread;
- * the ack is not waited for).
+ * Writes inputs into the thread as tagged user turns and acks them in the
+ * inbox, in one fenced write (an input is acked only once it is in the
+ * thread; inputs the thread already held are acked alone, not waited for),
+ * with the agent's state patch when one is given (a cycle's record).
  * Inputs that share a batch key (`meta.batch`, seed 003's batched votes)
  * become ONE input entry, where the first of them was: their texts one per
  * line (`batchText`), and every envelope id recorded in it.
@@ -23,7 +27,7 @@ export interface Injection {
 export async function injectInputs(
   cycle: CycleRun,
   pending: readonly PendingInput[],
-  options: { midTurn: boolean },
+  options: { midTurn: boolean; state?: Partial<AgentStateRecord> },
 ): Promise<Injection> {
   const { run, thread } = cycle;
   const known: PendingInput[] = [];
@@ -39,23 +43,26 @@ export async function injectInputs(
     const batch = batchOf(item.envelope);
     return batch === undefined ? undefined : `${item.envelope.context}\u0000${batch}`;
   });
-  const written = await thread.append(batches.map((batch) => inputEntry(cycle, batch)));
-  // Sent once the inputs are in the thread, and not waited for: an ack that is lost leaves the item
-  // pending, and the next drain finds its envelope id in the thread and acks it without writing it again.
-  defer(
-    run,
-    run.deps.inbox.ack(
-      run.agent,
-      pending.map((input) => input.item),
-    ),
-  );
+  const items = pending.map((input) => input.item);
+  // The acks (and the state given) go with the inputs, in one fenced write (an input is acked only once it is in the thread).
+  const state = options.state ? { state: options.state } : {};
+  const written =
+    batches.length > 0
+      ? await thread.append(
+          batches.map((batch) => inputEntry(cycle, batch)),
+          { ack: items, ...state },
+        )
+      : [];
+  // Only known inputs: acked alone, not waited for. An ack that is lost leaves the item pending, and
+  // the next drain finds its envelope id in the thread and acks it without writing it again.
+  if (batches.length === 0 && items.length > 0) defer(run, run.deps.inbox.ack(run.agent, items));
   // An input the store skipped (already in the thread, older than this view's window) is not among them.
   const fresh = written.filter((entry): entry is typeof entry & InputEntry => entry.kind === "input");
   if (options.midTurn) announceInputs(cycle, fresh, true);
-  cycle.instruction.items.push(...pending.map((input) => input.item));
+  cycle.instruction.items.push(...items);
   cycle.instruction.inputs.push(...fresh);
   cycle.instruction.lanes.push(...pending.map((input) => input.lane));
-  return { fresh, known };
+  return { fresh, known, stateWritten: batches.length > 0 && options.state !== undefined };
 }
 
 /** The thread entry of one input, or of a batch of them (the first one's tags and lane, all their texts). */

@@ -38,9 +38,9 @@ export async function harness(
   const ids = sequentialIds();
   const envelopeIds = sequentialIds(100_000);
   const lease = new InMemoryLease(clock);
-  const threads = new InMemoryThreadStore({ lease, clock });
-  const inbox = new InMemoryInbox(clock);
   const state = new InMemoryAgentStateStore(clock);
+  const inbox = new InMemoryInbox(clock);
+  const threads = new InMemoryThreadStore({ lease, clock, state, inbox });
   const events = new RecordingEvents();
   const outbox = new RecordingOutbox();
   const tracing = new RecordingTracing();

@@ -1,5 +1,5 @@
 import { addDeliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadStore } from "@moniro/ports";
+import type { Fence, ThreadAppendOptions, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
 
@@ -37,10 +37,10 @@ export class ThreadView {
   }
 
   /** Appends through the fence; a LeaseLostError propagates and nothing is kept locally. */
-  async append(entries: readonly ThreadEntryData[]): Promise<ThreadEntry[]> {
+  async append(entries: readonly ThreadEntryData[], options?: ThreadAppendOptions): Promise<ThreadEntry[]> {
     await this.settled();
     if (entries.length === 0) return [];
-    const stored = await this.store.append(this.fence, this.context, entries);
+    const stored = await this.store.append(this.fence, this.context, entries, options);
     this.list.push(...stored);
     if (this.envelopeIds) remember(this.envelopeIds, stored);
     return stored;

@@ -34,9 +34,9 @@ function userText(request: LlmRequest | undefined): string {
 /** Shared in-memory "Redis" and any number of runtimes ("runners") over it. */
 function cluster(llm: ScriptedLlm, options: { tools?: FakeToolBus; maxRestarts?: number } = {}) {
   const lease = new InMemoryLease(systemClock);
-  const threads = new InMemoryThreadStore({ lease, clock: systemClock });
   const inbox = new InMemoryInbox(systemClock);
   const state = new InMemoryAgentStateStore(systemClock);
+  const threads = new InMemoryThreadStore({ lease, clock: systemClock, inbox, state });
   const tools = options.tools ?? new FakeToolBus({ message: () => "sent", ls: () => "a.txt" });
   const directory = staticDirectory(
     [testAgent("ada", llm, { restart: { minMs: 1, maxMs: 5, maxRestarts: options.maxRestarts ?? 2 } })],
