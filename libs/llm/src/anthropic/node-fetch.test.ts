@@ -5,7 +5,7 @@ import type { LlmRequest } from "@moniro/ports";
 import { LlmError } from "@moniro/ports";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatSse, messageEvents } from "../test/message-events.js";
-import { textReply } from "../test/replies.js";
+import { type FakeMessageReply, textReply } from "../test/replies.js";
 import { createAnthropicProvider } from "./provider.js";
 
 // The SDK's fetch over node:http (node-fetch.ts), seen through the provider against raw servers.
@@ -26,9 +26,14 @@ const usage = {
   cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
 };
 
+/** The stream events of a reply saying `text`. */
+function eventsOf(text: string) {
+  return messageEvents("msg_1", "claude-test", textReply(text) as FakeMessageReply, usage);
+}
+
 /** The SSE text of a whole reply saying `text`. */
 function sseOf(text: string): string {
-  return messageEvents("msg_1", "claude-test", textReply(text), usage).map(formatSse).join("");
+  return eventsOf(text).map(formatSse).join("");
 }
 
 let close: (() => Promise<void>) | undefined;
@@ -69,7 +74,7 @@ describe("the SDK's fetch over node:http", () => {
 
   it("a connection lost mid-stream → transient connection error", async () => {
     const { provider } = await serve((_incoming, response) => {
-      const [first] = messageEvents("msg_1", "claude-test", textReply("cut short"), usage);
+      const [first] = eventsOf("cut short");
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.write(formatSse(first as Parameters<typeof formatSse>[0]), () => response.socket?.destroy());
     });
