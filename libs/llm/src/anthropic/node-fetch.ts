@@ -56,7 +56,8 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
     };
     signal?.addEventListener("abort", abort, { once: true });
     const release = () => signal?.removeEventListener("abort", abort);
-    request.once("error", (error) => {
+    // `on`, not `once`: a second error (a destroy after a reset) must not be an unhandled one.
+    request.on("error", (error) => {
       release();
       reject(signal?.aborted ? abortError(signal) : new TypeError("fetch failed", { cause: error }));
     });
@@ -138,7 +139,9 @@ function decoded(incoming: IncomingMessage): NodeJS.ReadableStream {
           ? createBrotliDecompress()
           : undefined;
   if (!inflate) return incoming;
-  incoming.once("error", (error) => inflate.destroy(error));
+  incoming.on("error", (error) => inflate.destroy(error));
+  // Whoever reads the body sees its error; a body nobody reads must not crash the process with it.
+  inflate.on("error", () => {});
   return incoming.pipe(inflate);
 }
 
