@@ -84,7 +84,8 @@ export async function run(): Promise<void> {
   let wake: { requested?: number } | undefined;
   const fake = await startFakeAnthropic({
     handler: (request) => {
-      if (wake && wake.requested === undefined) wake.requested = performance.now();
+      // When the request had arrived (its body read), not after the fake parsed and checked it.
+      if (wake && wake.requested === undefined) wake.requested = request.arrivedAt;
       return continuesAfterTools(request.body)
         ? textReply("Done.")
         : toolUseReply({
@@ -356,7 +357,7 @@ export async function run(): Promise<void> {
       `The runner uses the Anthropic backend (the real @anthropic-ai/sdk) over HTTP to the fake Anthropic server in this process, which answers every DM with message({text, final: true}): one LLM call per DM (a request carrying only tool results would get end_turn). Its own CPU is not counted.`,
       `Every agent's thread holds ${HISTORY} messages (${HISTORY / 2} DMs and their replies, written through the store under the agent's lease) before its first DM, so the first DM of a fresh runner already carries them. One SSE client (node:http, in this process) is attached to each agent's /v1/agents/:agent/events; a DM ends when its cycle-ended reaches that client, and each DM starts after ${REST_MS} ms of quiet.`,
       `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the DMs, minus each service's idle rate over the same time (read over ${IDLE_WINDOW_MS / 1000} s once settled and again after the DMs, with the SSE clients attached; the lower of the two), divided by the DMs; the per-service lines add up to the total. Fresh: the first ${FRESH_DMS} DMs the five processes ever handled (${FRESH_DMS / FRESH_AGENTS} to each of ${FRESH_AGENTS} agents). Steady state: after ${JIT_WARMUP_DMS} more DMs to ${JIT_AGENTS} other agents (V8's optimising compiler still compiles hundreds of functions over a service's first ~1,000 DMs, on its worker thread, whose CPU counts), ${STEADY_DMS / STEADY_AGENTS} DMs to each of ${STEADY_AGENTS} agents, so their history grows as the fresh ones' did.`,
-      `Wake: from the POST being sent to the fake server receiving the DM's first LLM request. The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
+      `Wake: from the POST being sent to the DM's first LLM request having arrived at the fake server (its body read, before the fake parses and checks it, which stands for the API's own work). The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
       `RSS is VmRSS from /proc/<pid>/status with no DM sent yet: ${SETTLE_MS / 1000} s after the last service became ready (V8's memory reducer has collected the start-up garbage by then), and 2 s after it.`,
       `Tools sent: ${(first.tools ?? []).map((tool) => tool.name).join(", ")}. Input tokens: of the first request of an agent without history ("Claude tokenizer" is @anthropic-ai/tokenizer when installed, pre-Claude-3 vocabulary; else chars/4).`,
       `Start-to-ready: spawn → first 200 from /readyz (polled every 5 ms); services start one at a time, ${START_ROUNDS} times each: median, max, and the median CPU the process had used by then; the median counts against the goal.`,

@@ -221,6 +221,8 @@ describe("fake Anthropic: script and records", () => {
     expect(requests.map((request) => request.body.model)).toEqual(["claude-test", "claude-test"]);
     expect(requests[0]?.headers["x-api-key"]).toBe("k");
     expect(requests[0]?.receivedAt).toBeLessThanOrEqual(requests[1]?.receivedAt ?? 0);
+    expect(requests[0]?.arrivedAt).toBeLessThan(requests[1]?.arrivedAt ?? 0);
+    expect(requests[1]?.arrivedAt).toBeLessThanOrEqual(performance.now());
   });
 
   it("turns a throwing handler into a 500 that says so", async () => {

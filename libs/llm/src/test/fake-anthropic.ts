@@ -20,6 +20,12 @@ export interface FakeAnthropicRequest {
   headers: IncomingHttpHeaders;
   /** Epoch ms (`Date.now()`) when the body had arrived. */
   receivedAt: number;
+  /**
+   * `performance.now()` when the body had arrived, before the fake parsed and checked it: when
+   * the request reached the API (benchmarks time the client up to here; the fake's own parsing
+   * stands for the API's work, not the client's).
+   */
+  arrivedAt: number;
 }
 
 /** Decides the reply to a request; a plain string is short for `textReply(string)`. */
@@ -70,6 +76,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}) {
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? "/").split("?")[0] ?? "/";
     const rawBody = await readBody(request);
+    const arrivedAt = performance.now();
     const requestId = `req_fake_${String(++messageCounter).padStart(6, "0")}`;
     const headers = { "request-id": requestId };
     if (request.method !== "POST" || (path !== "/v1/messages" && path !== "/v1/messages/count_tokens")) {
@@ -85,7 +92,14 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}) {
     const parsed = safeParseJson(rawBody);
     const body = parsed.ok && isPlainObject(parsed.value) ? (parsed.value as FakeRequestBody) : ({} as FakeRequestBody);
     if (path === "/v1/messages") {
-      requests.push({ number: requests.length + 1, body, rawBody, headers: request.headers, receivedAt: Date.now() });
+      requests.push({
+        number: requests.length + 1,
+        body,
+        rawBody,
+        headers: request.headers,
+        receivedAt: Date.now(),
+        arrivedAt,
+      });
       for (const listener of [...listeners]) listener();
     }
     const key = apiKeyOf(request.headers);
