@@ -1,4 +1,5 @@
-import type { LlmContentBlock, LlmMessage, LlmRequest, LlmToolSpec } from "@moniro/ports";
+import type { LlmMessage, LlmRequest, LlmToolSpec } from "@moniro/ports";
+import { toBlockParam } from "./request.js";
 
 const CACHE_CONTROL_TAIL = ',"cache_control":{"type":"ephemeral"}}';
 
@@ -51,7 +52,7 @@ export class RequestJsonEncoder {
     let json = this.messages.get(message);
     if (json === undefined) {
       const { role, content } = sendable(message);
-      json = `{"role":${JSON.stringify(role)},"content":[${content.map((block) => JSON.stringify(blockParam(block))).join(",")}]}`;
+      json = `{"role":${JSON.stringify(role)},"content":[${content.map((block) => JSON.stringify(toBlockParam(block))).join(",")}]}`;
       this.messages.set(message, json);
     }
     // A breakpoint goes last in the last block: before its closing brace and the two that follow.
@@ -73,20 +74,6 @@ const NO_MARKS: ReadonlySet<number> = new Set();
 /** An object's JSON without its closing brace. */
 function open(value: object): string {
   return JSON.stringify(value).slice(0, -1);
-}
-
-/** The block as `toAnthropicParams` maps it (same keys, same order). */
-function blockParam(block: LlmContentBlock): object {
-  switch (block.type) {
-    case "text":
-      return { type: "text", text: block.text };
-    case "tool_use":
-      return { type: "tool_use", id: block.id, name: block.name, input: block.input };
-    case "tool_result":
-      return block.is_error
-        ? { type: "tool_result", tool_use_id: block.tool_use_id, content: block.content, is_error: true }
-        : { type: "tool_result", tool_use_id: block.tool_use_id, content: block.content };
-  }
 }
 
 /** As `toAnthropicParams`: blank text blocks are left out, unless nothing else is left. */

@@ -53,7 +53,8 @@ function toMessageParam(message: LlmMessage): Anthropic.MessageParam {
   return { role: message.role, content: (blocks.length > 0 ? blocks : message.content).map(toBlockParam) };
 }
 
-function toBlockParam(block: LlmContentBlock): Anthropic.ContentBlockParam {
+/** A content block as the Messages API takes it (request-json.ts encodes the same objects). */
+export function toBlockParam(block: LlmContentBlock): Anthropic.ContentBlockParam {
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text };
