@@ -1,9 +1,8 @@
 import type { Bus } from "@moniro/bus";
-import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
-import { decode, TOOL_LOST_AFTER_MS, toolResultEnvelopeSchema } from "@moniro/envelopes";
 import type { ToolOutcome } from "@moniro/tool-catalog";
-import { deadlineOutcome, EXECUTOR_ERRORS, errorOutcome } from "./tool-results.js";
+import { relayCall } from "./relay-call.js";
+import { EXECUTOR_ERRORS, errorOutcome } from "./tool-results.js";
 
 /**
  * Sends a `process` call about a process another executor owns to
@@ -28,39 +27,24 @@ export async function forwardToOwner(
       ),
     };
   }
-  const remaining = call.deadlineMs - deps.now();
-  if (remaining <= 0) return { outcome: deadlineOutcome(call.tool, call.deadlineMs) };
-  let bytes: Uint8Array;
-  try {
-    bytes = await deps.bus.request(subject, call, { timeoutMs: remaining, idleMs: TOOL_LOST_AFTER_MS });
-  } catch (error) {
-    const failure = requestFailure(error);
-    if (failure === "no-responders") {
-      return {
-        outcome: errorOutcome(
-          EXECUTOR_ERRORS.ownerGone,
-          `The executor that owned process ${processId} is gone (${owner} no longer answers), and the process went with it. Start it again with process action 'start'.`,
-        ),
-      };
-    }
-    if (failure === "timeout" || failure === "lost") {
-      return {
-        outcome: errorOutcome(
-          EXECUTOR_ERRORS.ownerGone,
-          `The executor that owned process ${processId} (${owner}) stopped answering before the deadline: it is overloaded or gone. Try again, or start the process again.`,
-        ),
-      };
-    }
-    throw error;
-  }
-  const decoded = decode(toolResultEnvelopeSchema, bytes, "tool result");
-  if (!decoded.ok) {
+  const relayed = await relayCall(call, subject, deps);
+  if ("failed" in relayed) {
     return {
       outcome: errorOutcome(
-        "tool-failed",
-        `The executor owning process ${processId} answered with an invalid result (${decoded.error.message}).`,
+        EXECUTOR_ERRORS.ownerGone,
+        relayed.failed === "no-responders"
+          ? `The executor that owned process ${processId} is gone (${owner} no longer answers), and the process went with it. Start it again with process action 'start'.`
+          : `The executor that owned process ${processId} (${owner}) stopped answering before the deadline: it is overloaded or gone. Try again, or start the process again.`,
       ),
     };
   }
-  return { reply: decoded.value };
+  if ("invalid" in relayed) {
+    return {
+      outcome: errorOutcome(
+        "tool-failed",
+        `The executor owning process ${processId} answered with an invalid result (${relayed.invalid}).`,
+      ),
+    };
+  }
+  return relayed;
 }

@@ -1,9 +1,8 @@
 import type { Bus } from "@moniro/bus";
-import { requestFailure } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
-import { decode, TOOL_LOST_AFTER_MS, toolResultEnvelopeSchema } from "@moniro/envelopes";
 import type { ToolOutcome } from "@moniro/tool-catalog";
-import { deadlineOutcome, errorOutcome } from "./tool-results.js";
+import { relayCall } from "./relay-call.js";
+import { errorOutcome } from "./tool-results.js";
 
 /** Error code when the executor a call was handed to stopped answering (it may have run the call). */
 export const HANDOFF_LOST = "executor_lost";
@@ -28,32 +27,23 @@ export async function handOffCall(
   } catch {
     return "gone"; // not a valid executor id: no executor can be there
   }
-  const remaining = call.deadlineMs - deps.now();
-  if (remaining <= 0) return { outcome: deadlineOutcome(call.tool, call.deadlineMs) };
-  let bytes: Uint8Array;
-  try {
-    bytes = await deps.bus.request(subject, call, { timeoutMs: remaining, idleMs: TOOL_LOST_AFTER_MS });
-  } catch (error) {
-    const failure = requestFailure(error);
-    if (failure === "no-responders") return "gone";
-    if (failure === "timeout" || failure === "lost") {
-      return {
-        outcome: errorOutcome(
-          HANDOFF_LOST,
-          `Tool executor ${to}, which took over the '${call.tool}' call, stopped answering before its deadline: it died or is overloaded. The call may or may not have taken effect; check before retrying.`,
-        ),
-      };
-    }
-    throw error;
-  }
-  const decoded = decode(toolResultEnvelopeSchema, bytes, "tool result");
-  if (!decoded.ok) {
+  const relayed = await relayCall(call, subject, deps);
+  if ("failed" in relayed) {
+    if (relayed.failed === "no-responders") return "gone";
     return {
       outcome: errorOutcome(
-        "tool-failed",
-        `Tool executor ${to}, which took over the '${call.tool}' call, answered with an invalid result (${decoded.error.message}).`,
+        HANDOFF_LOST,
+        `Tool executor ${to}, which took over the '${call.tool}' call, stopped answering before its deadline: it died or is overloaded. The call may or may not have taken effect; check before retrying.`,
       ),
     };
   }
-  return { reply: decoded.value };
+  if ("invalid" in relayed) {
+    return {
+      outcome: errorOutcome(
+        "tool-failed",
+        `Tool executor ${to}, which took over the '${call.tool}' call, answered with an invalid result (${relayed.invalid}).`,
+      ),
+    };
+  }
+  return relayed;
 }
