@@ -1,20 +1,10 @@
 import { currentTraceparent } from "@moniro/telemetry";
 import { recordingTelemetry } from "@moniro/telemetry/test";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import type { GatewayAppOptions } from "./app.js";
+import { describe, expect, it, vi } from "vitest";
 import { NoRunnerError } from "./routes/control.js";
-import { startFakeGatewayApp } from "./test/fake-gateway-app.js";
+import { fakeGatewayApps } from "./test/fake-gateway-app.js";
 
-const apps: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const app of apps.splice(0)) await app.close();
-});
-
-async function start(overrides: Partial<GatewayAppOptions> = {}) {
-  const app = await startFakeGatewayApp(overrides);
-  apps.push(app);
-  return app;
-}
+const start = fakeGatewayApps();
 
 describe("gateway app (fakes behind the ports)", () => {
   it("turns a message into an inbound envelope with source and replyTo http:<from>", async () => {

@@ -1,22 +1,13 @@
 import { connect } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { afterEach, describe, expect, it } from "vitest";
-import type { GatewayAppOptions } from "./app.js";
-import { startFakeGatewayApp } from "./test/fake-gateway-app.js";
+import { describe, expect, it } from "vitest";
+import { fakeGatewayApps } from "./test/fake-gateway-app.js";
 import { jsonError, rawRequest } from "./test/raw-http.js";
 
 const KEY = { authorization: "Bearer k1" };
 const MESSAGE = JSON.stringify({ text: "hi", from: "carol" });
 
-const apps: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const app of apps.splice(0)) await app.close();
-});
-async function start(overrides: Partial<GatewayAppOptions> = {}) {
-  const app = await startFakeGatewayApp(overrides);
-  apps.push(app);
-  return app;
-}
+const start = fakeGatewayApps();
 
 describe("request bodies: JSON in UTF-8 only", () => {
   it("answers 415 naming the type and the fix for any POST body that is not application/json, and reads none", async () => {

@@ -1,22 +1,13 @@
 import { currentTraceparent } from "@moniro/telemetry";
 import { recordingTelemetry } from "@moniro/telemetry/test";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import type { GatewayAppOptions } from "../app.js";
-import { startFakeGatewayApp } from "../test/fake-gateway-app.js";
+import { describe, expect, it, vi } from "vitest";
+import { fakeGatewayApps } from "../test/fake-gateway-app.js";
 import { rawRequest } from "../test/raw-http.js";
 
 const KEY = { authorization: "Bearer k1" };
 const JSON_TYPE = { "content-type": "application/json" };
 
-const apps: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const app of apps.splice(0)) await app.close();
-});
-async function start(overrides: Partial<GatewayAppOptions> = {}) {
-  const app = await startFakeGatewayApp(overrides);
-  apps.push(app);
-  return app;
-}
+const start = fakeGatewayApps();
 
 /** A DM's answer without the random id, and what was published for it. */
 async function answer(

@@ -1,6 +1,6 @@
 import type { PairingEntry, PairingRequestInput } from "@moniro/envelopes";
-import { afterEach, describe, expect, it } from "vitest";
-import { startFakeGatewayApp } from "../test/fake-gateway-app.js";
+import { describe, expect, it } from "vitest";
+import { fakeGatewayApps } from "../test/fake-gateway-app.js";
 import { NoSignalBridgeError, type PairingClient } from "./pairing.js";
 
 const ENTRY: PairingEntry = {
@@ -10,16 +10,8 @@ const ENTRY: PairingEntry = {
   requestedAt: "2026-01-01T00:00:00.000Z",
 };
 
-const apps: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const app of apps.splice(0)) await app.close();
-});
-
-async function start(pairing: PairingClient) {
-  const app = await startFakeGatewayApp({ pairing });
-  apps.push(app);
-  return app;
-}
+const startApp = fakeGatewayApps();
+const start = (pairing: PairingClient) => startApp({ pairing });
 
 /** A bridge that knows one pending request and records what it was asked. */
 function fakeBridge(asked: PairingRequestInput[]): PairingClient {

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { ControlReply, InboundEnvelope } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
 import { Registry } from "@moniro/telemetry";
+import { afterEach } from "vitest";
 import { staticCatalog } from "../agents/definition-catalog.js";
 import { createGatewayApp, type GatewayAppOptions } from "../app.js";
 import { answerClientErrorsWithJson } from "../http/client-error.js";
@@ -52,5 +53,21 @@ export async function startFakeGatewayApp(overrides: Partial<GatewayAppOptions> 
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/**
+ * `start(overrides)` for a test file: each app it starts is closed after the
+ * test that started it (registers vitest's afterEach; call at module level).
+ */
+export function fakeGatewayApps(): (overrides?: Partial<GatewayAppOptions>) => ReturnType<typeof startFakeGatewayApp> {
+  const apps: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+  return async (overrides = {}) => {
+    const app = await startFakeGatewayApp(overrides);
+    apps.push(app);
+    return app;
   };
 }
