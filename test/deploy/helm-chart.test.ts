@@ -16,6 +16,7 @@ import {
   configMapMountOf,
   containerOf,
   danglingReferences,
+  deploymentOf,
   effectiveEnv,
   envNamesOf,
   envValue,
@@ -28,7 +29,8 @@ import {
   tool,
   validateObject,
 } from "./manifests.js";
-import { configErrorOf, loadConfigOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+import { expectWorkflowsMountedInGatewayOnly } from "./workflows-mount.js";
 
 const CHART = "deploy/helm/moniro";
 const chart = parse(readText(`${CHART}/Chart.yaml`)) as { appVersion: string; version: string };
@@ -60,14 +62,6 @@ function renderError(args: string[]): string {
     return (error as Error).message;
   }
   throw new Error(`helm template ${args.join(" ")} succeeded, expected it to fail`);
-}
-
-function deploymentOf(objects: K8sObject[], service: string): K8sObject {
-  const found = byKind(objects, "Deployment").filter(
-    (d) => d.metadata.labels?.["app.kubernetes.io/component"] === service,
-  );
-  if (found.length !== 1) throw new Error(`expected one Deployment for ${service}, found ${found.length}`);
-  return found[0] as K8sObject;
 }
 
 function validateAll(objects: K8sObject[], source: string): void {
@@ -422,23 +416,7 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(danglingReferences(objects)).toEqual([]);
     const workflows = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows");
     expect(workflows?.data).toEqual({ "review.yaml": review });
-    for (const service of SERVICES) {
-      const deployment = deploymentOf(objects, service);
-      const mount = configMapMountOf(deployment, "moniro-workflows");
-      const env = effectiveEnv(deployment, objects, IMAGE_ENV);
-      if (service !== "gateway") {
-        expect({ service, mount, dir: env.MONIRO_WORKFLOWS_DIR }).toEqual({
-          service,
-          mount: undefined,
-          dir: undefined,
-        });
-        continue;
-      }
-      expect(mount?.readOnly).toBe(true);
-      // The gateway's own config loader resolves the directory to the mount.
-      const config = await loadConfigOf("gateway", env);
-      expect(config.MONIRO_WORKFLOWS_DIR).toBe(mount?.mountPath);
-    }
+    await expectWorkflowsMountedInGatewayOnly(objects, IMAGE_ENV);
     // The files as the kubelet projects them load as the gateway loads its directory.
     const dir = mkdtempSync(join(tmpdir(), "moniro-workflows-"));
     for (const [file, text] of Object.entries(workflows?.data ?? {})) writeFileSync(join(dir, file), text);

@@ -12,9 +12,9 @@ import { parse } from "yaml";
 import { envOf, parseDockerfile } from "./dockerfile.js";
 import {
   byKind,
-  configMapMountOf,
   containerOf,
   danglingReferences,
+  deploymentOf,
   effectiveEnv,
   envNamesOf,
   type K8sObject,
@@ -27,7 +27,8 @@ import {
   tool,
   validateObject,
 } from "./manifests.js";
-import { configErrorOf, loadConfigOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
+import { expectWorkflowsMountedInGatewayOnly } from "./workflows-mount.js";
 
 const DIR = "k8s";
 const files = readdirSync(join(ROOT, DIR)).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
@@ -39,12 +40,6 @@ const objects = files.flatMap((file) => parseManifests(readText(`${DIR}/${file}`
 const runtimeStage = parseDockerfile(readText("Dockerfile")).stages.at(-1);
 const IMAGE_ENV = runtimeStage ? envOf(runtimeStage) : {};
 const chartVersion = (parse(readText("deploy/helm/moniro/Chart.yaml")) as { appVersion: string }).appVersion;
-
-function deploymentOf(all: K8sObject[], service: string): K8sObject {
-  const found = byKind(all, "Deployment").filter((d) => d.metadata.labels?.["app.kubernetes.io/component"] === service);
-  if (found.length !== 1) throw new Error(`expected one Deployment for ${service}, found ${found.length}`);
-  return found[0] as K8sObject;
-}
 
 function statefulSetOf(component: string): K8sObject {
   const found = byKind(objects, "StatefulSet").find(
@@ -225,22 +220,7 @@ describe("plain manifests k8s/", () => {
 
   it("mounts the workflows ConfigMap read-only into the gateway only, at the MONIRO_WORKFLOWS_DIR it loads", async () => {
     expect(byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows")).toBeDefined();
-    const filled = withSecretsFilledIn(objects);
-    for (const service of SERVICES) {
-      const deployment = deploymentOf(filled, service);
-      const mount = configMapMountOf(deployment, "moniro-workflows");
-      const env = effectiveEnv(deployment, filled, IMAGE_ENV);
-      if (service !== "gateway") {
-        expect({ service, mount, dir: env.MONIRO_WORKFLOWS_DIR }).toEqual({
-          service,
-          mount: undefined,
-          dir: undefined,
-        });
-        continue;
-      }
-      expect(mount?.readOnly).toBe(true);
-      expect((await loadConfigOf("gateway", env)).MONIRO_WORKFLOWS_DIR).toBe(mount?.mountPath);
-    }
+    await expectWorkflowsMountedInGatewayOnly(withSecretsFilledIn(objects), IMAGE_ENV);
   });
 
   it("ships agent definitions that the agent-runner's loader accepts", async () => {

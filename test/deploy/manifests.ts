@@ -236,3 +236,12 @@ export function configMapMountOf(
   const mount = (containerOf(deployment).volumeMounts ?? []).find((m: { name: string }) => m.name === volume.name);
   return mount ? { mountPath: mount.mountPath, readOnly: mount.readOnly === true } : undefined;
 }
+
+/** The one Deployment of a service (by its `app.kubernetes.io/component` label); throws when there is none or several. */
+export function deploymentOf(objects: K8sObject[], service: string): K8sObject {
+  const found = byKind(objects, "Deployment").filter(
+    (d) => d.metadata.labels?.["app.kubernetes.io/component"] === service,
+  );
+  if (found.length !== 1) throw new Error(`expected one Deployment for ${service}, found ${found.length}`);
+  return found[0] as K8sObject;
+}
