@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decode, dlqRecordSchema, outboundEnvelopeSchema, stamp } from "@moniro/envelopes";
+import { decode, dlqRecordSchema, outboundEnvelopeSchema, stamp, toolResultEnvelopeSchema } from "@moniro/envelopes";
 import { createMetricsRegistry } from "@moniro/telemetry";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -118,6 +118,35 @@ describe("tool-executor over real NATS and Redis", () => {
     waitingOn.slots.release();
     if (waitingOn === first)
       expect(await registry.metrics()).toMatch(/moniro_tool_calls_handed_off_total\{[^}]*tool="ls"[^}]*\} 1/);
+  });
+
+  it("forged slot announcements and invalid handoff envelopes move nothing: the waiting call runs where it waited", async () => {
+    const executor = await world.startExecutor({ concurrency: 1, busyWaitMs: 10_000 });
+    await world.nc.flush();
+    expect(executor.slots.tryAcquire()).toBe(true);
+    const pending = world.call(world.callEnvelope("ls", {}));
+    await until(() => executor.slots.waiting === 1);
+    // Empty, its own id, not a subject token, huge, and an executor nobody runs: none takes the call away.
+    for (const forged of ["", executor.executorId, "a.b*>", "x".repeat(10_000), "ghost-executor"]) {
+      world.nc.publish(world.subjects.toolSlotFreed, new TextEncoder().encode(forged));
+    }
+    await world.nc.flush();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(executor.slots.waiting).toBe(1);
+    // An invalid envelope on its handoff subject is answered like one on tool.*: an error naming the field.
+    const invalid = { ...world.callEnvelope("ls", {}), deadlineMs: "soon" };
+    const bytes = await world.bus.request(world.subjects.toolHandoff(executor.executorId), invalid, {
+      timeoutMs: 5_000,
+    });
+    const refused = decode(toolResultEnvelopeSchema, bytes, "tool result");
+    expect(refused.ok && refused.value).toMatchObject({
+      isError: true,
+      errorCode: "invalid_call",
+      callId: invalid.callId,
+    });
+    expect(refused.ok && refused.value.content).toContain("deadlineMs");
+    executor.slots.release();
+    expect(await pending).toMatchObject({ isError: false, executorId: executor.executorId });
   });
 
   it("moniro.tool.cancel.<callId> stops a running call, kills its command and frees the slot", async () => {
