@@ -178,6 +178,8 @@ export async function startGateway(options: {
       stopping.signal.throwIfAborted();
       registryLink.set(registry);
       workflowResponder = answerWorkflowRequests({ nc, subjects, instances, logger });
+      // The server has the subscription once `connected` resolves: a request sent then is answered.
+      await nc.flush();
       logger.info({ agents: registry.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");
     } catch (error) {
       await nc.close().catch(() => undefined);
