@@ -25,7 +25,8 @@ export {
   type ProcessRegistryOptions,
   type ProcessStatus,
 } from "./process/process-registry.js";
-export { type RunToolOptions, runTool } from "./run-tool.js";
+export { type ResultStamp, resultEnvelope } from "./result-envelope.js";
+export { type RunToolOptions, runMessage, runTool } from "./run-tool.js";
 export { placeOf, takeSeat } from "./team/seat.js";
 export {
   defineTool,
@@ -42,6 +43,7 @@ export {
   type ToolLogger,
   type ToolOutcome,
 } from "./tool.js";
+export type { MessageContext } from "./tools/message.js";
 export {
   SUBAGENT_TOOL,
   type SubagentInput,

@@ -5,6 +5,7 @@ import { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.j
 import { type ResolvedPolicy, resolvePolicy, type ToolPolicy } from "./policy/policy.js";
 import { placeOf, takeSeat } from "./team/seat.js";
 import { fail, type ToolContext, type ToolDefinition, type ToolOutcome } from "./tool.js";
+import { type MessageContext, type MessageInput, messageTool, sendMessage } from "./tools/message.js";
 
 function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
   return issues
@@ -56,6 +57,35 @@ export async function runTool(
   if (definition === undefined) {
     return fail("unknown-tool", `There is no tool '${name}'. Available tools: ${toolNames.join(", ")}.`);
   }
+  return guarded(definition, rawInput, ctx, options, async (input) => {
+    const seat = await seated(definition, ctx);
+    if ("refused" in seat) return seat.refused;
+    const context = seat.ctx;
+    // Synchronous: one mkdir system call (the workspace usually exists), cheaper than a round trip
+    // through libuv's thread pool on every call. Never cached: a deleted workspace is made again.
+    if (definition.usesWorkspace !== false) mkdirSync(context.workspace, { recursive: true });
+    return definition.run(input, context);
+  });
+}
+
+/**
+ * Runs one `message` call outside an executor (the agent-runner) with only
+ * what `message` uses: the same policy check, validation, texts and outcome
+ * as `runTool("message", …)`. Never throws.
+ */
+export function runMessage(rawInput: unknown, ctx: MessageContext, options: RunToolOptions = {}): Promise<ToolOutcome> {
+  return guarded(messageTool, rawInput, ctx, options, (input) => sendMessage(input as MessageInput, ctx));
+}
+
+/** Policy, input validation, cancellation and crashes around a tool's run: the part every caller shares. */
+async function guarded(
+  definition: ToolDefinition,
+  rawInput: unknown,
+  ctx: Pick<ToolContext, "signal" | "callId" | "logger">,
+  options: RunToolOptions,
+  run: (input: unknown) => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
+  const { name } = definition;
   if (options.policy !== undefined) {
     const policy = "allowed" in options.policy ? options.policy : resolvePolicy(options.policy);
     if (!policy.allowed(name)) return fail("tool-denied", policy.reason(name));
@@ -70,13 +100,7 @@ export async function runTool(
   }
   if (ctx.signal.aborted) return fail("canceled", `The '${name}' call was canceled before it started.`);
   try {
-    const seat = await seated(definition, ctx);
-    if ("refused" in seat) return seat.refused;
-    const context = seat.ctx;
-    // Synchronous: one mkdir system call (the workspace usually exists), cheaper than a round trip
-    // through libuv's thread pool on every call. Never cached: a deleted workspace is made again.
-    if (definition.usesWorkspace !== false) mkdirSync(context.workspace, { recursive: true });
-    return await definition.run(parsed.data, context);
+    return await run(parsed.data);
   } catch (error) {
     if (error instanceof PathOutsideWorkspaceError) return fail("path-outside-workspace", error.message);
     if (error instanceof WorkspaceError) {

@@ -92,6 +92,7 @@ try {
     tracing: metrics.metered(telemetry.tracing),
     onDlq: (origin) => metrics.dlq.inc({ origin }),
     onHeartbeatSkipped: (agent) => metrics.heartbeatsSkipped.inc({ agent }),
+    onToolRun: (run) => metrics.toolRun(run),
   });
   ready = true;
   logger.info({ holder, agents: directory.names(), port: ops.port }, "agent-runner ready");

@@ -1,5 +1,3 @@
-import type { ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
-import { stamp } from "@moniro/envelopes";
 import type { ToolOutcome } from "@moniro/tool-catalog";
 
 /** Error codes the executor itself adds to the catalog's (`executor_busy` is what the runner retries). */
@@ -12,33 +10,8 @@ export const EXECUTOR_ERRORS = {
   invalidCall: "invalid_call",
 } as const;
 
-export interface ResultStamp {
-  executorId: string;
-  durationMs: number;
-  now?: number;
-}
-
-/** The reply to a call: the tool's outcome as a tool result envelope, stamped with who ran it and how long it took. */
-export function resultEnvelope(
-  call: Pick<ToolCallEnvelope, "callId" | "agent" | "tool">,
-  outcome: ToolOutcome,
-  at: ResultStamp,
-): ToolResultEnvelopeInput {
-  const envelope: ToolResultEnvelopeInput = {
-    ...stamp(at.now),
-    callId: call.callId,
-    agent: call.agent,
-    tool: call.tool,
-    content: outcome.content,
-    isError: outcome.isError ?? false,
-    executorId: at.executorId,
-    durationMs: Math.max(0, Math.round(at.durationMs * 1000) / 1000),
-  };
-  if (outcome.errorCode !== undefined) envelope.errorCode = outcome.errorCode;
-  if (outcome.retryable !== undefined) envelope.retryable = outcome.retryable;
-  if (outcome.data !== undefined) envelope.data = outcome.data;
-  return envelope;
-}
+// The envelope is built by @moniro/tool-catalog: the runner builds the same for a tool it runs itself (`message`).
+export { type ResultStamp, resultEnvelope } from "@moniro/tool-catalog";
 
 export function errorOutcome(errorCode: string, content: string, retryable?: boolean): ToolOutcome {
   return { content, isError: true, errorCode, ...(retryable === undefined ? {} : { retryable }) };

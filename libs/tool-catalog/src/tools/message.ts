@@ -8,75 +8,92 @@ import {
   validate,
 } from "@moniro/envelopes";
 import { z } from "zod";
-import { defineTool, fail, ok } from "../tool.js";
+import { defineTool, fail, ok, type ToolContext, type ToolOutcome } from "../tool.js";
 
 // Built once: a zod schema constructed per call costs more than the parse.
 const attachmentsSchema = z.array(attachmentSchema);
+
+/**
+ * What `message` uses of a ToolContext: the agent, the reply target of the
+ * input being handled, the route check and the outbound publish. The runner
+ * runs `message` itself (runMessage) and builds only this.
+ */
+export type MessageContext = Pick<
+  ToolContext,
+  "agent" | "callId" | "replyTo" | "inReplyTo" | "signal" | "checkOutbound" | "publishOutbound" | "logger"
+>;
+
+const messageInputSchema = z.object({
+  to: z.string().optional().describe("Target tag, e.g. 'http:alice', 'signal:+15551234567'"),
+  text: z.string().min(1),
+  attachments: z
+    .array(
+      z.object({
+        name: z.string(),
+        contentType: z.string(),
+        url: z.string().optional(),
+        data: z.string().optional(),
+      }),
+    )
+    .optional()
+    .describe("Files: url or base64 data"),
+  final: z
+    .boolean()
+    .optional()
+    .describe(
+      "true when this message ends your turn: nothing else to do, so no further step is needed (new input still wakes you)",
+    ),
+});
+
+export type MessageInput = z.output<typeof messageInputSchema>;
+
+/** `message`'s run: what the executor and the runner both call once the input is valid. */
+export async function sendMessage(input: MessageInput, ctx: MessageContext): Promise<ToolOutcome> {
+  const to = input.to ?? ctx.replyTo;
+  if (to === undefined) {
+    return fail(
+      "no-recipient",
+      "No 'to' given and the current input has no reply target. Pass 'to', e.g. 'http:alice'.",
+    );
+  }
+  if (!TAG_PATTERN.test(to)) {
+    return fail("invalid-recipient", `'${to}' is not a tag; use '<channel>:<address>', e.g. 'http:alice'.`);
+  }
+  const route = await ctx.checkOutbound(channelOf(to));
+  if (!route.served) {
+    return fail("unserved-recipient", `Cannot send to '${to}': ${route.reason}. Nothing was sent.`);
+  }
+  const attachments = attachmentsSchema.safeParse(input.attachments ?? []);
+  if (!attachments.success) {
+    return fail(
+      "invalid-input",
+      `Invalid attachments: ${attachments.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}.`,
+    );
+  }
+  const inReplyTo = ulidSchema.safeParse(ctx.inReplyTo).success && to === ctx.replyTo ? ctx.inReplyTo : undefined;
+  const envelope = validate(
+    outboundEnvelopeSchema,
+    {
+      ...stamp(),
+      agent: ctx.agent,
+      to,
+      text: input.text,
+      attachments: attachments.data,
+      ...(inReplyTo ? { inReplyTo } : {}),
+    },
+    "outbound envelope",
+  );
+  if (!envelope.ok) return fail("invalid-input", `${envelope.error.message}. Fix the message and send again.`);
+  await ctx.publishOutbound(envelope.value);
+  const result = { success: true, messageId: envelope.value.id, status: "queued", to, channel: channelOf(to) };
+  return ok(result, `Sent to ${to} (id ${result.messageId}).`);
+}
 
 export const messageTool = defineTool({
   name: "message",
   description:
     "Send a message; the only way anyone sees what you say. `to` defaults to the sender of the input you are handling.",
-  input: z.object({
-    to: z.string().optional().describe("Target tag, e.g. 'http:alice', 'signal:+15551234567'"),
-    text: z.string().min(1),
-    attachments: z
-      .array(
-        z.object({
-          name: z.string(),
-          contentType: z.string(),
-          url: z.string().optional(),
-          data: z.string().optional(),
-        }),
-      )
-      .optional()
-      .describe("Files: url or base64 data"),
-    final: z
-      .boolean()
-      .optional()
-      .describe(
-        "true when this message ends your turn: nothing else to do, so no further step is needed (new input still wakes you)",
-      ),
-  }),
+  input: messageInputSchema,
   usesWorkspace: false,
-  async run(input, ctx) {
-    const to = input.to ?? ctx.replyTo;
-    if (to === undefined) {
-      return fail(
-        "no-recipient",
-        "No 'to' given and the current input has no reply target. Pass 'to', e.g. 'http:alice'.",
-      );
-    }
-    if (!TAG_PATTERN.test(to)) {
-      return fail("invalid-recipient", `'${to}' is not a tag; use '<channel>:<address>', e.g. 'http:alice'.`);
-    }
-    const route = await ctx.checkOutbound(channelOf(to));
-    if (!route.served) {
-      return fail("unserved-recipient", `Cannot send to '${to}': ${route.reason}. Nothing was sent.`);
-    }
-    const attachments = attachmentsSchema.safeParse(input.attachments ?? []);
-    if (!attachments.success) {
-      return fail(
-        "invalid-input",
-        `Invalid attachments: ${attachments.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}.`,
-      );
-    }
-    const inReplyTo = ulidSchema.safeParse(ctx.inReplyTo).success && to === ctx.replyTo ? ctx.inReplyTo : undefined;
-    const envelope = validate(
-      outboundEnvelopeSchema,
-      {
-        ...stamp(),
-        agent: ctx.agent,
-        to,
-        text: input.text,
-        attachments: attachments.data,
-        ...(inReplyTo ? { inReplyTo } : {}),
-      },
-      "outbound envelope",
-    );
-    if (!envelope.ok) return fail("invalid-input", `${envelope.error.message}. Fix the message and send again.`);
-    await ctx.publishOutbound(envelope.value);
-    const result = { success: true, messageId: envelope.value.id, status: "queued", to, channel: channelOf(to) };
-    return ok(result, `Sent to ${to} (id ${result.messageId}).`);
-  },
+  run: sendMessage,
 });

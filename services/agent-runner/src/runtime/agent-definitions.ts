@@ -1,5 +1,6 @@
 import { type AgentDefinition, AgentDefinitionError, agentDefinitionSchema } from "@moniro/config";
 import type { LlmProvider, LlmToolSpec } from "@moniro/ports";
+import { resolvePolicy } from "@moniro/tool-catalog";
 import { type LoopSettingsInput, loopSettings } from "../loop/index.js";
 import { DEFAULT_MAX_ENTRIES } from "../memory/auto-memory.js";
 import type { RuntimeAgent } from "./agent-directory.js";
@@ -66,10 +67,13 @@ export function runtimeAgentOf(
   options: { llmFor: (definition: AgentDefinition) => LlmProvider; tools?: readonly LlmToolSpec[] },
 ): RuntimeAgent {
   const auto = definition.auto_memory;
+  // The settings first: an invalid `tools:` block is reported there (ToolPolicyError naming the field).
+  const settings = loopSettingsOf(definition, options.tools);
   return {
     name: definition.name,
-    settings: loopSettingsOf(definition, options.tools),
+    settings,
     llm: options.llmFor(definition),
+    toolPolicy: resolvePolicy(definition.tools ?? {}),
     ...(auto?.enabled
       ? { autoMemory: { model: auto.model ?? definition.model, maxEntries: auto.max_entries ?? DEFAULT_MAX_ENTRIES } }
       : {}),

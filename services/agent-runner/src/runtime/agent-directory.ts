@@ -1,4 +1,5 @@
 import type { LlmProvider } from "@moniro/ports";
+import type { ResolvedPolicy } from "@moniro/tool-catalog";
 import type { LoopSettings } from "../loop/index.js";
 import type { AutoMemorySettings } from "../memory/auto-memory.js";
 
@@ -9,6 +10,12 @@ export interface RuntimeAgent {
   llm: LlmProvider;
   /** `auto_memory:` of the definition, when on. */
   autoMemory?: AutoMemorySettings;
+  /**
+   * The definition's `tools:` policy, resolved as the tool-executor resolves it: the runner
+   * applies it to the tools it runs itself (`message`). Absent (a sub-agent, a test agent):
+   * those calls go to the executor, which decides.
+   */
+  toolPolicy?: ResolvedPolicy;
   /** A sub-agent's parent and the parent's `subagent` call that spawned it. */
   parent?: { name: string; callId: string };
 }

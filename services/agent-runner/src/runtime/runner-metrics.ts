@@ -3,6 +3,7 @@ import type { Inbox, SpanAttributes, Tracing } from "@moniro/ports";
 import { Counter, Gauge, Histogram, type Registry } from "@moniro/telemetry";
 import type { AgentDirectory } from "./agent-directory.js";
 import type { AgentRuntime } from "./agent-runtime.js";
+import type { LocalToolRun } from "./local-tools.js";
 
 export interface RunnerMetricsSource {
   runtime: Pick<AgentRuntime, "running">;
@@ -16,6 +17,11 @@ export interface RunnerMetrics {
   dlq: Counter<"origin">;
   /** `moniro_heartbeats_skipped_total{agent}`: heartbeats dropped because the agent was active. */
   heartbeatsSkipped: Counter<"agent">;
+  /**
+   * A tool call the runner ran itself (`message`): `moniro_tool_calls_total{tool,result}` and
+   * `moniro_tool_errors_total{tool,code}`, the series the tool-executor keeps for the tools it runs.
+   */
+  toolRun(run: LocalToolRun): void;
   /** The loop's Tracing port, observing cycle, LLM and tool spans into the histograms and counters below. */
   metered(tracing: Tracing): Tracing;
 }
@@ -96,6 +102,19 @@ export function registerRunnerMetrics(
     registers: [registry],
   });
 
+  const localCalls = new Counter({
+    name: "moniro_tool_calls_total",
+    help: "Tool calls run by this runner itself (message), by tool and result (ok / error); the tool-executor counts the others",
+    labelNames: ["tool", "result"],
+    registers: [registry],
+  });
+  const localErrors = new Counter({
+    name: "moniro_tool_errors_total",
+    help: "Tool calls run by this runner itself (message) that ended with an error result, by tool and error code",
+    labelNames: ["tool", "code"],
+    registers: [registry],
+  });
+
   function observe(name: string, attributes: SpanAttributes, seconds: number, failed: boolean): void {
     const text = (key: string) => String(attributes[key] ?? "");
     if (name === "cycle") {
@@ -114,6 +133,10 @@ export function registerRunnerMetrics(
   }
 
   return {
+    toolRun(run) {
+      localCalls.inc({ tool: run.tool, result: run.isError ? "error" : "ok" });
+      if (run.isError) localErrors.inc({ tool: run.tool, code: run.errorCode ?? "unknown" });
+    },
     heartbeatsSkipped: new Counter({
       name: "moniro_heartbeats_skipped_total",
       help: "Heartbeats dropped unanswered because the agent was active when it drained them, by agent",

@@ -1,5 +1,5 @@
-import { type Bus, createBus, ensureStreams } from "@moniro/bus";
-import type { Subjects } from "@moniro/envelopes";
+import { type Bus, createBus, ensureStreams, outboundRoutes } from "@moniro/bus";
+import { channelOf, type Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
 import type { RedisClient, WorkspaceStore } from "@moniro/store";
@@ -26,6 +26,7 @@ import { startControlResponder } from "./control-responder.js";
 import { startHolderNotices } from "./holder-notices.js";
 import { type InboundConsumer, startInboundConsumer } from "./inbound-consumer.js";
 import { createIngest } from "./ingest.js";
+import { LocalToolBus, type LocalToolRun } from "./local-tools.js";
 import type { RuntimeLogger } from "./logger.js";
 import { errorFields, silentLogger } from "./logger.js";
 import { countHeartbeatSkips, NatsEventSink, NatsOutbox } from "./nats-events.js";
@@ -52,6 +53,8 @@ export interface RunnerOptions {
   messaging?: Bus;
   /** Called for every envelope this runner sends to the DLQ, with its origin (metrics). */
   onDlq?: (origin: string) => void;
+  /** Called for every tool call the runner ran itself (`message`), for the per-tool metrics. */
+  onToolRun?: (run: LocalToolRun) => void;
   /** Called for every heartbeat the loop drops because the agent was active (metrics). */
   onHeartbeatSkipped?: (agent: string) => void;
   /** Memory, todos and notes for the system prompt; default the Redis one under `redisPrefix`. */
@@ -141,7 +144,19 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     removedReason: (agent) => options.directory.removedReason?.(agent),
     onDlq: options.onDlq,
   });
-  const tools = subagents.tools(new NatsToolBus(messaging, subjects, { clock }));
+  // `message` runs here (docs/tool-executor.md "Where tools run"); every other tool goes to an executor over NATS.
+  const routes = outboundRoutes({ nc, subjects });
+  const tools = subagents.tools(
+    new LocalToolBus(new NatsToolBus(messaging, subjects, { clock }), {
+      policyOf: (agent) => directory.get(agent)?.toolPolicy,
+      checkOutbound: (channel) => routes.check(channel),
+      publishOutbound: (envelope) => messaging.publishDurable(subjects.out(channelOf(envelope.to)), envelope),
+      ranBy: `runner:${options.holder}`,
+      clock,
+      ...(options.onToolRun ? { onRun: options.onToolRun } : {}),
+      logger,
+    }),
+  );
   const outbox = new NatsOutbox(messaging, subjects);
   const runtime = new AgentRuntime({
     holder: options.holder,
