@@ -40,7 +40,7 @@ function localBus(
         published.push(envelope);
       }),
     ranBy: "runner:r1",
-    clock: new FakeClock({ now: Date.parse("2026-11-26T09:00:00Z") }),
+    clock: new FakeClock({ start: Date.parse("2026-11-26T09:00:00Z") }),
     onRun: (run) => runs.push(run),
   });
   return { bus, inner, published, runs };
