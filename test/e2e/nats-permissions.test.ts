@@ -7,6 +7,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForMessage } from "../support/agent-events.js";
 import { testAgentYaml } from "../support/agents.js";
+import { blocksOf, lastMessage, resultText } from "../support/anthropic-body.js";
 import { gatewayClient } from "../support/gateway-client.js";
 import { type Model, startModel, textReply, toolUseReply } from "../support/model-script.js";
 import { NATS_USERS, type NatsUser, natsAuthorization, passwordVariable } from "../support/nats-permissions.js";
@@ -61,6 +62,8 @@ describe("the services under least-privilege NATS users", () => {
     try {
       model.script(
         "alice",
+        // The runner runs `message` itself: its route check looks up the channel's bridge consumer on MONIRO_OUT.
+        toolUseReply({ name: "message", input: { to: "webhook:ci", text: "nobody delivers this" } }),
         toolUseReply({ name: "message", input: { to: "http:bob", text: "Hi Bob, from a locked-down stack." } }),
         textReply("Sent."),
       );
@@ -68,6 +71,11 @@ describe("the services under least-privilege NATS users", () => {
       expect(posted.status).toBe(202);
       const message = await waitForMessage(sse, { to: "http:bob", text: "from a locked-down stack" });
       expect(message.inReplyTo).toBe(posted.body.id);
+      const [, second] = await model.waitForRequests("alice", 2);
+      const refusal = blocksOf(lastMessage(second?.body ?? { model: "", messages: [] })).find(
+        (block) => block.type === "tool_result",
+      );
+      expect(resultText(refusal ?? { type: "" })).toContain("Cannot send to 'webhook:ci': no bridge serves 'webhook:'");
     } finally {
       await sse.close();
     }

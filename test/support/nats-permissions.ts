@@ -79,6 +79,8 @@ export function natsAuthorization(namespace: string): string {
       `${api}.CONSUMER.INFO.${IN}.agent-runner`,
       `${api}.CONSUMER.MSG.NEXT.${IN}.agent-runner`,
       `$JS.ACK.${IN}.agent-runner.>`,
+      // The `message` tool runs in the runner: it looks up the bridges' `outbound-*` consumers (docs/tool-executor.md).
+      `${api}.CONSUMER.INFO.${OUT}.*`,
       "_INBOX.>",
       ...registry,
     ],
