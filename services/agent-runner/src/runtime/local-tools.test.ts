@@ -157,6 +157,16 @@ describe("LocalToolBus: message runs in the runner", () => {
     });
   });
 
+  it("a call of a step already stopped is canceled as over NATS, and nothing is sent", async () => {
+    const { bus, published } = localBus();
+    const abort = new AbortController();
+    abort.abort(new Error("interrupted by new input"));
+    await expect(
+      bus.call(messageCall({ text: "hi" }, { replyTo: "http:alice" }), { signal: abort.signal }),
+    ).rejects.toMatchObject({ code: "canceled" });
+    expect(published).toHaveLength(0);
+  });
+
   it("gives the same outcome as the executor's runTool for the same calls", async () => {
     const inputs: Array<[Record<string, unknown>, Partial<ToolCallEnvelope>]> = [
       [{ text: "hi" }, { replyTo: "http:alice" }],

@@ -1,5 +1,5 @@
 import type { OutboundEnvelopeInput, ToolCallEnvelope, ToolResultEnvelope } from "@moniro/envelopes";
-import type { Clock, OutboundCheck, ToolBus } from "@moniro/ports";
+import { type Clock, type OutboundCheck, type ToolBus, ToolBusError } from "@moniro/ports";
 import { type ResolvedPolicy, resultEnvelope, runMessage, type ToolLogger } from "@moniro/tool-catalog";
 
 /** The tool the runner runs itself, when it knows the agent's policy. */
@@ -37,7 +37,8 @@ const NEVER_ABORTED = new AbortController().signal;
  * trip to a tool-executor and needs none running. `message` runs no agent
  * code and touches no workspace: the executor is for tools that do. Every
  * other call, and `message` of an agent whose policy this runner does not
- * hold, goes on to `inner` unchanged.
+ * hold, goes on to `inner` unchanged. A call whose signal fires once the
+ * publish is under way gets its result: the message was sent.
  */
 export class LocalToolBus implements ToolBus {
   private readonly monotonic: () => number;
@@ -53,6 +54,15 @@ export class LocalToolBus implements ToolBus {
     const policy = call.tool === LOCAL_TOOL ? this.deps.policyOf(call.agent) : undefined;
     if (policy === undefined) return this.inner.call(call, options);
     const { deps } = this;
+    // As over NATS: a step already stopped (cancel, interrupt) gets the loop's own "Cancelled" / "Interrupted" results.
+    if (options.signal?.aborted) {
+      throw new ToolBusError(`tool call ${call.callId} (${call.tool}) was canceled`, {
+        errorClass: "permanent",
+        code: "canceled",
+        details: { callId: call.callId, tool: call.tool },
+        cause: options.signal.reason,
+      });
+    }
     const started = this.monotonic();
     const outcome = await runMessage(
       call.input,
