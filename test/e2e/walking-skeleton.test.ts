@@ -107,6 +107,9 @@ describe("walking skeleton", () => {
       }, "the gateway's and the runner's execute_tool message spans of the message in one trace");
       expect(inTrace.some((span) => span.service.includes("gateway"))).toBe(true);
       expect(inTrace.some((span) => span.service.includes("tool-executor"))).toBe(false);
+      // The runner counts the calls it runs itself in the series the executor keeps for the others.
+      const metrics = await (await fetch(`http://127.0.0.1:${stack.service("agent-runner").port}/metrics`)).text();
+      expect(metrics).toMatch(/^moniro_tool_calls_total\{[^}]*tool="message",result="ok"[^}]*\} [1-9]/m);
     } finally {
       await sse.close();
     }

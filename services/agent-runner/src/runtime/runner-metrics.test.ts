@@ -33,6 +33,18 @@ describe("runner metrics", () => {
     expect(text).toContain('moniro_inbox_depth{agent="ada",lane="background"} 1');
   });
 
+  it("counts the tool calls the runner runs itself (message) in the executor's series, errors by code", async () => {
+    const registry = new Registry();
+    const metrics = registerRunnerMetrics(registry, () => undefined);
+    metrics.toolRun({ tool: "message", isError: false, seconds: 0.001 });
+    metrics.toolRun({ tool: "message", isError: false, seconds: 0.001 });
+    metrics.toolRun({ tool: "message", isError: true, errorCode: "unserved-recipient", seconds: 0.001 });
+    const text = await registry.metrics();
+    expect(text).toContain('moniro_tool_calls_total{tool="message",result="ok"} 2');
+    expect(text).toContain('moniro_tool_calls_total{tool="message",result="error"} 1');
+    expect(text).toContain('moniro_tool_errors_total{tool="message",code="unserved-recipient"} 1');
+  });
+
   it("observes cycle, model and tool spans passing through the Tracing port, and keeps tracing them", async () => {
     const registry = new Registry();
     const inner = new RecordingTracing();
