@@ -178,7 +178,7 @@ export function natsAgentStreamSource(options: {
           logger.warn({ subject: msg.subject, err: checked.reason }, "skipping an invalid event envelope");
           return;
         }
-        fanout.publish(agent, { bytes: encodeSseFrame(checked.value.type, checked.bytes) });
+        fanout.publish(agent, { bytes: encodeSseFrame(checked.value.type, checked.bytes) }, checked.value.burstEnds);
       },
     });
     return nc.flush().then(

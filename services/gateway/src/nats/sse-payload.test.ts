@@ -32,10 +32,22 @@ describe("forwardableEvent: what an SSE client may be sent of moniro.evt.<agent>
       expect(eventEnvelopeSchema.safeParse(envelope).success).toBe(true);
       const payload = bytes(envelope);
       const checked = forwardableEvent("alice", payload);
-      expect(checked).toEqual({ ok: true, value: { type }, bytes: payload });
+      expect(checked).toMatchObject({ ok: true, value: { type }, bytes: payload });
       if (checked.ok) expect(checked.bytes).toBe(payload);
     }
     expect(forwardableEvent("alice", bytes({ ...event(), data: undefined })).ok).toBe(true);
+  });
+
+  it("says a burst ends when the agent stops working: a state-changed to anything but running", () => {
+    const burstEnds = (type: EventEnvelopeInput["type"], data: Record<string, unknown>) => {
+      const checked = forwardableEvent("alice", bytes(event({ type, data })));
+      return checked.ok && checked.value.burstEnds;
+    };
+    for (const state of ["idle", "paused", "stopped", "error"])
+      expect(burstEnds("state-changed", { state, previous: "running" }), state).toBe(true);
+    expect(burstEnds("state-changed", { state: "running", previous: "idle" })).toBe(false);
+    expect(burstEnds("cycle-ended", { cycleId: "c1", steps: 1, reason: "final" })).toBe(false);
+    expect(burstEnds("tool-call-ended", { state: "idle" })).toBe(false);
   });
 
   it("refuses what is not a JSON object, with the reason", () => {

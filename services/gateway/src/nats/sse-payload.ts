@@ -48,9 +48,13 @@ function envelopeProblem(fields: Fields): string | undefined {
  * is open to anyone, so every forwarded payload is still a JSON object with
  * `v`, `id`, `ts`, the subscription's `agent`, a known `type` (the frame's
  * `event:`) and `data` an object when present). The bytes are forwarded as
- * they came (see jsonObject).
+ * they came (see jsonObject). `burstEnds`: a `state-changed` to anything but
+ * `running`, after which the agent sends nothing until its next input.
  */
-export function forwardableEvent(agent: string, payload: Uint8Array): Forwardable<{ type: EventType }> {
+export function forwardableEvent(
+  agent: string,
+  payload: Uint8Array,
+): Forwardable<{ type: EventType; burstEnds: boolean }> {
   const parsed = jsonObject(payload);
   if (!parsed.ok) return parsed;
   const { fields } = parsed;
@@ -62,7 +66,10 @@ export function forwardableEvent(agent: string, payload: Uint8Array): Forwardabl
   const data = fields.data;
   if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data)))
     return { ok: false, reason: "data must be an object" };
-  return { ok: true, value: { type: fields.type as EventType }, bytes: parsed.bytes };
+  const type = fields.type as EventType;
+  // The agent stopped working (idle, paused, stopped, error): nothing more of its cycle follows.
+  const burstEnds = type === "state-changed" && (data as Fields | undefined)?.state !== "running";
+  return { ok: true, value: { type, burstEnds }, bytes: parsed.bytes };
 }
 
 /**
