@@ -65,6 +65,10 @@ describe("hostile envelopes on the bus never reach SSE clients broken, nor stop 
       JSON.stringify({ ...outboundEnvelope("no agent"), agent: "" }),
       JSON.stringify({ ...outboundEnvelope("text not a string"), text: { html: "<b>x</b>" } }),
       JSON.stringify({ ...outboundEnvelope("no to"), to: undefined }),
+      JSON.stringify({
+        ...outboundEnvelope("a script link"),
+        attachments: [{ name: "x", contentType: "text/html", url: "javascript:alert(1)" }],
+      }),
     ];
     for (const payload of hostileReplies) await publishOut(payload);
     const crSeq = await publishOut(JSON.stringify(outboundEnvelope("with CR")).replace(',"text"', ',\r"text"'));

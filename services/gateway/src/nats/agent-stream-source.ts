@@ -47,9 +47,8 @@ interface OutboundFeed {
  * Without Last-Event-ID delivery starts with the next stored message.
  * Consumers are deleted when no longer needed; the server drops them by
  * itself after SSE_CONSUMER_INACTIVE_MS if the gateway could not. Envelopes
- * that are not safe to forward are skipped here and logged (nats/sse-payload.ts:
- * a structural check, not the full schema; the gateway only reads, their
- * producer's consumer routes them to the DLQ).
+ * that are not safe to forward are skipped here and logged (nats/sse-payload.ts;
+ * the gateway only reads, their producer's consumer routes them to the DLQ).
  */
 export function natsAgentStreamSource(options: {
   link: NatsLink;

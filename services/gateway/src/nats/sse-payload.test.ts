@@ -117,15 +117,19 @@ describe("forwardableOutbound: the http: replies an SSE client may be sent", () 
     expect(checked).toEqual({ ok: true, value: { agent: "alice" }, bytes: payload });
   });
 
-  it("refuses what is not an outbound envelope, with the reason", () => {
+  it("refuses what is not an outbound envelope, with the field and the reason", () => {
     const cases: Array<[Uint8Array, RegExp]> = [
       [bytes("{"), /not valid JSON/],
       [bytes([outbound()]), /not a JSON object/],
-      [bytes({ ...outbound(), agent: "" }), /agent must be/],
-      [bytes({ ...outbound(), agent: ["alice"] }), /agent must be/],
-      [bytes({ ...outbound(), to: undefined }), /to must be a string/],
-      [bytes({ ...outbound(), text: { html: "x" } }), /text must be a string/],
-      [bytes({ ...outbound(), v: "1" }), /v must be 1/],
+      [bytes({ ...outbound(), agent: "" }), /^invalid outbound envelope: agent: /],
+      [bytes({ ...outbound(), agent: ["alice"] }), /^invalid outbound envelope: agent: /],
+      [bytes({ ...outbound(), to: undefined }), /^invalid outbound envelope: to: /],
+      [bytes({ ...outbound(), text: { html: "x" } }), /^invalid outbound envelope: text: /],
+      [bytes({ ...outbound(), v: "1" }), /^invalid outbound envelope: v: /],
+      [
+        bytes(outbound({ attachments: [{ name: "a", contentType: "text/html", url: "javascript:alert(1)" }] })),
+        /^invalid outbound envelope: attachments\.0\.url: scheme 'javascript:' is refused/,
+      ],
     ];
     for (const [payload, reason] of cases) {
       const checked = forwardableOutbound(payload);

@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { ENVELOPE_VERSION, EVENT_TYPES, type EventType } from "@moniro/envelopes";
+import { ENVELOPE_VERSION, EVENT_TYPES, type EventType, outboundEnvelopeSchema, validate } from "@moniro/envelopes";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -73,20 +73,16 @@ export function forwardableEvent(
 }
 
 /**
- * An outbound envelope on `moniro.out.http`, checked for what the gateway and
- * its SSE clients rely on: a JSON object with `v`, `id`, `ts`, a non-empty
- * `agent` (to route it), `to` and `text` strings. Forwarded as it came (see
- * jsonObject).
+ * An outbound envelope on `moniro.out.http`, validated against the full
+ * schema (one per reply, not several per DM like events): its text and
+ * attachments are what a client shows, and the schema refuses an attachment
+ * url that is not http(s) (`javascript:`, `file:`), which a client could
+ * otherwise be made to render. Forwarded as it came (see jsonObject).
  */
 export function forwardableOutbound(payload: Uint8Array): Forwardable<{ agent: string }> {
   const parsed = jsonObject(payload);
   if (!parsed.ok) return parsed;
-  const { fields } = parsed;
-  const problem = envelopeProblem(fields);
-  if (problem) return { ok: false, reason: problem };
-  if (typeof fields.agent !== "string" || fields.agent.length === 0)
-    return { ok: false, reason: "agent must be a non-empty string" };
-  if (typeof fields.to !== "string") return { ok: false, reason: "to must be a string" };
-  if (typeof fields.text !== "string") return { ok: false, reason: "text must be a string" };
-  return { ok: true, value: { agent: fields.agent }, bytes: parsed.bytes };
+  const valid = validate(outboundEnvelopeSchema, parsed.fields, "outbound envelope");
+  if (!valid.ok) return { ok: false, reason: valid.error.message };
+  return { ok: true, value: { agent: valid.value.agent }, bytes: parsed.bytes };
 }
