@@ -177,4 +177,22 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
     expect(JSON.parse(message?.data ?? "{}")).toMatchObject({ text: "after the flood" });
     await fast.close();
   }, 60_000);
+
+  it("frames wait out MONIRO_GATEWAY_SSE_FLUSH_MS, except a burst the agent ends by going idle", async () => {
+    await start({ MONIRO_GATEWAY_SSE_FLUSH_MS: "1000" });
+    const sse = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    const started = performance.now();
+    event("alice", "cycle-started", { n: 1 });
+    event("alice", "state-changed", { n: 2, state: "idle", previous: "running" });
+    await sse.waitFor((item) => item.event === "state-changed");
+    expect(performance.now() - started).toBeLessThan(500);
+
+    const waiting = performance.now();
+    event("alice", "state-changed", { n: 3, state: "running", previous: "idle" });
+    event("alice", "cycle-started", { n: 4 });
+    await sse.waitFor((item) => item.event === "cycle-started", 2);
+    expect(performance.now() - waiting).toBeGreaterThanOrEqual(900);
+    expect(seen(sse.events)).toEqual(["cycle-started:1", "state-changed:2", "state-changed:3", "cycle-started:4"]);
+    await sse.close();
+  });
 });

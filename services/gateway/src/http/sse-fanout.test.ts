@@ -119,4 +119,31 @@ describe("SseFanout", () => {
     ]);
     expect(a.writes()).toBe(1);
   });
+
+  it("with flushMs, a frame that ends the burst sends what waits at the end of that turn, then the window applies again", async () => {
+    const fanout = new SseFanout({ maxBufferedBytes: 1_000_000, flushMs: 10_000 });
+    const a = client();
+    fanout.add("alice", a.sink, { afterSequence: 0, replaying: false });
+    fanout.publish("alice", event("cycle-started"));
+    await turn();
+    fanout.publish("alice", message(1));
+    fanout.publish("alice", event("state-changed"), true);
+    fanout.publish("alice", event("after it, same turn"));
+    expect(a.writes()).toBe(0);
+    await turn();
+    expect(a.frames().map((frame) => frame.split("\n")[0])).toEqual([
+      "event: cycle-started",
+      "id: 1",
+      "event: state-changed",
+      "event: after it, same turn",
+    ]);
+    expect(a.writes()).toBe(1);
+    // The next burst waits for its window (10 s here) again.
+    fanout.publish("alice", event("cycle-started"));
+    await sleep(30);
+    expect(a.writes()).toBe(1);
+    fanout.publish("alice", event("state-changed"), true);
+    await turn();
+    expect(a.writes()).toBe(2);
+  });
 });

@@ -63,8 +63,9 @@ function joinFrames(frames: readonly SseFrame[]): Uint8Array {
 /**
  * Fans an agent's SSE frames out to every client of the agent. Each frame is
  * encoded once by the caller; frames that arrive within one turn of the event
- * loop (or, with `flushMs`, within that many milliseconds of the first one)
- * are joined into one chunk and written once per client (one socket write per
+ * loop (or, with `flushMs`, within that many milliseconds of the first one,
+ * or until a frame that ends the burst: the agent stopped working) are
+ * joined into one chunk and written once per client (one socket write per
  * client per burst, not one per event: on loopback a write costs the gateway
  * the receiver's TCP work too, so with many clients the number of writes is
  * the cost). Order is kept: frames of one agent are written in the order they
@@ -76,7 +77,9 @@ function joinFrames(frames: readonly SseFrame[]): Uint8Array {
 export class SseFanout {
   private readonly clients = new Map<string, Set<Client>>();
   private batches = new Map<string, Batch>();
-  private flushScheduled = false;
+  /** The pending flush: a timer (the window) or, once a burst ended, the end of this turn. */
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushImmediate: NodeJS.Immediate | undefined;
   private readonly maxBufferedBytes: number;
   private readonly flushMs: number;
 
@@ -140,8 +143,12 @@ export class SseFanout {
     return client;
   }
 
-  /** Queues a frame for every client of `agent`; written at the end of this turn of the event loop (or after `flushMs`). */
-  publish(agent: string, frame: SseFrame): void {
+  /**
+   * Queues a frame for every client of `agent`; written at the end of this turn of the event loop (or after
+   * `flushMs`). `burstEnds`: nothing more is expected soon (the agent stopped working), so what is queued is
+   * written at the end of this turn, without waiting for the rest of the window.
+   */
+  publish(agent: string, frame: SseFrame, burstEnds = false): void {
     if (!this.clients.has(agent)) return;
     let batch = this.batches.get(agent);
     if (!batch) {
@@ -153,10 +160,13 @@ export class SseFanout {
       if (batch.minSeq === NO_SEQ) batch.minSeq = frame.seq;
       batch.maxSeq = frame.seq;
     }
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      if (this.flushMs > 0) setTimeout(this.flushNow, this.flushMs);
-      else setImmediate(this.flushNow);
+    if (this.flushImmediate) return;
+    if (burstEnds || this.flushMs === 0) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      this.flushImmediate = setImmediate(this.flushNow);
+    } else {
+      this.flushTimer ??= setTimeout(this.flushNow, this.flushMs);
     }
   }
 
@@ -174,7 +184,9 @@ export class SseFanout {
   private readonly flushNow = () => this.flush();
 
   private flush(): void {
-    this.flushScheduled = false;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.flushImmediate = undefined;
     const batches = this.batches;
     this.batches = new Map();
     for (const [agent, batch] of batches) {

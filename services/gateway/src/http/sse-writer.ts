@@ -3,7 +3,6 @@ import type { Response } from "express";
 import type { SseChunk, SseSink } from "./sse-fanout.js";
 
 const NEWLINE = 0x0a;
-const FRAME_END = Buffer.from("\n\n");
 
 /** One SSE frame: `id:` (optional), `event:`, and the data split over `data:` lines. */
 export function sseFrame(item: { event: string; data: string; id?: string }): string {
@@ -14,17 +13,39 @@ export function sseFrame(item: { event: string; data: string; id?: string }): st
   return `${lines.join("\n")}\n\n`;
 }
 
+/** `event: <name>\ndata: ` of the event names seen so far (the event types and `message`: a handful). */
+const heads = new Map<string, Buffer>();
+const MAX_HEADS = 64;
+
+function eventHead(event: string): Buffer {
+  let head = heads.get(event);
+  if (!head) {
+    head = Buffer.from(`event: ${event}\ndata: `);
+    if (heads.size < MAX_HEADS) heads.set(event, head);
+  }
+  return head;
+}
+
 /**
  * The frame of a payload as bytes, built once for every client: the payload
- * (JSON from NATS) is copied as it is unless it spans lines.
+ * (JSON from NATS) is copied as it is, into one buffer with its `id:` and
+ * `event:` lines, unless it spans lines.
  */
 export function encodeSseFrame(event: string, payload: Uint8Array, id?: number): Buffer {
   if (payload.indexOf(NEWLINE) >= 0) {
     const data = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("utf8");
     return Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id: String(id) } : {}) }));
   }
-  const head = id !== undefined ? `id: ${id}\nevent: ${event}\ndata: ` : `event: ${event}\ndata: `;
-  return Buffer.concat([Buffer.from(head), payload, FRAME_END]);
+  const idLine = id !== undefined ? `id: ${id}\n` : "";
+  const head = eventHead(event);
+  const frame = Buffer.allocUnsafe(idLine.length + head.byteLength + payload.byteLength + 2);
+  let at = idLine.length > 0 ? frame.write(idLine, 0, "latin1") : 0;
+  at += head.copy(frame, at);
+  frame.set(payload, at);
+  at += payload.byteLength;
+  frame[at] = NEWLINE;
+  frame[at + 1] = NEWLINE;
+  return frame;
 }
 
 const CRLF = Buffer.from("\r\n");

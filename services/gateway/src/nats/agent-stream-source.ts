@@ -1,10 +1,11 @@
-import { decode, eventEnvelopeSchema, outboundEnvelopeSchema, type Subjects } from "@moniro/envelopes";
+import type { Subjects } from "@moniro/envelopes";
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos, type Subscription } from "@nats-io/transport-node";
-import { type FanoutClient, SseFanout, type SseSink } from "../http/sse-fanout.js";
+import { type FanoutClient, SseFanout, type SseFrame, type SseSink } from "../http/sse-fanout.js";
 import { encodeSseFrame } from "../http/sse-writer.js";
 import type { AgentStream, AgentStreamSource, GatewayLogger } from "../ports.js";
 import type { NatsLink } from "./nats-link.js";
+import { forwardableEvent, forwardableOutbound } from "./sse-payload.js";
 
 /**
  * How long the server keeps a consumer nobody pulls from: the fallback for a
@@ -46,8 +47,8 @@ interface OutboundFeed {
  * Without Last-Event-ID delivery starts with the next stored message.
  * Consumers are deleted when no longer needed; the server drops them by
  * itself after SSE_CONSUMER_INACTIVE_MS if the gateway could not. Envelopes
- * that do not decode are skipped here (the gateway only reads; their
- * producer's consumer routes them to the DLQ).
+ * that are not safe to forward are skipped here and logged (nats/sse-payload.ts;
+ * the gateway only reads, their producer's consumer routes them to the DLQ).
  */
 export function natsAgentStreamSource(options: {
   link: NatsLink;
@@ -78,22 +79,19 @@ export function natsAgentStreamSource(options: {
     };
   }
 
-  /** The agent the outbound envelope is for, or undefined if it does not decode. */
-  function outboundAgent(msg: JsMsg): string | undefined {
-    const decoded = decode(outboundEnvelopeSchema, msg.data, "outbound envelope");
-    if (!decoded.ok) {
-      logger.warn(
-        { subject: msg.subject, seq: msg.seq, err: decoded.error.message },
-        "skipping an invalid outbound envelope",
-      );
+  /** The outbound message's agent and payload, or undefined (logged) if it is not one to forward. */
+  function checkedOutbound(msg: JsMsg): { agent: string; bytes: Uint8Array } | undefined {
+    const checked = forwardableOutbound(msg.data);
+    if (!checked.ok) {
+      logger.warn({ subject: msg.subject, seq: msg.seq, err: checked.reason }, "skipping an invalid outbound envelope");
       return undefined;
     }
-    return decoded.value.agent;
+    return { agent: checked.value.agent, bytes: checked.bytes };
   }
 
   /** The message's SSE frame: encoded only for an agent that has a client (the feed carries every agent's). */
-  function outboundFrame(msg: JsMsg) {
-    return { seq: msg.seq, bytes: encodeSseFrame("message", msg.data, msg.seq) };
+  function outboundFrame(msg: JsMsg, bytes: Uint8Array): SseFrame {
+    return { seq: msg.seq, bytes: encodeSseFrame("message", bytes, msg.seq) };
   }
 
   /** `onFailure`: the consumer stopped with an error (its clients are closed and reconnect). */
@@ -115,8 +113,8 @@ export function natsAgentStreamSource(options: {
         expires: PULL_EXPIRES_MS,
         callback: (msg) => {
           state.delivered = msg.seq;
-          const agent = outboundAgent(msg);
-          if (agent !== undefined && fanout.hasClients(agent)) fanout.publish(agent, outboundFrame(msg));
+          const out = checkedOutbound(msg);
+          if (out && fanout.hasClients(out.agent)) fanout.publish(out.agent, outboundFrame(msg, out.bytes));
         },
       });
     } catch (error) {
@@ -174,12 +172,12 @@ export function natsAgentStreamSource(options: {
           fanout.closeAll(agent);
           return;
         }
-        const decoded = decode(eventEnvelopeSchema, msg.data, "event envelope");
-        if (!decoded.ok) {
-          logger.warn({ subject: msg.subject, err: decoded.error.message }, "skipping an invalid event envelope");
+        const checked = forwardableEvent(agent, msg.data);
+        if (!checked.ok) {
+          logger.warn({ subject: msg.subject, err: checked.reason }, "skipping an invalid event envelope");
           return;
         }
-        fanout.publish(agent, { bytes: encodeSseFrame(decoded.value.type, msg.data) });
+        fanout.publish(agent, { bytes: encodeSseFrame(checked.value.type, checked.bytes) }, checked.value.burstEnds);
       },
     });
     return nc.flush().then(
@@ -233,8 +231,9 @@ export function natsAgentStreamSource(options: {
       if (client.signal.aborted) return;
       for await (const msg of messages) {
         if (msg.seq > upTo) break;
-        if (outboundAgent(msg) === client.agent) {
-          client.replay(outboundFrame(msg));
+        const out = checkedOutbound(msg);
+        if (out?.agent === client.agent) {
+          client.replay(outboundFrame(msg, out.bytes));
           await client.drained();
         }
         if (client.signal.aborted || msg.seq >= upTo || msg.info.pending === 0) break;
