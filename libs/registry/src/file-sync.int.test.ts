@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentRegistry } from "./agent-registry.js";
-import { syncAgentsDirOnce } from "./file-sync.js";
+import { type ParsedAgentFiles, syncAgentsDirOnce } from "./file-sync.js";
 import { deleteRegistryBuckets } from "./test/delete-registry-buckets.js";
 
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
@@ -27,29 +27,31 @@ describe("the agents directory synced into the registry", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("writes changed files only, inlines system_file, keeps the last good record of a broken file and removes a deleted file's record", async () => {
+  it("writes changed files only (a pass over unchanged YAML reuses its parse, yet still reads system_file), inlines system_file, keeps the last good record of a broken file and removes a deleted file's record", async () => {
+    // The periodic passes keep each file's last good parse; a change of the prompt file alone must still be written.
+    const parsed: ParsedAgentFiles = new Map();
     await writeFile(join(dir, "alice.yaml"), "name: alice\nmodel: m1\nprompt:\n  system_file: alice.md\n");
     await writeFile(join(dir, "alice.md"), "You are Alice.");
     await writeFile(join(dir, "bob.yaml"), "name: bob\nmodel: m1\n");
-    const first = await syncAgentsDirOnce(registry, dir);
+    const first = await syncAgentsDirOnce(registry, dir, parsed);
     expect(first).toMatchObject({ written: ["alice", "bob"], removed: [], problems: [] });
     expect(registry.get("alice")?.definition.prompt).toEqual({ system: "You are Alice." });
     expect(registry.get("alice")?.source).toBe("file");
     const revision = registry.get("alice")?.revision;
 
-    expect((await syncAgentsDirOnce(registry, dir)).written).toEqual([]);
+    expect((await syncAgentsDirOnce(registry, dir, parsed)).written).toEqual([]);
     await writeFile(join(dir, "alice.md"), "You are Alice, v2.");
-    expect((await syncAgentsDirOnce(registry, dir)).written).toEqual(["alice"]);
+    expect((await syncAgentsDirOnce(registry, dir, parsed)).written).toEqual(["alice"]);
     expect(registry.get("alice")?.definition.prompt?.system).toBe("You are Alice, v2.");
     expect(registry.get("alice")?.revision).toBeGreaterThan(revision ?? 0);
 
     await writeFile(join(dir, "bob.yaml"), "name: bob\nmodel: m1\nqueue: sideways\n");
-    const broken = await syncAgentsDirOnce(registry, dir);
+    const broken = await syncAgentsDirOnce(registry, dir, parsed);
     expect(broken.problems).toEqual([expect.stringMatching(/bob\.yaml: queue\.mode: must be one of/)]);
     expect(registry.get("bob")?.definition.model).toBe("m1");
 
     await unlink(join(dir, "bob.yaml"));
-    expect((await syncAgentsDirOnce(registry, dir)).removed).toEqual(["bob"]);
+    expect((await syncAgentsDirOnce(registry, dir, parsed)).removed).toEqual(["bob"]);
     expect(registry.get("bob")).toBeUndefined();
   });
 

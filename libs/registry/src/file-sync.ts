@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import { type FSWatcher, watch } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
-import { AgentDefinitionError, displayPath, findProjectFile, parseAgentDefinition } from "@moniro/config";
+import {
+  type AgentDefinition,
+  AgentDefinitionError,
+  displayPath,
+  findProjectFile,
+  parseAgentDefinition,
+  systemPromptOf,
+} from "@moniro/config";
 import type { AgentRegistry } from "./agent-registry.js";
 import { RegistryConflictError } from "./errors.js";
 import { removeAbsentFileAgents, type SyncReport, writeFileAgent } from "./file-records.js";
@@ -19,6 +26,23 @@ export interface SyncLogger {
 export type { SyncReport } from "./file-records.js";
 
 /**
+ * The last good parse of each agent file, keyed by path: a periodic pass over
+ * unchanged files re-reads their text (and `prompt.system_file`) but parses no
+ * YAML and runs no schema.
+ */
+export type ParsedAgentFiles = Map<string, { text: string; definition: AgentDefinition }>;
+
+async function definitionOf(file: string, text: string, parsed?: ParsedAgentFiles): Promise<AgentDefinition> {
+  const known = parsed?.get(file);
+  if (known !== undefined && known.text === text) {
+    return { ...known.definition, systemPrompt: await systemPromptOf(file, known.definition.prompt) };
+  }
+  const definition = await parseAgentDefinition(file, text);
+  parsed?.set(file, { text, definition });
+  return definition;
+}
+
+/**
  * One pass of the agents directory into the registry (docs/registry.md):
  * - a file whose content (YAML and `prompt.system_file`) differs from its
  *   record is written (`source: file`); an unchanged one costs no write;
@@ -30,7 +54,11 @@ export type { SyncReport } from "./file-records.js";
  * - a directory that does not exist changes nothing (a service started
  *   without the mount must not remove every file agent).
  */
-export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): Promise<SyncReport> {
+export async function syncAgentsDirOnce(
+  registry: AgentRegistry,
+  dir: string,
+  parsed?: ParsedAgentFiles,
+): Promise<SyncReport> {
   const root = resolve(dir);
   const report: SyncReport = { written: [], removed: [], problems: [], shadowed: [], missing: false };
   let files: string[];
@@ -54,7 +82,7 @@ export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): P
     present.add(agent);
     try {
       const text = await readFile(file, "utf8");
-      const definition = await parseAgentDefinition(file, text);
+      const definition = await definitionOf(file, text, parsed);
       const digest = createHash("sha256").update(text).update("\0").update(definition.systemPrompt).digest("hex");
       await writeFileAgent(registry, definition, digest, report);
     } catch (error) {
@@ -69,6 +97,7 @@ export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): P
       report.problems.push(error.message);
     }
   }
+  if (parsed) for (const file of parsed.keys()) if (!present.has(basename(file, extname(file)))) parsed.delete(file);
   await removeAbsentFileAgents(registry, present, report);
   return report;
 }
@@ -77,9 +106,14 @@ export async function syncAgentsDirOnce(registry: AgentRegistry, dir: string): P
  * One pass of the file agents: the agents `projectDir`'s moniro.yaml
  * registers when it has one (syncProjectOnce), else the agents directory's.
  */
-export async function syncAgentsOnce(registry: AgentRegistry, dir: string, projectDir?: string): Promise<SyncReport> {
+export async function syncAgentsOnce(
+  registry: AgentRegistry,
+  dir: string,
+  projectDir?: string,
+  parsed?: ParsedAgentFiles,
+): Promise<SyncReport> {
   const projectFile = projectDir === undefined ? undefined : await findProjectFile(projectDir);
-  return projectFile === undefined ? syncAgentsDirOnce(registry, dir) : syncProjectOnce(registry, projectFile);
+  return projectFile === undefined ? syncAgentsDirOnce(registry, dir, parsed) : syncProjectOnce(registry, projectFile);
 }
 
 /**
@@ -101,7 +135,8 @@ export async function syncAgentsDir(
 ): Promise<{ first: SyncReport; close(): void; pass(): Promise<SyncReport | undefined> }> {
   const { logger } = options;
   const root = resolve(dir);
-  const once = () => syncAgentsOnce(registry, root, options.projectDir);
+  const parsed: ParsedAgentFiles = new Map();
+  const once = () => syncAgentsOnce(registry, root, options.projectDir, parsed);
   let reported = "";
   let running: Promise<SyncReport | undefined> | undefined;
   let again = false;
