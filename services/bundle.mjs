@@ -32,8 +32,13 @@ import { fileURLToPath } from "node:url";
 const SERVICES_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(SERVICES_DIR, "..");
 const SERVICES = ["agent-runner", "tool-executor", "scheduler", "signal-bridge", "gateway"];
-/** Loaded at run time by createRequire (bullmq-classes.ts, sdk-provider.ts): one instance, not a bundled copy beside it. */
-const EXTERNAL = ["bullmq", "ioredis", "@opentelemetry/*"];
+/**
+ * Left to node's require at run time. bullmq, ioredis, @opentelemetry/*: loaded by a createRequire
+ * (bullmq-classes.ts, sdk-provider.ts), so one instance, not a bundled copy beside it. iconv-lite (the
+ * gateway's body parsers): its ~480 KiB of code-page tables load only for a body in another charset than
+ * UTF-8; bundled, they would sit in the bundle's source text, in the heap, for the process's life.
+ */
+const EXTERNAL = ["bullmq", "ioredis", "@opentelemetry/*", "iconv-lite"];
 /** What this script writes into dist/ besides tsc's files (tsc's main.js and main.js.map are overwritten). */
 const OWN_FILE = /^(bundle-[\w-]+\.js(\.map)?|main\.meta\.json)$/;
 
