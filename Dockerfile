@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for all five services; the command picks the service:
 #   docker run moniro node services/<gateway|agent-runner|tool-executor|scheduler|signal-bridge>/dist/main.js
+# (each service's dist/main.js is its esbuild bundle: services/bundle.mjs).
 # Services read MONIRO_* variables (docs/configuration.md, docs/deployment.md).
 
 ARG NODE_IMAGE=node:20-slim
@@ -34,9 +35,11 @@ RUN npm ci --ignore-scripts
 COPY libs libs
 COPY services services
 # Only the runtime's projects (and what they reference), not test/ or bench/.
-# The moniro CLI is also bundled into libs/cli/dist/moniro.js (esbuild, a dev dependency: before the prune).
+# The moniro CLI is also bundled into libs/cli/dist/moniro.js, and each service into its dist/main.js
+# (services/bundle.mjs; esbuild, a dev dependency: before the prune).
 RUN npx tsc --build libs/cli services/gateway services/agent-runner services/tool-executor services/scheduler services/signal-bridge \
  && npm run --silent build:cli \
+ && npm run --silent build:services \
  && npm prune --omit=dev --ignore-scripts \
  && find libs services -maxdepth 2 \( -name src -o -name '*.tsbuildinfo' -o -name 'tsconfig.json' \) -exec rm -rf {} +
 

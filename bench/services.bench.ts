@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { type FakeRequestBody, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
 import { sleep } from "./support/bench-runner.js";
 import { measureFloor } from "./support/floor.js";
@@ -55,6 +55,13 @@ async function bareNodeRss(): Promise<number> {
   } finally {
     child.kill("SIGKILL");
   }
+}
+
+/** PSS and the file-backed part of RSS (Rss − Anonymous) of a process in bytes, from /proc/<pid>/smaps_rollup. */
+function smapsRollup(pid: number): { pss: number; fileBacked: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN) * 1024;
+  return { pss: kb("Pss"), fileBacked: kb("Rss") - kb("Anonymous") };
 }
 
 /** A request that only carries tool results (a step after a tool call), not a new input. */
@@ -163,6 +170,7 @@ export async function run(): Promise<void> {
     const bareRss = await bareNodeRss();
     await sleep(Math.max(0, SETTLE_MS - (performance.now() - readyAt)));
     const idleRss = services.map((service) => rssBytes(service.pid));
+    const idleRollup = services.map((service) => smapsRollup(service.pid));
 
     // Idle CPU: what each of the five uses with nothing to do (timers, sweeps, polls, SSE heartbeats),
     // subtracted below. Read once settled, and again after the DMs: a collection or a compilation in
@@ -320,6 +328,14 @@ export async function run(): Promise<void> {
         met: totalIdleRss <= 280 * 1024 * 1024,
       },
       ...services.map((service, i) => ({ metric: `  ${service.name}`, value: bytes(idleRss[i] ?? Number.NaN) })),
+      {
+        metric: "  of which file-backed (mostly the node binary's pages, shared by the five)",
+        value: bytes(sum(idleRollup.map((rollup) => rollup.fileBacked))),
+      },
+      {
+        metric: "PSS of the five at idle (shared pages split between processes)",
+        value: bytes(sum(idleRollup.map((rollup) => rollup.pss))),
+      },
       { metric: "RSS of the five 2 s after ready", value: bytes(sum(freshRss)) },
       { metric: "RSS of the five after the DMs", value: bytes(sum(afterRss)) },
       { metric: "  for scale: an empty Node process", value: bytes(bareRss) },
@@ -358,7 +374,7 @@ export async function run(): Promise<void> {
       `Every agent's thread holds ${HISTORY} messages (${HISTORY / 2} DMs and their replies, written through the store under the agent's lease) before its first DM, so the first DM of a fresh runner already carries them. One SSE client (node:http, in this process) is attached to each agent's /v1/agents/:agent/events; a DM ends when its cycle-ended reaches that client, and each DM starts after ${REST_MS} ms of quiet.`,
       `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the DMs, minus each service's idle rate over the same time (read over ${IDLE_WINDOW_MS / 1000} s once settled and again after the DMs, with the SSE clients attached; the lower of the two), divided by the DMs; the per-service lines add up to the total. Fresh: the first ${FRESH_DMS} DMs the five processes ever handled (${FRESH_DMS / FRESH_AGENTS} to each of ${FRESH_AGENTS} agents). Steady state: after ${JIT_WARMUP_DMS} more DMs to ${JIT_AGENTS} other agents (V8's optimising compiler still compiles hundreds of functions over a service's first ~1,000 DMs, on its worker thread, whose CPU counts), ${STEADY_DMS / STEADY_AGENTS} DMs to each of ${STEADY_AGENTS} agents, so their history grows as the fresh ones' did.`,
       `Wake: from the POST being sent to the DM's first LLM request having arrived at the fake server (its body read, before the fake parses and checks it, which stands for the API's own work). The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
-      `RSS is VmRSS from /proc/<pid>/status with no DM sent yet: ${SETTLE_MS / 1000} s after the last service became ready (V8's memory reducer has collected the start-up garbage by then), and 2 s after it.`,
+      `RSS is VmRSS from /proc/<pid>/status with no DM sent yet: ${SETTLE_MS / 1000} s after the last service became ready (V8's memory reducer has usually collected the start-up garbage by then; it can come later, so a service's figure varies by a few MiB between runs), and 2 s after it. VmRSS counts the node binary's pages each process has touched (about 40 MiB each, the same pages for all five); PSS splits shared pages between the processes that map them (/proc/<pid>/smaps_rollup).`,
       `Tools sent: ${(first.tools ?? []).map((tool) => tool.name).join(", ")}. Input tokens: of the first request of an agent without history ("Claude tokenizer" is @anthropic-ai/tokenizer when installed, pre-Claude-3 vocabulary; else chars/4).`,
       `Start-to-ready: spawn → first 200 from /readyz (polled every 5 ms); services start one at a time, ${START_ROUNDS} times each: median, max, and the median CPU the process had used by then; the median counts against the goal.`,
     );

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,6 +21,16 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 export function serviceMain(name: ServiceName): string {
   return join(ROOT, "services", name, "dist", "main.js");
+}
+
+let bundlesCurrent = false;
+
+/** Each service's dist/main.js is its bundle (services/bundle.mjs): one older than its sources would measure old code. */
+function assertBundlesCurrent(): void {
+  if (bundlesCurrent) return;
+  const check = spawnSync(process.execPath, [join(ROOT, "services", "bundle.mjs"), "--check"], { encoding: "utf8" });
+  if (check.status !== 0) throw new Error(`the services' bundles are not current: ${check.stderr.trim()}`);
+  bundlesCurrent = true;
 }
 
 export interface ServiceProcess {
@@ -72,7 +82,8 @@ export async function startServiceStack(options: {
 
   async function start(name: ServiceName): Promise<ServiceProcess> {
     const main = serviceMain(name);
-    if (!existsSync(main)) throw new Error(`${main} does not exist: build the service first (tsc --build)`);
+    if (!existsSync(main)) throw new Error(`${main} does not exist: build the services first (npm run build)`);
+    assertBundlesCurrent();
     const port = await freePort();
     const t0 = performance.now();
     // MONIRO_BENCH_CPU_PROF=<dir> profiles every service process (docs/performance.md).

@@ -5,8 +5,9 @@
 // every workspace manifest reaches `npm ci`, every service is compiled, what
 // runtime code imports survives `npm prune --omit=dev`, the .dockerignore
 // keeps host build output out, and the image's user, ports, environment and
-// CMD match the services' compiled entry points (`npx tsc --build` output)
-// and the other deploy artefacts.
+// CMD match the services' entry points (their bundles, `npm run build`
+// output) and the other deploy artefacts.
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
@@ -144,6 +145,9 @@ describe("Dockerfile", () => {
     const tsc = of(build, "RUN").find((r) => /tsc --build/.test(r.args))?.args ?? "";
     for (const service of SERVICES) expect(tsc, service).toMatch(new RegExp(`services/${service}(\\s|$)`));
     expect(tsc).toMatch(/npm prune --omit=dev/);
+    // Each service's dist/main.js is then its bundle (services/bundle.mjs), made while esbuild (a dev dependency) is there.
+    expect(tsc).toMatch(/npm run --silent build:services[\s\S]*npm prune --omit=dev/);
+    expect(JSON.parse(readText("package.json")).scripts["build:services"]).toBe("node services/bundle.mjs");
     const copied = of(runtime, "COPY").map((c) => c.args);
     for (const path of ["node_modules", "libs", "services", "package.json"]) {
       expect(
@@ -223,16 +227,20 @@ describe("Dockerfile", () => {
     expect(readText("Dockerfile")).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
   });
 
-  it("runs services/<service>/dist/main.js, which is what npx tsc --build produces from src/main.ts", () => {
+  it("runs services/<service>/dist/main.js, the bundle npm run build makes of src/main.ts, current with its sources", () => {
     for (const service of SERVICES) {
-      const tsconfig = JSON.parse(readText(`services/${service}/tsconfig.json`)) as {
-        compilerOptions: { rootDir: string; outDir: string };
-      };
-      expect(tsconfig.compilerOptions, service).toMatchObject({ rootDir: "src", outDir: "dist" });
       expect(existsSync(join(ROOT, "services", service, "src", "main.ts")), service).toBe(true);
       const built = join(ROOT, "services", service, "dist", "main.js");
-      expect(existsSync(built), `${built} is missing: run 'npx tsc --build' (npm test does)`).toBe(true);
+      expect(existsSync(built), `${built} is missing: run 'npm run build' (npm test does)`).toBe(true);
+      // esbuild's list of what went into it: src/main.ts and the workspace sources it imports.
+      const meta = JSON.parse(readText(`services/${service}/dist/main.meta.json`)) as {
+        inputs: Record<string, unknown>;
+      };
+      expect(Object.keys(meta.inputs), service).toContain(`services/${service}/src/main.ts`);
     }
+    const check = spawnSync(process.execPath, [join(ROOT, "services", "bundle.mjs"), "--check"], { encoding: "utf8" });
+    expect(check.stderr).toBe("");
+    expect(check.status).toBe(0);
   });
 
   it("exposes every service's default port", () => {

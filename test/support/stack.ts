@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -18,6 +18,20 @@ export type ServiceName = (typeof SERVICES)[number];
 const ROOT = resolve(import.meta.dirname, "..", "..");
 export const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 export const REDIS_URL = process.env.MONIRO_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+let bundlesCurrent = false;
+
+/**
+ * Each service's dist/main.js is its bundle (services/bundle.mjs, part of
+ * `npm run build`): after a source change and only `tsc --build`, the
+ * processes would run the old code. Checked once per test process.
+ */
+function assertBundlesCurrent(): void {
+  if (bundlesCurrent) return;
+  const check = spawnSync(process.execPath, [join(ROOT, "services", "bundle.mjs"), "--check"], { encoding: "utf8" });
+  if (check.status !== 0) throw new Error(`the services' bundles are not current: ${check.stderr.trim()}`);
+  bundlesCurrent = true;
+}
 
 export interface RunningService {
   name: string;
@@ -40,7 +54,7 @@ export interface StackOptions {
 }
 
 /**
- * Starts Moniro's services as real processes (built `dist/main.js`) against
+ * Starts Moniro's services as real processes (their bundles, `dist/main.js`) against
  * the machine's NATS and Redis, in a namespace and key prefix of their own.
  * `stop()` kills them and deletes exactly what this stack created.
  */
@@ -87,6 +101,7 @@ export async function startStack(options: StackOptions = {}) {
     /** `ownDefaultPort`: start without MONIRO_HTTP_PORT; the service listens on its own default, this port. */
     startOptions: { waitReady?: boolean; ownDefaultPort?: number } = {},
   ): Promise<RunningService> {
+    assertBundlesCurrent();
     const port = startOptions.ownDefaultPort ?? (await freePort());
     const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, "services", name, "dist", "main.js")], {
       cwd: dir,
