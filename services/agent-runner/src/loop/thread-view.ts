@@ -57,7 +57,60 @@ export class ThreadView {
     this.behind = write;
   }
 
-  /** Waits for an `appendBehind` still in flight and throws its error. */
+  /**
+   * Appends without waiting, the entries in `entries` at once: the caller's next LLM request
+   * carries them while their write is in flight (issue 17: injected inputs, one round trip less
+   * between a wake or a tool result and the model). Nothing the model answers is written before
+   * this write: the next `append` or `settled()` waits for it and throws its error (a lost lease),
+   * and a failed write leaves nothing here. The returned entries get their `entryId` once the
+   * store answers; an input the store skipped (its envelope already in the thread, older than
+   * this window) is dropped from the view then.
+   */
+  appendAhead(entries: readonly ThreadEntryData[], options?: ThreadAppendOptions): ThreadEntry[] {
+    if (entries.length === 0) return [];
+    // Placeholders until the store answers: the write carries the entries as given.
+    const placed = entries.map((entry) => ({ ...entry, entryId: "" }) as ThreadEntry);
+    this.list.push(...placed);
+    if (this.envelopeIds) remember(this.envelopeIds, placed);
+    const before = this.behind;
+    // Issued now, behind any write still in flight on the same store (the fence rejects both alike).
+    const write = this.store.append(this.fence, this.context, entries, options).then(
+      (stored) => this.place(placed, stored),
+      (error: unknown) => {
+        this.drop(placed);
+        throw error;
+      },
+    );
+    const both = before ? Promise.all([before, write]) : write;
+    both.catch(() => {}); // surfaced by settled()
+    this.behind = both;
+    return placed;
+  }
+
+  /** The store's answer to an `appendAhead`: entry ids onto the placeholders, skipped inputs out. */
+  private place(placed: readonly ThreadEntry[], stored: readonly ThreadEntry[]): void {
+    let next = 0;
+    const skipped: ThreadEntry[] = [];
+    for (const entry of placed) {
+      const match = stored[next];
+      if (match && match.kind === entry.kind && envelopeOf(match) === envelopeOf(entry)) {
+        entry.entryId = match.entryId;
+        next++;
+      } else {
+        skipped.push(entry);
+      }
+    }
+    this.drop(skipped);
+  }
+
+  private drop(entries: readonly ThreadEntry[]): void {
+    for (const entry of entries) {
+      const index = this.list.lastIndexOf(entry);
+      if (index >= 0) this.list.splice(index, 1);
+    }
+  }
+
+  /** Waits for an `appendBehind` or `appendAhead` still in flight and throws its error. */
   async settled(): Promise<void> {
     const behind = this.behind;
     if (!behind) return;
@@ -78,6 +131,10 @@ export class ThreadView {
     this.envelopeIds ??= collectDelivered(this.list);
     return this.envelopeIds.has(envelopeId);
   }
+}
+
+function envelopeOf(entry: ThreadEntryData): string | undefined {
+  return entry.kind === "input" ? entry.envelopeId : undefined;
 }
 
 function remember(ids: Set<string>, entries: readonly ThreadEntryData[], from = 0): void {
