@@ -57,10 +57,13 @@ export async function injectInputs(
   // The acks (and the state given) go with the inputs, in one fenced write (an input is acked only once it is in the thread).
   const state = options.state ? { state: options.state } : {};
   const entries = batches.map((batch) => inputEntry(cycle, batch));
+  // A re-queued item may be in the thread outside this view's window (the store then skips it, and
+  // the cycle must know before it calls the model): only first deliveries are written ahead.
+  const ahead = options.ahead === true && toWrite.every((input) => input.item.preemptions === 0);
   const written =
     entries.length === 0
       ? []
-      : options.ahead
+      : ahead
         ? thread.appendAhead(entries, { ack: items, ...state })
         : await thread.append(entries, { ack: items, ...state });
   // Only known inputs: acked alone, not waited for. An ack that is lost leaves the item pending, and

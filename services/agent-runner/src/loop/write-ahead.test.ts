@@ -68,6 +68,22 @@ describe("inputs written ahead of the LLM request (issue 17)", () => {
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
+  it("a re-queued input (it may be in the thread outside the window) is written before the model is asked", async () => {
+    const inThreadWhenAsked: string[][] = [];
+    const h = await harness({
+      llm: () => {
+        inThreadWhenAsked.push(h.kinds());
+        return textReply("back to it");
+      },
+    });
+    holdInputWrites(h, () => new Promise((resolve) => setTimeout(resolve, 20)));
+    await h.send("the set-aside instruction", {}, { preemptions: 1 });
+
+    await h.run();
+
+    expect(inThreadWhenAsked).toEqual([["input"]]);
+  });
+
   it("a runner that loses its lease while the input is being written writes none of the answer, and the input stays pending", async () => {
     const h = await harness({ llm: textReply("never written") });
     holdInputWrites(h, async () => {
