@@ -14,6 +14,10 @@ export class ThreadView {
   private behind: Promise<unknown> | undefined;
   /** The envelope ids the thread delivers (exactly-once injection), collected at the first lookup. */
   private envelopeIds: Set<string> | undefined;
+  /** The envelope ids of `appendAhead` writes in flight: delivered once (and only if) the write lands. */
+  private readonly aheadIds = new Set<string>();
+  /** An `appendAhead` write that failed and was not waited for yet (see `throwIfFailed`). */
+  private failed: { error: unknown } | undefined;
 
   private constructor(
     private readonly store: ThreadStore,
@@ -68,19 +72,30 @@ export class ThreadView {
    */
   appendAhead(entries: readonly ThreadEntryData[], options?: ThreadAppendOptions): ThreadEntry[] {
     if (entries.length === 0) return [];
+    // The delivered ids come from stored entries only (the set outlives this view: see collectDelivered);
+    // the placeholders' are kept apart until their write lands, and forgotten if it fails.
+    this.envelopeIds ??= collectDelivered(this.list);
     // Placeholders until the store answers: the write carries the entries as given.
     const placed = entries.map((entry) => ({ ...entry, entryId: "" }) as ThreadEntry);
     this.list.push(...placed);
-    if (this.envelopeIds) remember(this.envelopeIds, placed);
+    const ids = new Set<string>();
+    for (const entry of placed) addDeliveredEnvelopeIds(ids, entry);
+    for (const id of ids) this.aheadIds.add(id);
     const before = this.behind;
     // Issued now, behind any write still in flight on the same store (the fence rejects both alike).
-    const write = this.store.append(this.fence, this.context, entries, options).then(
-      (stored) => this.place(placed, stored),
-      (error: unknown) => {
-        this.drop(placed);
-        throw error;
-      },
-    );
+    const write = this.store
+      .append(this.fence, this.context, entries, options)
+      .then(
+        (stored) => this.place(placed, stored),
+        (error: unknown) => {
+          this.drop(placed);
+          this.failed = { error };
+          throw error;
+        },
+      )
+      .finally(() => {
+        for (const id of ids) this.aheadIds.delete(id);
+      });
     const both = before ? Promise.all([before, write]) : write;
     both.catch(() => {}); // surfaced by settled()
     this.behind = both;
@@ -101,6 +116,8 @@ export class ThreadView {
       }
     }
     this.drop(skipped);
+    // A skipped input's envelope is in the thread too (outside this window).
+    if (this.envelopeIds) remember(this.envelopeIds, placed);
   }
 
   private drop(entries: readonly ThreadEntry[]): void {
@@ -117,19 +134,36 @@ export class ThreadView {
     try {
       await behind;
     } finally {
-      if (this.behind === behind) this.behind = undefined;
+      if (this.behind === behind) {
+        this.behind = undefined;
+        this.failed = undefined;
+      }
     }
   }
 
   /**
+   * Throws the error of an `appendAhead` write that has already failed (without waiting for one
+   * in flight): the model is not asked about entries that will not be in the thread.
+   */
+  throwIfFailed(): void {
+    const failed = this.failed;
+    if (!failed) return;
+    // Surfaced here, as `settled()` would have: the next append does not throw it again.
+    this.failed = undefined;
+    this.behind = undefined;
+    throw failed.error;
+  }
+
+  /**
    * Whether an input with this envelope id is in the thread's window (as
-   * read when opened, plus every append since): no round trip needed. An
+   * read when opened, plus every append since, and inputs being written
+   * ahead until their write fails): no round trip needed. An
    * input older than the window is caught by the store, whose append skips
    * envelope ids the thread already holds.
    */
   hasEnvelope(envelopeId: string): boolean {
     this.envelopeIds ??= collectDelivered(this.list);
-    return this.envelopeIds.has(envelopeId);
+    return this.envelopeIds.has(envelopeId) || this.aheadIds.has(envelopeId);
   }
 }
 

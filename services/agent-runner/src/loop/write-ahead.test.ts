@@ -84,6 +84,28 @@ describe("inputs written ahead of the LLM request (issue 17)", () => {
     expect(inThreadWhenAsked).toEqual([["input"]]);
   });
 
+  it("an input whose write failed (a crash) is not taken for delivered: the restarted run writes it and answers it once", async () => {
+    const h = await harness({ llm: textReply("answered") });
+    // An earlier exchange: the thread's delivered ids are kept across runs of this process.
+    const earlier = await h.send("earlier");
+    await h.run();
+    let failures = 1;
+    holdInputWrites(h, async () => {
+      if (failures-- > 0) throw new Error("Redis connection reset");
+    });
+    const envelope = await h.send("hello");
+
+    expect(await h.runSupervised()).toMatchObject({ reason: "idle" });
+
+    expect(h.kinds()).toEqual(["input", "assistant", "instruction", "input", "assistant"]);
+    const inputs = h.thread().flatMap((entry) => (entry.kind === "input" ? [entry.envelopeId] : []));
+    expect(inputs).toEqual([earlier.id, envelope.id]);
+    // The crashed run did not ask the model about an input its failed write left out of the thread.
+    expect(h.llm.requests).toHaveLength(2);
+    expect(allText(h.llm.requests[1])).toContain("hello");
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
   it("a runner that loses its lease while the input is being written writes none of the answer, and the input stays pending", async () => {
     const h = await harness({ llm: textReply("never written") });
     holdInputWrites(h, async () => {
