@@ -77,7 +77,7 @@ export async function run(): Promise<void> {
     ],
     notes: [
       "The input is published on <ns>.in.<agent> during the tool call and confirmed in the Redis inbox before the tool answers; the clock starts when the tool's reply is sent.",
-      "The interval covers: the NATS reply reaching the runner, persisting the tool result, the checkpoint drain, appending the input to the thread, acking the inbox, building the prompt.",
+      "The interval covers: the NATS reply reaching the runner, persisting the tool result with the checkpoint drain (one Redis round trip), building the prompt; the input's thread write (with its inbox ack) goes out with the LLM request, written ahead (loop README).",
     ],
   });
 }

@@ -58,7 +58,7 @@ export async function run(): Promise<void> {
     total: Summary;
     /** Send → the send resolved (the 202, or the stream's ack). */
     accepted: Summary;
-    /** Send → the cycle began (inputs in the thread, inbox acked). */
+    /** Send → the cycle began (its inputs' thread write under way: written ahead of the LLM request). */
     cycle: Summary;
   }
 
@@ -129,11 +129,11 @@ export async function run(): Promise<void> {
         value: `${ms(fresh.total.p50)} / ${ms(fresh.total.p99)}`,
       },
       { metric: "  POST → 202 (JetStream stored it) p50", value: ms(viaGateway.accepted.p50) },
-      { metric: "  POST → cycle start (input in thread) p50", value: ms(viaGateway.cycle.p50) },
+      { metric: "  POST → cycle start (input being written) p50", value: ms(viaGateway.cycle.p50) },
       { metric: `JetStream publish → LLM request p50 (n=${viaPublish.total.n})`, value: ms(viaPublish.total.p50) },
       { metric: "JetStream publish → LLM request p99", value: ms(viaPublish.total.p99) },
       { metric: "  publish → stream ack p50", value: ms(viaPublish.accepted.p50) },
-      { metric: "  publish → cycle start (input in thread) p50", value: ms(viaPublish.cycle.p50) },
+      { metric: "  publish → cycle start (input being written) p50", value: ms(viaPublish.cycle.p50) },
     ],
     notes: [
       `The gateway runs as its own process (dist/main.js, answers 202 = ${postStatus} once JetStream stored the envelope); the runner and the zero-latency model run in this process; fetch() is Node's undici client.`,

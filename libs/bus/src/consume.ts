@@ -82,7 +82,13 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
     ...(options.filter ? { filter_subject: options.filter } : {}),
   });
   const consumer = await js.consumers.get(stream, durable);
-  const messages = await consumer.consume({ max_messages: options.maxMessages ?? 64 });
+  const limit = options.maxMessages ?? 64;
+  // Batched: each message is handed over as nats.js parses it (its callback), not through the
+  // async iterator, and a batch starts once the messages of that socket read are all queued.
+  const batcher = options.batch ? new Batcher((batch) => handleBatch(batch), limit) : undefined;
+  const messages = await consumer.consume(
+    batcher ? { max_messages: limit, callback: (msg) => batcher.push(msg) } : { max_messages: limit },
+  );
 
   async function toDlq(msg: JsMsg, reason: string, issues: { path: string; message: string }[]): Promise<void> {
     // One record per stored message: a redelivery (the term lost with a dropped connection)
@@ -170,8 +176,8 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
     });
   }
 
-  const done = options.batch
-    ? consumeBatched(messages, handleBatch, options.maxMessages ?? 64)
+  const done = batcher
+    ? messages.closed().then(() => batcher.drained())
     : (async () => {
         for await (const msg of messages) settleSafely(await settleOne(msg));
       })();
@@ -187,34 +193,38 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
 }
 
 /**
- * The batched consume loop: the iterator's messages are queued as they come;
- * one batch at a time takes everything queued (up to `limit`). Pulling waits
- * while `limit` messages are queued, so no more than the pull's buffer is in
- * hand. Resolves once the iterator ended and the last batch is done.
+ * The batched consume loop: messages are queued as nats.js hands them over;
+ * one batch at a time takes everything queued (up to `limit`). A batch starts
+ * on `process.nextTick`, after the messages of the socket read in hand have
+ * all been queued (nats.js parses a read in one go), without waiting for the
+ * event loop's next turn; what arrives while a batch is handled forms the next.
  */
-async function consumeBatched(
-  messages: AsyncIterable<JsMsg>,
-  handleBatch: (batch: readonly JsMsg[]) => Promise<void>,
-  limit: number,
-): Promise<void> {
-  const queued: JsMsg[] = [];
-  let working: Promise<void> | undefined;
-  let room: (() => void) | undefined;
-  const work = async () => {
-    while (queued.length > 0) {
-      await handleBatch(queued.splice(0, limit));
-      room?.();
-      room = undefined;
-    }
-    working = undefined;
-  };
-  for await (const msg of messages) {
-    queued.push(msg);
-    // Started after the messages already in hand were queued (they arrive in one go of microtasks).
-    working ??= new Promise<void>((resolve) => setImmediate(resolve)).then(work);
-    if (queued.length >= limit) await new Promise<void>((resolve) => (room = resolve));
+class Batcher {
+  private readonly queued: JsMsg[] = [];
+  private working: Promise<void> | undefined;
+
+  constructor(
+    private readonly handleBatch: (batch: readonly JsMsg[]) => Promise<void>,
+    private readonly limit: number,
+  ) {}
+
+  push(msg: JsMsg): void {
+    this.queued.push(msg);
+    this.working ??= new Promise<void>((resolve) => process.nextTick(resolve)).then(() => this.work());
   }
-  await working;
+
+  /** Resolves once the batch under way (and everything queued) is done. */
+  async drained(): Promise<void> {
+    await this.working;
+  }
+
+  private async work(): Promise<void> {
+    try {
+      while (this.queued.length > 0) await this.handleBatch(this.queued.splice(0, this.limit));
+    } finally {
+      this.working = undefined;
+    }
+  }
 }
 
 /**

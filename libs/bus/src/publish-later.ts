@@ -10,7 +10,7 @@ interface Queued {
 }
 
 export interface LaterPublisher {
-  /** Encodes now (trace headers of the active span) and queues; sent at the end of the tick or at `flush`. */
+  /** Encodes now (trace headers of the active span) and queues; sent a loop turn later or at `flush`. */
   publish(subject: string, payload: unknown): void;
   /** Publishes what is queued, in order, now (before another message that must not overtake them). */
   flush(): void;
@@ -27,9 +27,13 @@ export const PIGGYBACK_MAX_MS = 10;
 /**
  * Core publishes that leave together: each message is encoded at once, with
  * the trace headers of the span active at the call, and queued; the queue is
- * published at the end of the tick (`setImmediate`), in order, in one go, so
- * the connection sends the tick's messages in one socket write instead of one
- * write per microtask that published (nats.js flushes once per microtask).
+ * published one event-loop turn later (a `setImmediate` that queues another),
+ * in order, in one go, so the connection sends those messages in one socket
+ * write instead of one write per microtask that published (nats.js flushes
+ * once per microtask). The second turn lets what the same tick queued for
+ * other connections go first: the runner's Redis pipeline (ioredis writes it
+ * on `setImmediate` too), on which the loop waits, is written before the
+ * events nobody waits for (issue 17: a socket write costs ~0.1 ms on 2 vCPUs).
  * The owner calls `flush` before any other publish of its own, so nothing it
  * sends overtakes a queued message.
  */
@@ -62,6 +66,7 @@ export function laterPublisher(nc: NatsConnection): LaterPublisher {
       }
     }
   };
+  const flushNextTurn = () => setImmediate(flush);
   return {
     flush,
     piggyback(send) {
@@ -70,7 +75,7 @@ export function laterPublisher(nc: NatsConnection): LaterPublisher {
     },
     publish(subject, payload) {
       const data = payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
-      if (queued.length === 0) setImmediate(flush);
+      if (queued.length === 0) setImmediate(flushNextTurn);
       queued.push({ subject, data, headers: traceHeadersIfAny() });
     },
   };

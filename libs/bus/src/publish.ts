@@ -108,6 +108,7 @@ export async function request(
   payload: unknown,
   options: RequestOptions,
 ): Promise<Uint8Array> {
-  const reply = await muxRequest(nc, subject, encode(payload), { ...options, headers: traceHeaders() });
+  // No header block at all outside a trace (nats.js would build, send and the responder parse an empty one).
+  const reply = await muxRequest(nc, subject, encode(payload), { ...options, headers: traceHeadersIfAny() });
   return reply.data;
 }

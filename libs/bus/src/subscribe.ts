@@ -8,7 +8,7 @@ import { dlqRecord, dlqSubjectFor, publishDlq } from "./dlq.js";
 import { startKeepalive } from "./keepalive.js";
 import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
 import { inMessageSpan } from "./message-span.js";
-import { traceHeaders } from "./trace-headers.js";
+import { traceHeadersIfAny } from "./trace-headers.js";
 
 const encoder = new TextEncoder();
 
@@ -63,7 +63,8 @@ export function subscribeEnvelopes<S extends z.ZodType>(options: SubscribeOption
   function reply(msg: Msg, body: unknown): void {
     if (!msg.reply || body === undefined) return;
     try {
-      msg.respond(encoder.encode(JSON.stringify(body)), { headers: traceHeaders() });
+      const headers = traceHeadersIfAny();
+      msg.respond(encoder.encode(JSON.stringify(body)), headers ? { headers } : {});
     } catch (error) {
       logger.warn({ subject: msg.subject, err: errorMessage(error) }, "could not send the reply");
     }

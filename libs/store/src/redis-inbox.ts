@@ -2,7 +2,7 @@ import type { InboundEnvelope, Lane } from "@moniro/envelopes";
 import { LANES } from "@moniro/envelopes";
 import type { AppendOptions, Clock, Inbox, InboxItem, WorkspaceRefusal } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
-import { decodeInboxRecord, encodeInboxRecord, fieldValue } from "./codec.js";
+import { decodeInboxRecord, encodeInboxRecord, fieldValue, type InboxRecord } from "./codec.js";
 import { corruptEntry, type StoreError } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
@@ -10,6 +10,7 @@ import { isCluster, type RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
 import { checkInstance } from "./workspace/workspace-context.js";
 import { WORKSPACE_SCRIPT_CODES } from "./workspace/workspace-error.js";
+import { WrittenRecords } from "./written-records.js";
 
 /** The consumer group on every inbox lane stream. */
 export const INBOX_GROUP = "loop";
@@ -66,6 +67,8 @@ export class RedisInbox implements Inbox {
   private readonly dedupeTtlSeconds: number;
   /** Single Redis: the index is written by the scripts themselves. */
   private readonly indexInScripts: boolean;
+  /** What this process wrote lately: read back without a parse (see WrittenRecords). */
+  private readonly written = new WrittenRecords();
 
   constructor(
     private readonly redis: RedisClient,
@@ -136,12 +139,18 @@ export class RedisInbox implements Inbox {
   }
 
   private recordOf(envelope: InboundEnvelope, options: AppendOptions): string {
-    return encodeInboxRecord({
+    return this.encode({
       envelope,
       enqueuedAt: options.enqueuedAt ?? this.clock.now(),
       preemptions: options.preemptions ?? 0,
       ...(options.traceparent ? { traceparent: options.traceparent } : {}),
     });
+  }
+
+  private encode(record: InboxRecord): string {
+    const json = encodeInboxRecord(record);
+    this.written.remember(json, record);
+    return json;
   }
 
   async pending(agent: string): Promise<InboxItem[]> {
@@ -154,6 +163,11 @@ export class RedisInbox implements Inbox {
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const entryId = String(flat[i]);
         const json = flat[i + 1];
+        const known = typeof json === "string" ? this.written.get(json) : undefined;
+        if (known) {
+          items.push({ entryId, lane, ...known });
+          continue;
+        }
         const decoded = typeof json === "string" ? decodeInboxRecord(json) : undefined;
         if (decoded?.ok) {
           items.push({ entryId, lane, ...decoded.value });
@@ -187,7 +201,7 @@ export class RedisInbox implements Inbox {
       ...(item.traceparent ? { traceparent: item.traceparent } : {}),
     };
     const keys = [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane)];
-    const args = [INBOX_GROUP, item.entryId, encodeInboxRecord(record)];
+    const args = [INBOX_GROUP, item.entryId, this.encode(record)];
     const [entryId] = this.indexInScripts
       ? [await runScript(this.redis, "requeueInboxIndexed", [...keys, this.keys.pendingAgents], [...args, agent])]
       : await Promise.all([runScript(this.redis, "requeueInbox", keys, args), this.markPending(agent)]);

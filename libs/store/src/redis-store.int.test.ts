@@ -57,6 +57,27 @@ describe("Redis adapters", () => {
     expect(await tolerant.depth("ada")).toEqual({ immediate: 1, normal: 0, background: 0 });
   });
 
+  it("reads back what it appended without a parse, and decodes what another process changed in its place", async () => {
+    const keys = createKeys(t.prefix);
+    const inbox = new RedisInbox(t.redis, { prefix: t.prefix });
+    const envelope = inbound({ text: "mine" }, { ids });
+    await inbox.append(envelope);
+    expect((await inbox.pending("ada")).map((item) => item.envelope)).toEqual([envelope]);
+    // Another writer's record (same envelope, other bytes): decoded and checked as ever.
+    const other = inbound({ text: "theirs" }, { ids });
+    await t.redis.xadd(
+      keys.inbox("ada", "immediate"),
+      "*",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope: { ...other, text: "theirs, edited" }, enqueuedAt: 5, preemptions: 1 }),
+    );
+    const pending = await inbox.pending("ada");
+    expect(pending.map((item) => [item.envelope.text, item.preemptions])).toEqual([
+      ["mine", 0],
+      ["theirs, edited", 1],
+    ]);
+  });
+
   it("peek lists pending items without delivering them to the agent's consumer", async () => {
     const keys = createKeys(t.prefix);
     const inbox = new RedisInbox(t.redis, { prefix: t.prefix });

@@ -37,7 +37,10 @@ export async function checkpoint(
     mine.length > 0 &&
     (settings.queue === "inject" || settings.queue === "interrupt" || settings.queue === "steer")
   ) {
-    injected = steering ? await steer(cycle, mine) : (await injectInputs(cycle, mine, { midTurn: true })).fresh.length;
+    // Written ahead: the next LLM request goes out while the inputs' write is in flight.
+    injected = steering
+      ? await steer(cycle, mine)
+      : (await injectInputs(cycle, mine, { midTurn: true, ahead: true })).fresh.length;
   }
   if (options.turnEnded && injected === 0) return "turn-ended";
   if (settings.threads !== "per-context") return "continue";

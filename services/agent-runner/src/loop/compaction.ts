@@ -63,6 +63,9 @@ function lastCallSinceCompaction(entries: readonly ThreadEntry[]): AssistantEntr
  */
 export async function compactIfNeeded(cycle: CycleRun): Promise<boolean> {
   const { run } = cycle;
+  if (!planCompaction(cycle.thread.entries, run.settings.context)) return false;
+  // Inputs written ahead get their entry ids (a compaction pointer) once their write has landed.
+  await cycle.thread.settled();
   const plan = planCompaction(cycle.thread.entries, run.settings.context);
   if (!plan) return false;
   const messages = renderMessages(plan.summarise, {

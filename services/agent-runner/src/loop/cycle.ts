@@ -67,9 +67,11 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   };
   try {
     await thread.append(recoverInterruptedCalls(thread.entries));
+    // Written ahead: the first LLM request goes out while the inputs' write is in flight.
     const { fresh, known, stateWritten } = await injectInputs(cycle, taken, {
       midTurn: false,
       state: { ...opening, step: 1 },
+      ahead: true,
     });
     if (fresh.length === 0 && !isUnfinished(thread.entries)) {
       const resumed = known.filter((input) => input.item.preemptions > 0);

@@ -22,12 +22,22 @@ export interface Injection {
  * become ONE input entry, where the first of them was: their texts one per
  * line (`batchText`), and every envelope id recorded in it.
  * An input whose envelope id is already in the thread is acked without being
- * written again. The inputs join the cycle's instruction.
+ * written again. The inputs join the cycle's instruction. Written `ahead`, the
+ * `input-injected` events and the instruction count on the write landing (a
+ * write that fails ends the run: a lost lease, or a crash that re-queues it).
  */
 export async function injectInputs(
   cycle: CycleRun,
   pending: readonly PendingInput[],
-  options: { midTurn: boolean; state?: Partial<AgentStateRecord> },
+  options: {
+    midTurn: boolean;
+    state?: Partial<AgentStateRecord>;
+    /**
+     * Written ahead (`ThreadView.appendAhead`): the inputs are in the view at once and the next LLM
+     * request goes out while their write is in flight; whatever comes after it waits for the write.
+     */
+    ahead?: boolean;
+  },
 ): Promise<Injection> {
   const { run, thread } = cycle;
   const known: PendingInput[] = [];
@@ -46,13 +56,16 @@ export async function injectInputs(
   const items = pending.map((input) => input.item);
   // The acks (and the state given) go with the inputs, in one fenced write (an input is acked only once it is in the thread).
   const state = options.state ? { state: options.state } : {};
+  const entries = batches.map((batch) => inputEntry(cycle, batch));
+  // A re-queued item may be in the thread outside this view's window (the store then skips it, and
+  // the cycle must know before it calls the model): only first deliveries are written ahead.
+  const ahead = options.ahead === true && toWrite.every((input) => input.item.preemptions === 0);
   const written =
-    batches.length > 0
-      ? await thread.append(
-          batches.map((batch) => inputEntry(cycle, batch)),
-          { ack: items, ...state },
-        )
-      : [];
+    entries.length === 0
+      ? []
+      : ahead
+        ? thread.appendAhead(entries, { ack: items, ...state })
+        : await thread.append(entries, { ack: items, ...state });
   // Only known inputs: acked alone, not waited for. An ack that is lost leaves the item pending, and
   // the next drain finds its envelope id in the thread and acks it without writing it again.
   if (batches.length === 0 && items.length > 0) defer(run, run.deps.inbox.ack(run.agent, items));

@@ -1,4 +1,3 @@
-import { isSetAside } from "./checkpoint.js";
 import { LoopAbort } from "./control.js";
 import { isHeartbeat } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
@@ -25,11 +24,15 @@ export function watchStep(cycle: CycleRun): StepWatch {
   const check = async () => {
     if (interrupter.signal.aborted) return;
     const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
-    // A heartbeat never interrupts (the checkpoint drops it, since the agent is active), nor does
-    // the instruction this cycle set aside (the next cycle takes it up again).
+    // A heartbeat never interrupts (the checkpoint drops it, since the agent is active), nor does an
+    // input already in the thread: the instruction this cycle set aside (the next cycle takes it up
+    // again), or one written ahead whose ack is still in flight.
     if (
       pending.some(
-        (input) => input.thread === cycle.thread.context && !isHeartbeat(input.item) && !isSetAside(cycle, input),
+        (input) =>
+          input.thread === cycle.thread.context &&
+          !isHeartbeat(input.item) &&
+          !cycle.thread.hasEnvelope(input.item.envelope.id),
       )
     ) {
       interrupter.abort(new LoopAbort("interrupt", "new input arrived"));

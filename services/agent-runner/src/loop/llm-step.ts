@@ -25,6 +25,8 @@ export type StepResult =
 export async function callModel(cycle: CycleRun, signal: AbortSignal = cycle.signal): Promise<StepResult> {
   const { run } = cycle;
   const { settings } = run;
+  // Inputs written ahead whose write has already failed (a lost lease, Redis refusing it): the model is not asked.
+  cycle.thread.throwIfFailed();
   const request: LlmRequest = {
     model: settings.model,
     system: cycle.system,

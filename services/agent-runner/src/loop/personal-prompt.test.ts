@@ -39,6 +39,35 @@ describe("personal context in the system prompt", () => {
     expect(personal.snapshots).toBe(2);
   });
 
+  it("a run's first prompt comes from the read at the run's start; its next cycle reads the context again", async () => {
+    const personal = new InMemoryPersonalContext();
+    const h = await harness({
+      settings: { queue: "followup" },
+      llm: [
+        toolReply([toolUse("memory_write", { key: "tea", value: "Alice drinks green tea" })]),
+        textReply("noted"),
+        textReply("ok"),
+      ],
+      tools: {
+        memory_write: async (input) => {
+          await personal.setMemory("ada", String(input.key), String(input.value));
+          // Waits for the next cycle of this same run (queue mode followup).
+          await h.send("and now?");
+          return "Saved memory 'tea'.";
+        },
+      },
+    });
+    h.deps.personal = personal;
+    await h.send("I like green tea");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 2 });
+
+    const systems = h.llm.requests.map((request) => request.system);
+    expect(systems[0]).not.toContain(MEMORY);
+    expect(systems[2]).toContain(MEMORY);
+    expect(personal.snapshots).toBe(2);
+  });
+
   it("after a compaction the prompt is read again and still carries memory and todos", async () => {
     const personal = new InMemoryPersonalContext();
     await personal.setMemory("ada", "tea", "Alice drinks green tea");

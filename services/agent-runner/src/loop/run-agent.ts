@@ -66,8 +66,9 @@ export async function runAgent(
   run.deps = { ...deps, tools: eventHoldingTools(run, deps.tools), outbox: eventReleasingOutbox(run, deps.outbox) };
   let cycles = 0;
   try {
-    const { record, pending: first, thread } = start ?? (await readRunStart(deps, run.agent, settings));
+    const { record, pending: first, thread, personal } = start ?? (await readRunStart(deps, run.agent, settings));
     if (thread) run.threads.set(thread.context, ThreadView.of(deps.threads, fence, thread.context, thread.entries));
+    run.personalAhead = personal;
     run.state = record?.state;
     // A runner that died or shut down (or a loop that crashed) mid-instruction left the thread it worked on in the state record.
     let takeover = (record && record.state !== "idle" ? record.context : undefined) ?? resume;
@@ -80,6 +81,7 @@ export async function runAgent(
       // A pause makes the first drain stale: read again after it.
       if (control.paused) {
         drained = undefined;
+        run.personalAhead = undefined;
         releaseEvents(run);
       }
       await control.whilePaused(
@@ -101,6 +103,8 @@ export async function runAgent(
       }
       worked = true;
       if ((await runCycle(run, work)) !== undefined) cycles++;
+      // Read for the run's first cycle only.
+      run.personalAhead = undefined;
     }
   } catch (error) {
     if (error instanceof LoopAbort && error.kind === "stop") return { reason: "stopped", cycles };

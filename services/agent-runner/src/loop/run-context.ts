@@ -1,5 +1,5 @@
 import type { AgentState, EventType, InputEntry, Lane } from "@moniro/envelopes";
-import type { AgentStateRecord, Fence, InboxItem, Outbox, ToolBus } from "@moniro/ports";
+import type { AgentStateRecord, Fence, InboxItem, Outbox, PromptContextSnapshot, ToolBus } from "@moniro/ports";
 import type { LoopControl } from "./control.js";
 import type { LoopDeps } from "./deps.js";
 import type { LoopSettings } from "./settings.js";
@@ -30,6 +30,8 @@ export interface AgentRun {
   held?: Array<{ type: EventType; data: Record<string, unknown> }>;
   /** Tool calls of this run in flight (events are not held while one is). */
   toolCalls?: number;
+  /** The personal context read with the run's start (RunStart.personal), for its first system prompt only. */
+  personalAhead?: { notes: number; snapshot: PromptContextSnapshot } | undefined;
 }
 
 /** What the cycle is working on: the inputs it handles and their inbox items (to re-queue on preemption or crash). */

@@ -1,5 +1,5 @@
 import type { ThreadEntry } from "@moniro/envelopes";
-import type { AgentStateRecord, InboxItem } from "@moniro/ports";
+import type { AgentStateRecord, InboxItem, PromptContextSnapshot } from "@moniro/ports";
 import type { LoopDeps } from "./deps.js";
 import { UNIFIED_THREAD } from "./lanes.js";
 import type { LoopSettings } from "./settings.js";
@@ -12,6 +12,12 @@ export interface RunStart {
   pending: InboxItem[];
   /** With unified threads, the one thread every input goes to, from its window start (read ahead: the first cycle needs it). */
   thread?: { context: string; entries: ThreadEntry[] };
+  /**
+   * The personal context for the first cycle's system prompt (`LoopDeps.personal`), read in the
+   * same round trip: the first LLM request of a wake then waits on no read of its own. Absent
+   * when there is no port or the read failed (the cycle reads it then).
+   */
+  personal?: { notes: number; snapshot: PromptContextSnapshot };
 }
 
 /**
@@ -39,11 +45,18 @@ export async function readRunStart(
   holder?: string,
 ): Promise<RunStart | null> {
   const unified = settings.threads === "unified";
-  const [record, pending, entries] = await Promise.all([
+  const notes = settings.personal.recentNotes;
+  const [record, pending, entries, snapshot] = await Promise.all([
     deps.state.get(agent),
     deps.inbox.pending(agent),
     unified ? readForWindow(deps.threads, agent, UNIFIED_THREAD, settings.context, holder) : undefined,
+    deps.personal?.promptSnapshot(agent, { notes }).catch(() => undefined),
   ]);
   if (entries === null) return null;
-  return { record, pending, ...(entries ? { thread: { context: UNIFIED_THREAD, entries } } : {}) };
+  return {
+    record,
+    pending,
+    ...(entries ? { thread: { context: UNIFIED_THREAD, entries } } : {}),
+    ...(snapshot ? { personal: { notes, snapshot } } : {}),
+  };
 }

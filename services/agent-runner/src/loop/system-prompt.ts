@@ -48,8 +48,13 @@ export async function assembleSystemPrompt(
 ): Promise<string> {
   const { settings } = run;
   const { maxTokens, recentNotes } = settings.personal;
+  // The run's first prompt uses the snapshot read with the run's start (same round trip as the lease).
+  const ahead = run.personalAhead;
+  run.personalAhead = undefined;
   const [snapshot, current] = await Promise.all([
-    run.deps.personal?.promptSnapshot(run.agent, { notes: recentNotes }),
+    ahead?.notes === recentNotes
+      ? ahead.snapshot
+      : run.deps.personal?.promptSnapshot(run.agent, { notes: recentNotes }),
     workspace,
   ]);
   const personal = snapshot ? personalSections(snapshot, maxTokens, recentNotes) : {};

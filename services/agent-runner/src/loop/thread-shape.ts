@@ -13,8 +13,30 @@ export function visibleEntries<E extends Entry>(entries: readonly E[]): E[] {
   // Plain loops: this runs on every LLM call over the whole window, and most threads have no skip.
   const skipped = new Set<string>();
   for (const entry of entries) if (entry.kind === "skip") skipped.add(entry.skippedCycleId);
+  return withoutSkipped(entries, skipped);
+}
+
+/** The entries without skip entries and the cycles in `skipped` (a copy). */
+function withoutSkipped<E extends Entry>(entries: readonly E[], skipped: ReadonlySet<string>): E[] {
   if (skipped.size === 0) return entries.slice();
   return entries.filter((entry) => entry.kind !== "skip" && !skipped.has(entry.cycleId));
+}
+
+/**
+ * `visibleEntries` and `lastCompaction` in one pass over the thread (a window is selected on every
+ * LLM call, over the whole thread when it was never compacted).
+ */
+export function visibleAndLastCompaction(entries: readonly ThreadEntry[]): {
+  visible: ThreadEntry[];
+  compaction: CompactionEntry | undefined;
+} {
+  const skipped = new Set<string>();
+  let compaction: CompactionEntry | undefined;
+  for (const entry of entries) {
+    if (entry.kind === "skip") skipped.add(entry.skippedCycleId);
+    else if (entry.kind === "compaction") compaction = entry;
+  }
+  return { visible: withoutSkipped(entries, skipped), compaction };
 }
 
 /**

@@ -75,3 +75,46 @@ describe("ThreadView.hasEnvelope across runs of one thread", () => {
     expect(["E1", "E3", "E4"].map((id) => other.hasEnvelope(id))).toEqual([true, false, false]);
   });
 });
+
+describe("ThreadView.appendAhead", () => {
+  it("shows the entries at once, gives them the store's ids when the write lands, and the next append comes after them", async () => {
+    const store = new InMemoryThreadStore();
+    const view = ThreadView.of(store, fence, "personal", []);
+    const placed = view.appendAhead([input("E1"), result("call-1")]);
+    expect(view.entries).toEqual(placed);
+    expect(view.hasEnvelope("E1")).toBe(true);
+    await view.settled();
+    const stored = await store.read("ada", "personal");
+    expect(stored.map((entry) => entry.entryId)).toEqual(placed.map((entry) => entry.entryId));
+    expect(placed.every((entry) => entry.entryId !== "")).toBe(true);
+    await view.append([input("E2")]);
+    expect((await store.read("ada", "personal")).map((entry) => entry.kind)).toEqual(["input", "tool-result", "input"]);
+  });
+
+  it("drops an input the store skipped (its envelope already in the thread, outside the window)", async () => {
+    const store = new InMemoryThreadStore();
+    await store.append(fence, "personal", [input("E1")]);
+    // A view whose window does not hold E1 (as after a compaction).
+    const view = ThreadView.of(store, fence, "personal", []);
+    view.appendAhead([input("E1"), input("E2")]);
+    expect(view.entries.map((entry) => entry.kind === "input" && entry.envelopeId)).toEqual(["E1", "E2"]);
+    await view.settled();
+    expect(view.entries.map((entry) => entry.kind === "input" && entry.envelopeId)).toEqual(["E2"]);
+    expect((await store.read("ada", "personal")).map((entry) => entry.kind === "input" && entry.envelopeId)).toEqual([
+      "E1",
+      "E2",
+    ]);
+  });
+
+  it("a write refused by the fence keeps nothing and surfaces at the next append", async () => {
+    const store = new InMemoryThreadStore();
+    await store.append({ ...fence, epoch: 2 }, "personal", [input("E0")]);
+    const view = ThreadView.of(store, fence, "personal", []);
+    view.appendAhead([input("E1")]);
+    await expect(view.append([result("call-1")])).rejects.toThrow(/lease/i);
+    expect(view.entries).toEqual([]);
+    expect((await store.read("ada", "personal")).map((entry) => entry.kind === "input" && entry.envelopeId)).toEqual([
+      "E0",
+    ]);
+  });
+});

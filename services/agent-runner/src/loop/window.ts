@@ -1,7 +1,7 @@
 import type { AssistantEntry, InputEntry, ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { LlmContentBlock, LlmMessage } from "@moniro/ports";
 import type { ContextPolicy, QueueMode } from "./settings.js";
-import { afterCompaction, lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
+import { afterCompaction, turnStarts, visibleAndLastCompaction, visibleEntries } from "./thread-shape.js";
 
 export interface WindowSettings {
   context: ContextPolicy;
@@ -31,12 +31,12 @@ export function selectWindow(
   entries: readonly ThreadEntry[],
   policy: ContextPolicy,
 ): { shown: ThreadEntry[]; preface?: string } {
-  const visible = visibleEntries(entries);
   if (policy.type === "compaction") {
-    const compaction = lastCompaction(entries);
+    const { visible, compaction } = visibleAndLastCompaction(entries);
     if (!compaction) return { shown: visible };
     return { shown: afterCompaction(entries, compaction), preface: summaryNote(compaction.summary) };
   }
+  const visible = visibleEntries(entries);
   const starts = turnStarts(visible);
   const cut = starts.length > policy.turns ? starts[starts.length - policy.turns] : undefined;
   if (cut === undefined || cut === 0) return { shown: visible };
