@@ -104,7 +104,8 @@ describe("signal-bridge as a process", () => {
         const ready = await fetch(`${base}/readyz`);
         expect(ready.status).toBe(503);
         body = await ready.text();
-        if (body.includes("signal-cli event stream not connected")) break;
+        // "not connected: connecting" comes first, until the first attempt has failed.
+        if (body.includes("signal-cli not reachable")) break;
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(body).toContain(
