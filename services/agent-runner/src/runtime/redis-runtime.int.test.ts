@@ -172,8 +172,9 @@ describe("AgentRuntime over Redis", () => {
     // call, acked with it), the lease expires before the reply is written, the reply's fenced write is refused,
     // and the next run (this runner again, through the sweep) calls the model with the input again.
     let answer: ((reply: ReturnType<typeof textReply>) => void) | undefined;
+    let calls = 0;
     const llm = new ScriptedLlm(() =>
-      llm.requests.length === 1
+      ++calls === 1
         ? new Promise<ReturnType<typeof textReply>>((resolve) => (answer = resolve))
         : textReply("second answer"),
     );
