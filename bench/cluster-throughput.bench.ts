@@ -62,11 +62,29 @@ export async function run(): Promise<void> {
         met: runs.every((r) => r.missing === 0 && r.duplicates === 0),
       },
       {
+        metric: `${target}: inputs in no thread / in a thread twice (read from Redis)`,
+        value: `${runs.reduce((a, r) => a + r.thread.missing, 0)} / ${runs.reduce((a, r) => a + r.thread.twice, 0)}`,
+        goal: "0 / 0",
+        met: runs.every((r) => r.thread.missing === 0 && r.thread.twice === 0),
+      },
+      {
         metric: `${target}: Redis commands per input; runner CPU per input`,
         value: `${mean(runs.map((r) => r.redisPerInput)).toFixed(1)}; ${mean(runs.map((r) => r.cpuPerInputMs)).toFixed(2)} ms`,
       },
     );
     notes.push(`${target}: Redis commands per input by name (last run): ${runs.at(-1)?.mix ?? "n/a"}.`);
+    notes.push(
+      `${target}: longest event-loop stall of the runner per run: ${runs.map((r) => `${r.loopDelayMaxMs.toFixed(0)} ms`).join(", ")}.`,
+    );
+    for (const [i, r] of runs.entries()) {
+      if (r.duplicates > 0)
+        notes.push(`${target}, run ${i + 1}: inputs seen twice (first 50): ${r.seenTwice.join(" ")}.`);
+      if (r.thread.twice > 0) {
+        notes.push(
+          `${target}, run ${i + 1}: inputs in a thread twice (first 50): ${r.thread.inThreadTwice.join(" ")}.`,
+        );
+      }
+    }
   }
   const ratio =
     mean(results["3-master Redis Cluster"].map((r) => r.rate)) / mean(results["single Redis"].map((r) => r.rate));

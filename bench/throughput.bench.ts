@@ -41,6 +41,12 @@ export async function run(): Promise<void> {
           met: result.missing === 0 && result.duplicates === 0,
         },
         {
+          metric: `${label}: inputs in no thread / in a thread twice (read from Redis, warm-up included)`,
+          value: `${result.thread.missing} / ${result.thread.twice}`,
+          goal: "0 / 0",
+          met: result.thread.missing === 0 && result.thread.twice === 0,
+        },
+        {
           metric: `${label}: wall time (publishing took)`,
           value: `${result.seconds.toFixed(2)} s (${result.publishSeconds.toFixed(2)} s)`,
         },
@@ -57,6 +63,9 @@ export async function run(): Promise<void> {
       notes.push(`${label}: Redis commands per input by name: ${result.mix}.`);
       notes.push(`${label}: longest event-loop stall of a runner: ${result.loopDelayMaxMs.toFixed(0)} ms.`);
       if (result.duplicates > 0) notes.push(`${label}: inputs seen twice (first 50): ${result.seenTwice.join(" ")}.`);
+      if (result.thread.twice > 0) {
+        notes.push(`${label}: inputs in a thread twice (first 50): ${result.thread.inThreadTwice.join(" ")}.`);
+      }
       if (!result.complete) notes.push(`${label}: ${result.missing} inputs had not reached a model after 120 s.`);
     } finally {
       await stack.close();

@@ -3,10 +3,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
 import { createSubjects, stamp } from "@moniro/envelopes";
+import { createKeys } from "@moniro/store";
 import { testClient } from "@moniro/store/test";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { cleanup, NATS_URL, REDIS_URL } from "./bench-runner.js";
+import { inputNumbers } from "./input-counter.js";
 import { randomToken } from "./random.js";
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), "runner-child.js");
@@ -152,6 +154,38 @@ export async function startRunnerProcesses(options: {
       Promise.all(
         children.map((child) => reply<{ file: string }>(child, "snapshot", { type: "snapshot", dir }, 60_000)),
       ),
+    /**
+     * How often each numbered input is in its agent's thread (the unified `personal` thread), read
+     * from Redis: DESIGN's guarantee is once. The model may see an input again after a lost lease
+     * (at-least-once model calls); the thread must still hold it once.
+     */
+    async threadCopies(): Promise<{ missing: number; twice: number; inThreadTwice: number[] }> {
+      const redis = testClient(target.url, target.cluster ? { cluster: true } : {});
+      const keys = createKeys(prefix);
+      const copies = new Uint16Array(options.inputs);
+      try {
+        for (let first = 0; first < options.agents; first += 100) {
+          const batch = Array.from({ length: Math.min(100, options.agents - first) }, (_, i) =>
+            redis.xrange(keys.thread(`${agentPrefix}${first + i}`, "personal"), "-", "+"),
+          );
+          for (const entries of await Promise.all(batch)) {
+            for (const [, fields] of entries) {
+              for (const n of inputNumbers(fields.join("\n"))) {
+                if (n >= 0 && n < copies.length) copies[n] = (copies[n] ?? 0) + 1;
+              }
+            }
+          }
+        }
+      } finally {
+        redis.disconnect();
+      }
+      const inThreadTwice = [...copies.keys()].filter((n) => (copies[n] ?? 0) > 1);
+      return {
+        missing: copies.filter((count) => count === 0).length,
+        twice: inThreadTwice.length,
+        inThreadTwice: inThreadTwice.slice(0, 50),
+      };
+    },
     async close(): Promise<void> {
       await Promise.all(
         children.map((child) =>

@@ -21,6 +21,12 @@ export interface ThroughputResult {
   duplicates: number;
   /** The first inputs seen twice (input numbers; the warm-up's are `agents * inputsPerAgent` and up). */
   seenTwice: number[];
+  /**
+   * Read from the threads in Redis after the run (warm-up included): inputs in no thread, and inputs in
+   * a thread more than once (DESIGN §5: none). A model that saw an input twice is the at-least-once
+   * model call after a lost lease; the thread still holds it once.
+   */
+  thread: { missing: number; twice: number; inThreadTwice: number[] };
   /** The longest event-loop stall of a runner since it started (warm-up included). */
   loopDelayMaxMs: number;
   redisPerInput: number;
@@ -60,6 +66,12 @@ export async function measureThroughput(
   const seconds = ((complete ? stats.lastSeenAt : performance.now()) - t0) / 1000;
   const cpu = stack.pids.map((pid, i) => cpuMs(pid) - (cpu0[i] ?? 0));
   const sent: Sent = await stack.sent();
+  // The last inputs' thread writes may still be in flight (written ahead of the model call): read again a few times.
+  let thread = await stack.threadCopies();
+  for (let i = 0; i < 10 && thread.missing > 0; i++) {
+    await sleep(500);
+    thread = await stack.threadCopies();
+  }
   const mix = Object.entries(sent.byName)
     .map(([name, count]) => [name, (count - (sent0.byName[name] ?? 0)) / total] as const)
     .filter(([, perInput]) => perInput >= 0.05)
@@ -80,6 +92,7 @@ export async function measureThroughput(
     missing: stats.missing,
     duplicates: stats.duplicates,
     seenTwice: stats.seenTwice,
+    thread,
     loopDelayMaxMs: sent.loopDelayMaxMs,
     redisPerInput: (sent.redisCommands - sent0.redisCommands) / total,
     natsPerInput: (sent.natsMessages - sent0.natsMessages) / total,

@@ -45,9 +45,12 @@ export class LeaseKeeper {
   }
 
   /**
-   * No renewals while the loop may be giving the lease up (RunEnd), and the
-   * answer of one already in flight is ignored: a refusal then means the
-   * release, not a takeover. `resume` when the loop goes on after all.
+   * While the loop may be giving the lease up (RunEnd), a refused renewal is
+   * not a loss (it may be the release, not a takeover). Renewals go on
+   * meanwhile: one racing the release cannot bring the lease back (renew
+   * extends only the holder's own value), and a loop that goes on after all
+   * (input arrived) has not let its lease run down while it looked. `resume`
+   * when the loop goes on.
    */
   hold(): void {
     this.held = true;
@@ -58,15 +61,14 @@ export class LeaseKeeper {
   }
 
   private async tick(): Promise<void> {
-    if (this.renewing || this.lostFlag || !this.timer || this.held) return;
+    if (this.renewing || this.lostFlag || !this.timer) return;
     this.renewing = true;
     const { agent, epoch } = this.fence;
     try {
       const renewed = await this.lease.renew(this.fence, this.timing.ttlMs);
-      if (this.held) return;
       if (renewed) {
         this.lastRenewed = this.now();
-      } else {
+      } else if (!this.held) {
         this.lose(`lease for agent '${agent}' (epoch ${epoch}) was taken over or expired`);
       }
     } catch (error) {

@@ -65,7 +65,12 @@ describe("AgentRuntime over Redis", () => {
     });
     runtimes.push(runtime);
     caches.push(stores.threads);
-    return { runtime, stores, freeze: () => (control.frozen = true) };
+    return {
+      runtime,
+      stores,
+      freeze: () => (control.frozen = true),
+      thaw: () => (control.frozen = false),
+    };
   }
 
   it("two runners taking turns on one agent: each run's window holds every input so far, whoever wrote it", async () => {
@@ -160,5 +165,63 @@ describe("AgentRuntime over Redis", () => {
     await eventually(() => llm.requests.length > 0, "the survivor to run the agent");
     expect(userText(llm.lastRequest)).toContain("survive me");
     await eventually(async () => (await survivor.stores.inbox.depth("ada")).immediate === 0, "the input acked");
+  });
+
+  it("a lease that expired between renewals while the model answered: the model gets the input again, the thread holds it once", async () => {
+    // The bench's "seen twice" under CPU starvation: the input is in the thread (written ahead of the model
+    // call, acked with it), the lease expires before the reply is written, the reply's fenced write is refused,
+    // and the next run (this runner again, through the sweep) calls the model with the input again.
+    let answer: ((reply: ReturnType<typeof textReply>) => void) | undefined;
+    let calls = 0;
+    const llm = new ScriptedLlm(() =>
+      ++calls === 1
+        ? new Promise<ReturnType<typeof textReply>>((resolve) => (answer = resolve))
+        : textReply("second answer"),
+    );
+    const { runtime, stores, freeze, thaw } = runner("r1", llm);
+    const envelope = inbound({ agent: "ada", text: "count me once" }, { ids });
+    await stores.inbox.append(envelope);
+    await runtime.wake("ada");
+    await eventually(() => llm.requests.length === 1, "the first model call");
+    const threads = new RedisThreadStore(t.redis, { prefix: t.prefix });
+    await eventually(
+      async () => (await threads.hasEnvelope("ada", "personal", envelope.id)) === true,
+      "the input written",
+    );
+    // Starved: the keeper's renewals do not reach Redis (and it notices nothing); the lease expires.
+    freeze();
+    await t.redis.del(createKeys(t.prefix).lease("ada"));
+    answer?.(textReply("first answer"));
+    await runtime.settled("ada");
+    thaw();
+    runtime.start();
+    await eventually(() => llm.requests.length === 2, "the model called again by the next run");
+    await eventually(() => runtime.running().length === 0, "the agent idle");
+    expect(userText(llm.requests[1])).toContain("count me once");
+    const entries = await threads.read("ada", "personal");
+    const inputs = entries.filter((entry) => entry.kind === "input");
+    expect(inputs.map((entry) => entry.envelopeId)).toEqual([envelope.id]);
+    const replies = entries.flatMap((entry) => (entry.kind === "assistant" ? [entry.text] : []));
+    expect(replies).toEqual(["second answer"]);
+    expect(await stores.inbox.depth("ada")).toEqual({ immediate: 0, normal: 0, background: 0 });
+  });
+
+  it("an envelope delivered again after its input was handled (JetStream redelivery, dedupe key gone) is not injected again", async () => {
+    const llm = new ScriptedLlm(() => textReply("ok"));
+    const { runtime, stores } = runner("r1", llm);
+    const envelope = inbound({ agent: "ada", text: "deliver me twice" }, { ids });
+    expect(await stores.inbox.append(envelope)).toEqual({ duplicate: false });
+    await runtime.wake("ada");
+    await eventually(() => llm.requests.length === 1 && runtime.running().length === 0, "the first run");
+    // Within the dedupe TTL the inbox refuses it; past it (key gone) the inbox takes it, the thread does not.
+    expect(await stores.inbox.append(envelope)).toEqual({ duplicate: true });
+    await t.redis.del(createKeys(t.prefix).dedupe("ada", envelope.id));
+    expect(await stores.inbox.append(envelope)).toEqual({ duplicate: false });
+    expect(await runtime.wake("ada")).toBe("started");
+    await runtime.settled("ada");
+    expect(await stores.inbox.depth("ada")).toEqual({ immediate: 0, normal: 0, background: 0 });
+    expect(llm.requests).toHaveLength(1);
+    const inputs = (await stores.threads.read("ada", "personal")).filter((entry) => entry.kind === "input");
+    expect(inputs.map((entry) => entry.envelopeId)).toEqual([envelope.id]);
   });
 });
