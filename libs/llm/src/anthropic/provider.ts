@@ -146,10 +146,13 @@ class CallAbort {
     );
   };
 
-  /** Called on every stream event. */
+  /**
+   * Called on every stream event: re-arms the one timer (`refresh`), instead of a new Timeout
+   * (an async resource, a timer-list insert) per event.
+   */
   restart(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(this.expire, this.ms);
+    if (this.timer === undefined) this.timer = setTimeout(this.expire, this.ms);
+    else this.timer.refresh();
   }
 
   stop(): void {
