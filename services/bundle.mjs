@@ -24,10 +24,11 @@
 // exits 1 with the reason when a service's bundle is missing or older than one
 // of the files it was built from (test/support/stack.ts and the benchmarks run
 // it before starting services).
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundleStaleness } from "../libs/cli/scripts/bundle-staleness.mjs";
 
 const SERVICES_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(SERVICES_DIR, "..");
@@ -47,25 +48,12 @@ const metaFile = (service) => join(outDir(service), "main.meta.json");
 
 /** The first reason the service's bundle needs building again, or undefined when it is current. */
 function staleness(service) {
-  const entry = join(outDir(service), "main.js");
-  let built;
-  let inputs;
-  try {
-    built = statSync(entry).mtimeMs;
-    inputs = Object.keys(JSON.parse(readFileSync(metaFile(service), "utf8")).inputs);
-  } catch {
-    return `${relative(ROOT, entry)} was not bundled: run 'npm run build'`;
-  }
-  for (const input of inputs) {
-    let modified;
-    try {
-      modified = statSync(join(ROOT, input)).mtimeMs;
-    } catch {
-      return `${input} (bundled into ${relative(ROOT, entry)}) is gone: run 'npm run build'`;
-    }
-    if (modified > built) return `${input} changed after ${relative(ROOT, entry)} was bundled: run 'npm run build'`;
-  }
-  return undefined;
+  return bundleStaleness({
+    entry: join(outDir(service), "main.js"),
+    meta: metaFile(service),
+    root: ROOT,
+    rebuild: "npm run build",
+  });
 }
 
 if (process.argv.includes("--check")) {

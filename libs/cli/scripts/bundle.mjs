@@ -14,10 +14,11 @@
 //
 // Usage: `npm run build:cli` (part of `npm run build`); `--check` exits 1 when
 // the bundle is missing or older than one of the files it was built from.
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { bundleStaleness } from "./bundle-staleness.mjs";
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), "..");
 const ROOT = join(CLI, "..", "..");
@@ -30,24 +31,7 @@ const OWN_FILE = /^moniro(-[\w-]+)?\.js(\.map)?$|^moniro\.meta\.json$/;
 
 /** The first reason the bundle needs building again, or undefined when it is current. */
 function staleness() {
-  let built;
-  let inputs;
-  try {
-    built = statSync(ENTRY).mtimeMs;
-    inputs = Object.keys(JSON.parse(readFileSync(META, "utf8")).inputs);
-  } catch {
-    return `${relative(ROOT, ENTRY)} was not built: run 'npm run build:cli'`;
-  }
-  for (const input of inputs) {
-    let modified;
-    try {
-      modified = statSync(join(ROOT, input)).mtimeMs;
-    } catch {
-      return `${input} (bundled) is gone: run 'npm run build:cli'`;
-    }
-    if (modified > built) return `${input} changed after ${relative(ROOT, ENTRY)} was built: run 'npm run build:cli'`;
-  }
-  return undefined;
+  return bundleStaleness({ entry: ENTRY, meta: META, root: ROOT, rebuild: "npm run build:cli" });
 }
 
 if (process.argv.includes("--check")) {
