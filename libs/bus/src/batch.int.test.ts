@@ -38,7 +38,10 @@ describe("batched consumption and end-of-tick publishes over real NATS", () => {
     await nc.close();
   });
 
-  async function consumeBatched(handler: (envelope: InboundEnvelope) => Promise<HandlerOutcome>) {
+  async function consumeBatched(
+    handler: (envelope: InboundEnvelope) => Promise<HandlerOutcome>,
+    more: { settleWith?: (send: () => void) => void } = {},
+  ) {
     const consumer = await consumeEnvelopes({
       js,
       stream: subjects.streams.in,
@@ -50,6 +53,7 @@ describe("batched consumption and end-of-tick publishes over real NATS", () => {
       retryDelayMs: 50,
       ackWaitMs: 2_000,
       batch: true,
+      ...more,
     });
     consumers.push(consumer);
     return consumer;
@@ -119,20 +123,12 @@ describe("batched consumption and end-of-tick publishes over real NATS", () => {
     for (const agent of ["ada", "bob"]) await bus.publishDurable(subjects.in(agent), inbound("hello", agent));
     const held: Array<() => void> = [];
     const handled: string[] = [];
-    const consumer = await consumeEnvelopes({
-      js,
-      stream: subjects.streams.in,
-      durable: "runner",
-      schema: inboundEnvelopeSchema,
-      origin: "in",
-      subjects,
-      handler: async (envelope) => {
+    const consumer = await consumeBatched(
+      async (envelope) => {
         handled.push(envelope.agent);
       },
-      ackWaitMs: 2_000,
-      batch: true,
-      settleWith: (send) => held.push(send),
-    });
+      { settleWith: (send) => held.push(send) },
+    );
     await eventually(() => handled.length === 2 && held.length === 2);
     const jsm = await jetstreamManager(nc);
     // Handled, not acked yet: the acks wait for their ride.
