@@ -43,6 +43,8 @@ const EXTERNAL = ["bullmq", "ioredis", "@opentelemetry/*", "iconv-lite"];
 /** What this script writes into dist/ besides tsc's files (tsc's main.js and main.js.map are overwritten). */
 const OWN_FILE = /^(bundle-[\w-]+\.js(\.map)?|main\.meta\.json)$/;
 
+/** `MONIRO_BUNDLE_MINIFY=0 node services/bundle.mjs`: an unminified bundle that keeps names, for profiling. */
+const PROFILING_BUILD = process.env.MONIRO_BUNDLE_MINIFY === "0";
 const outDir = (service) => join(SERVICES_DIR, service, "dist");
 const metaFile = (service) => join(outDir(service), "main.meta.json");
 
@@ -116,7 +118,10 @@ for (const service of SERVICES) {
     target: "node20",
     conditions: ["source"],
     external: EXTERNAL,
-    minify: true,
+    // MONIRO_BUNDLE_MINIFY=0 keeps whitespace and every function's name: for CPU profiles that name
+    // functions (docs/performance.md, "How to reproduce"); `npm run build` ships the minified form.
+    minify: !PROFILING_BUILD,
+    keepNames: PROFILING_BUILD,
     // `node --enable-source-maps services/<service>/dist/main.js` gives stack traces in the TypeScript sources.
     sourcemap: "linked",
     sourcesContent: false,
