@@ -31,8 +31,9 @@ export async function run(): Promise<void> {
         {
           metric: `${label}: inputs/s end to end`,
           value: result.rate.toFixed(0),
-          goal: runners === 1 ? "≥ 1,000/s" : undefined,
-          met: runners === 1 ? result.rate >= 1_000 : undefined,
+          // Issue 17: one runner process, end to end (issue 4 had asked for 1,000/s).
+          goal: runners === 1 ? "≥ 2,000/s" : undefined,
+          met: runners === 1 ? result.rate >= 2_000 : undefined,
         },
         {
           metric: `${label}: lost / seen twice`,
