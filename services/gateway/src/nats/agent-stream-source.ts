@@ -66,6 +66,7 @@ export function natsAgentStreamSource(options: {
   // one that failed and was replaced do not stop its successor.
   const eventSubscriptions = new Map<string, SharedEntry<Subscription>>();
   let feed: SharedEntry<OutboundFeed> | undefined;
+  const hasClients = (agent: string) => fanout.hasClients(agent);
 
   function consumerConfig(startSequence: number) {
     return {
@@ -79,9 +80,16 @@ export function natsAgentStreamSource(options: {
     };
   }
 
-  /** The outbound message's agent and payload, or undefined (logged) if it is not one to forward. */
-  function checkedOutbound(msg: JsMsg): { agent: string; bytes: Uint8Array } | undefined {
-    const checked = forwardableOutbound(msg.data);
+  /**
+   * The outbound message's agent and payload, or undefined if it is not one to forward (logged) or,
+   * given `wanted`, its agent is not wanted (not validated: the live feed carries every agent's replies).
+   */
+  function checkedOutbound(
+    msg: JsMsg,
+    wanted?: (agent: string) => boolean,
+  ): { agent: string; bytes: Uint8Array } | undefined {
+    const checked = forwardableOutbound(msg.data, wanted);
+    if (checked.ok === "unwanted") return undefined;
     if (!checked.ok) {
       logger.warn({ subject: msg.subject, seq: msg.seq, err: checked.reason }, "skipping an invalid outbound envelope");
       return undefined;
@@ -113,8 +121,8 @@ export function natsAgentStreamSource(options: {
         expires: PULL_EXPIRES_MS,
         callback: (msg) => {
           state.delivered = msg.seq;
-          const out = checkedOutbound(msg);
-          if (out && fanout.hasClients(out.agent)) fanout.publish(out.agent, outboundFrame(msg, out.bytes));
+          const out = checkedOutbound(msg, hasClients);
+          if (out) fanout.publish(out.agent, outboundFrame(msg, out.bytes));
         },
       });
     } catch (error) {
@@ -229,9 +237,10 @@ export function natsAgentStreamSource(options: {
       const consumer = await js.consumers.get(stream, name);
       messages = await consumer.consume({ expires: PULL_EXPIRES_MS, max_messages: 256 });
       if (client.signal.aborted) return;
+      const wanted = (agent: string) => agent === client.agent;
       for await (const msg of messages) {
         if (msg.seq > upTo) break;
-        const out = checkedOutbound(msg);
+        const out = checkedOutbound(msg, wanted);
         if (out?.agent === client.agent) {
           client.replay(outboundFrame(msg, out.bytes));
           await client.drained();

@@ -137,4 +137,23 @@ describe("forwardableOutbound: the http: replies an SSE client may be sent", () 
       if (!checked.ok) expect(checked.reason).toMatch(reason);
     }
   });
+
+  it("given who is wanted, leaves another agent's reply unchecked and still checks a wanted one's", () => {
+    const wanted = (agent: string) => agent === "alice";
+    const javascriptUrl = { attachments: [{ name: "a", contentType: "text/html", url: "javascript:alert(1)" }] };
+    // Nobody here is sent bob's replies: valid or not, they are not validated.
+    expect(forwardableOutbound(bytes(outbound({ agent: "bob" })), wanted)).toEqual({ ok: "unwanted", agent: "bob" });
+    expect(forwardableOutbound(bytes(outbound({ agent: "bob", ...javascriptUrl })), wanted)).toEqual({
+      ok: "unwanted",
+      agent: "bob",
+    });
+    // alice's are, as without `wanted`.
+    const payload = bytes(outbound());
+    expect(forwardableOutbound(payload, wanted)).toEqual({ ok: true, value: { agent: "alice" }, bytes: payload });
+    const refused = forwardableOutbound(bytes(outbound(javascriptUrl)), wanted);
+    expect(refused.ok).toBe(false);
+    // An agent that is not a string names nobody: the schema answers.
+    const noName = forwardableOutbound(bytes({ ...outbound(), agent: ["bob"] }), wanted);
+    expect(noName.ok === false && noName.reason).toMatch(/^invalid outbound envelope: agent: /);
+  });
 });

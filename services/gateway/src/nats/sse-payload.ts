@@ -78,10 +78,20 @@ export function forwardableEvent(
  * attachments are what a client shows, and the schema refuses an attachment
  * url that is not http(s) (`javascript:`, `file:`), which a client could
  * otherwise be made to render. Forwarded as it came (see jsonObject).
+ *
+ * `wanted`: whether anyone here is sent the replies of an agent. The feed
+ * carries every agent's replies; one whose `agent` is a string that is not
+ * wanted is not validated (nobody would be sent it) and comes back as
+ * `unwanted`, valid or not.
  */
-export function forwardableOutbound(payload: Uint8Array): Forwardable<{ agent: string }> {
+export function forwardableOutbound(
+  payload: Uint8Array,
+  wanted?: (agent: string) => boolean,
+): Forwardable<{ agent: string }> | { ok: "unwanted"; agent: string } {
   const parsed = jsonObject(payload);
   if (!parsed.ok) return parsed;
+  const agent = parsed.fields.agent;
+  if (wanted && typeof agent === "string" && !wanted(agent)) return { ok: "unwanted", agent };
   const valid = validate(outboundEnvelopeSchema, parsed.fields, "outbound envelope");
   if (!valid.ok) return { ok: false, reason: valid.error.message };
   return { ok: true, value: { agent: valid.value.agent }, bytes: parsed.bytes };
