@@ -17,13 +17,17 @@ const HISTORY = 80;
 const FRESH_DMS = 100;
 const FRESH_AGENTS = 10;
 /**
- * DMs sent, unmeasured, to other agents between the two measurements, so that
- * V8 has compiled what a running service has compiled (its optimising
- * compiler still compiles hundreds of functions over the first ~1,000 DMs, on
- * its worker thread, counted as CPU).
+ * DMs sent to other agents between the two measurements, so that V8 has
+ * compiled what a running service has compiled: its optimising compiler
+ * still compiles hundreds of functions over a service's first ~3,000 DMs, on
+ * its worker thread, counted as CPU (the gateway's compiler thread used ~140
+ * µs per DM over DMs 600–3,600 and 7–10 µs after 4,000). Reported in blocks of
+ * JIT_BLOCK_DMS, so the curve from fresh to steady is seen; 40 DMs per agent,
+ * so their threads stay near the measured agents' length.
  */
-const JIT_WARMUP_DMS = 1_000;
-const JIT_AGENTS = 20;
+const JIT_WARMUP_DMS = 4_000;
+const JIT_BLOCK_DMS = 1_000;
+const JIT_AGENTS = 100;
 /** Steady state: 10 DMs to each of STEADY_AGENTS agents, so their history grows as the fresh ones' did. */
 const STEADY_DMS = 200;
 const STEADY_AGENTS = 20;
@@ -217,7 +221,11 @@ export async function run(): Promise<void> {
     }
 
     const freshRun = await measure(freshNames, FRESH_DMS);
-    for (let i = 0; i < JIT_WARMUP_DMS; i++) await dm(jitNames[i % jitNames.length] as string);
+    const warmupRuns = [];
+    for (let done = 0; done < JIT_WARMUP_DMS; done += JIT_BLOCK_DMS) {
+      const block = jitNames.map((_, i) => jitNames[(done + i) % jitNames.length] as string);
+      warmupRuns.push(await measure(block, JIT_BLOCK_DMS));
+    }
     const steadyRun = await measure(steadyNames, STEADY_DMS);
     await sleep(1_000);
     const afterRss = services.map((service) => rssBytes(service.pid));
@@ -225,6 +233,7 @@ export async function run(): Promise<void> {
     const idleRates = idleBefore.map((rate, i) => Math.min(rate, idleAfter[i] ?? rate));
     const fresh = { ...freshRun, ...freshRun.net(idleRates) };
     const steady = { ...steadyRun, ...steadyRun.net(idleRates) };
+    const warmup = warmupRuns.map((run) => ({ ...run, ...run.net(idleRates) }));
 
     // Input tokens of a fresh agent's first LLM request (system + tool schemas + the DM), and of one with history.
     const blankFrom = fake.requests.length;
@@ -251,6 +260,8 @@ export async function run(): Promise<void> {
     const dmsSent = FRESH_DMS + JIT_WARMUP_DMS + STEADY_DMS + 1;
 
     const nats = floor.natsRequest.p50;
+    const runnerIndex = services.findIndex((service) => service.name === "agent-runner");
+    const gatewayIndex = services.findIndex((service) => service.name === "gateway");
     const ratio = (value: number) => `${(value / nats).toFixed(1)}×`;
     const totalIdleRss = sum(idleRss);
     const perServiceRows = (per: readonly number[]) =>
@@ -282,6 +293,10 @@ export async function run(): Promise<void> {
       },
       ...perServiceRows(fresh.perService),
       { metric: "  agent-runner's main thread (gross)", value: ms(fresh.runnerMain) },
+      ...warmup.map((run, i) => ({
+        metric: `CPU per DM, DMs ${FRESH_DMS + i * JIT_BLOCK_DMS + 1}–${FRESH_DMS + (i + 1) * JIT_BLOCK_DMS} (warm-up, other agents): total / runner / gateway`,
+        value: `${ms(run.total)} / ${ms(run.perService[runnerIndex] ?? Number.NaN)} / ${ms(run.perService[gatewayIndex] ?? Number.NaN)}`,
+      })),
       {
         metric: `wake p50: gateway POST → first LLM request, steady state (n=${steady.wake.n})`,
         value: `${ms(steady.wake.p50)} = ${ratio(steady.wake.p50)} NATS req/reply`,
@@ -372,7 +387,7 @@ export async function run(): Promise<void> {
     notes.push(
       `The runner uses the Anthropic backend (the real @anthropic-ai/sdk) over HTTP to the fake Anthropic server in this process, which answers every DM with message({text, final: true}): one LLM call per DM (a request carrying only tool results would get end_turn). Its own CPU is not counted.`,
       `Every agent's thread holds ${HISTORY} messages (${HISTORY / 2} DMs and their replies, written through the store under the agent's lease) before its first DM, so the first DM of a fresh runner already carries them. One SSE client (node:http, in this process) is attached to each agent's /v1/agents/:agent/events; a DM ends when its cycle-ended reaches that client, and each DM starts after ${REST_MS} ms of quiet.`,
-      `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the DMs, minus each service's idle rate over the same time (read over ${IDLE_WINDOW_MS / 1000} s once settled and again after the DMs, with the SSE clients attached; the lower of the two), divided by the DMs; the per-service lines add up to the total. Fresh: the first ${FRESH_DMS} DMs the five processes ever handled (${FRESH_DMS / FRESH_AGENTS} to each of ${FRESH_AGENTS} agents). Steady state: after ${JIT_WARMUP_DMS} more DMs to ${JIT_AGENTS} other agents (V8's optimising compiler still compiles hundreds of functions over a service's first ~1,000 DMs, on its worker thread, whose CPU counts), ${STEADY_DMS / STEADY_AGENTS} DMs to each of ${STEADY_AGENTS} agents, so their history grows as the fresh ones' did.`,
+      `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the DMs, minus each service's idle rate over the same time (read over ${IDLE_WINDOW_MS / 1000} s once settled and again after the DMs, with the SSE clients attached; the lower of the two), divided by the DMs; the per-service lines add up to the total. Fresh: the first ${FRESH_DMS} DMs the five processes ever handled (${FRESH_DMS / FRESH_AGENTS} to each of ${FRESH_AGENTS} agents). Steady state: after ${JIT_WARMUP_DMS} more DMs to ${JIT_AGENTS} other agents, measured in blocks of ${JIT_BLOCK_DMS} (V8's optimising compiler still compiles hundreds of functions over a service's first ~3,000 DMs, on its worker thread, whose CPU counts), ${STEADY_DMS / STEADY_AGENTS} DMs to each of ${STEADY_AGENTS} agents, so their history grows as the fresh ones' did.`,
       `Wake: from the POST being sent to the DM's first LLM request having arrived at the fake server (its body read, before the fake parses and checks it, which stands for the API's own work). The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
       `RSS is VmRSS from /proc/<pid>/status with no DM sent yet: ${SETTLE_MS / 1000} s after the last service became ready (V8's memory reducer has usually collected the start-up garbage by then; it can come later, so a service's figure varies by a few MiB between runs), and 2 s after it. VmRSS counts the node binary's pages each process has touched (about 40 MiB each, the same pages for all five); PSS splits shared pages between the processes that map them (/proc/<pid>/smaps_rollup).`,
       `Tools sent: ${(first.tools ?? []).map((tool) => tool.name).join(", ")}. Input tokens: of the first request of an agent without history ("Claude tokenizer" is @anthropic-ai/tokenizer when installed, pre-Claude-3 vocabulary; else chars/4).`,
