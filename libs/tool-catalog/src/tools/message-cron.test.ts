@@ -46,6 +46,23 @@ describe("message", () => {
     expect(ctx.published).toHaveLength(0);
   });
 
+  it("refuses what the outbound schema refuses (text, attachments over its bounds) and sends at the bounds", async () => {
+    const ctx = testToolContext({ replyTo: "http:alice" });
+    const attachment = { name: "a.txt", contentType: "text/plain", url: "https://example.com/a.txt" };
+    const tooLong = await runTool("message", { text: "x".repeat(100_001) }, ctx);
+    expect(tooLong).toMatchObject({ isError: true, errorCode: "invalid-input" });
+    expect(tooLong.content).toMatch(/^invalid outbound envelope: text: .*Fix the message and send again\.$/);
+    const tooMany = await runTool("message", { text: "files", attachments: Array(33).fill(attachment) }, ctx);
+    expect(tooMany).toMatchObject({ isError: true, errorCode: "invalid-input" });
+    expect(tooMany.content).toMatch(/^invalid outbound envelope: attachments: /);
+    expect(ctx.published).toHaveLength(0);
+
+    await runTool("message", { text: "y".repeat(100_000), attachments: Array(32).fill(attachment) }, ctx);
+    expect(ctx.published).toHaveLength(1);
+    const envelope = outboundEnvelopeSchema.parse(ctx.published[0]);
+    expect(ctx.published[0]).toEqual(envelope);
+  });
+
   it("refuses a target no bridge serves, with the reason, and publishes nothing", async () => {
     const ctx = testToolContext({
       replyTo: "cron:standup",

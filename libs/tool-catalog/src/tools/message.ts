@@ -1,6 +1,12 @@
 import {
+  type Attachment,
   attachmentSchema,
   channelOf,
+  type Decoded,
+  NAME_PATTERN,
+  OUTBOUND_ATTACHMENTS_MAX,
+  OUTBOUND_TEXT_MAX,
+  type OutboundEnvelope,
   outboundEnvelopeSchema,
   stamp,
   TAG_PATTERN,
@@ -71,22 +77,31 @@ export async function sendMessage(input: MessageInput, ctx: MessageContext): Pro
     );
   }
   const inReplyTo = ulidSchema.safeParse(ctx.inReplyTo).success && to === ctx.replyTo ? ctx.inReplyTo : undefined;
-  const envelope = validate(
-    outboundEnvelopeSchema,
-    {
-      ...stamp(),
-      agent: ctx.agent,
-      to,
-      text: input.text,
-      attachments: attachments.data,
-      ...(inReplyTo ? { inReplyTo } : {}),
-    },
-    "outbound envelope",
-  );
+  const envelope = outboundEnvelope(ctx.agent, to, input.text, attachments.data, inReplyTo);
   if (!envelope.ok) return fail("invalid-input", `${envelope.error.message}. Fix the message and send again.`);
   await ctx.publishOutbound(envelope.value);
   const result = { success: true, messageId: envelope.value.id, status: "queued", to, channel: channelOf(to) };
   return ok(result, `Sent to ${to} (id ${result.messageId}).`);
+}
+
+/**
+ * The outbound envelope of a call. Its parts were checked on the way here (the stamp is ours, `to`
+ * matched TAG_PATTERN, the attachments and `inReplyTo` their schemas), so when the agent's name,
+ * the text's length and the number of attachments are within the outbound schema's bounds the
+ * envelope is that schema's output as it stands, and the schema's parse (~30 µs per reply, issue
+ * 17) is skipped. Anything else goes through the schema, which words the refusal.
+ */
+function outboundEnvelope(
+  agent: string,
+  to: string,
+  text: string,
+  attachments: Attachment[],
+  inReplyTo: string | undefined,
+): Decoded<OutboundEnvelope> {
+  const envelope = { ...stamp(), agent, to, text, attachments, ...(inReplyTo ? { inReplyTo } : {}) };
+  const inBounds =
+    NAME_PATTERN.test(agent) && text.length <= OUTBOUND_TEXT_MAX && attachments.length <= OUTBOUND_ATTACHMENTS_MAX;
+  return inBounds ? { ok: true, value: envelope } : validate(outboundEnvelopeSchema, envelope, "outbound envelope");
 }
 
 export const messageTool = defineTool({
