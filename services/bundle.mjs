@@ -19,6 +19,8 @@
 // Packages also loaded at run time by a createRequire (BullMQ's classes and
 // the ioredis they use, the OpenTelemetry SDK and its API) stay outside the
 // bundle, so there is one instance of each, as with tsc's output.
+// zod's error-message locales other than English are left out (zodEnglishOnly,
+// services/bundle-plugins.mjs): ~257 KiB of text per service that no service used.
 //
 // Usage: `node services/bundle.mjs` (part of `npm run build`); `--check`
 // exits 1 with the reason when a service's bundle is missing or older than one
@@ -29,6 +31,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleStaleness } from "../libs/cli/scripts/bundle-staleness.mjs";
+import { zodEnglishOnly } from "./bundle-plugins.mjs";
 
 const SERVICES_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(SERVICES_DIR, "..");
@@ -128,7 +131,7 @@ for (const service of SERVICES) {
     legalComments: "none",
     metafile: true,
     logLevel: "warning",
-    plugins: [ownLocations(dir)],
+    plugins: [zodEnglishOnly(), ownLocations(dir)],
     // The CommonJS dependencies require() node builtins; ownLocations' declarations use the other three.
     banner: {
       js: [
