@@ -13,6 +13,7 @@ import { agentsCases } from "./api-cases/agents.js";
 import type { ApiCase, CaseContext, CaseTable } from "./api-cases/case.js";
 import { contextCases } from "./api-cases/context.js";
 import { coreCases } from "./api-cases/core.js";
+import { CONFORMANCE_HOOK, hooksCases } from "./api-cases/hooks.js";
 import { sendCases } from "./api-cases/send.js";
 import { CONFORMANCE_WORKFLOW, workflowsCases } from "./api-cases/workflows.js";
 
@@ -31,6 +32,7 @@ const CASES: CaseTable = {
   ...adminCases,
   ...workflowsCases,
   ...sendCases,
+  ...hooksCases,
 };
 const KEY = "conformance-key";
 
@@ -77,7 +79,7 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
       services: ["scheduler", "agent-runner"],
       agents: {
         ada: testAgentYaml("ada", { extra: { schedule: { every_ms: 3_600_000, reason: "morning review" } } }),
-        bob: testAgentYaml("bob"),
+        bob: testAgentYaml("bob", { extra: { webhooks: { [CONFORMANCE_HOOK]: { auth: "none" } } } }),
       },
       workflows: { pair: CONFORMANCE_WORKFLOW },
     }));

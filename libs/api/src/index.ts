@@ -2,6 +2,7 @@ import { adminRoutes } from "./admin.js";
 import { agentsRoutes } from "./agents.js";
 import { contextRoutes } from "./context.js";
 import { coreRoutes } from "./core.js";
+import { hooksRoutes } from "./hooks.js";
 import { renderOpenApi } from "./openapi.js";
 import type { ApiRoute } from "./route.js";
 import { sendRoutes } from "./send.js";
@@ -12,6 +13,7 @@ export * from "./agents.js";
 export * from "./context.js";
 export * from "./core.js";
 export * from "./error-body.js";
+export * from "./hooks.js";
 export * from "./openapi.js";
 export * from "./route.js";
 export * from "./send.js";
@@ -25,6 +27,7 @@ export const ALL_ROUTES: readonly ApiRoute[] = [
   ...adminRoutes,
   ...workflowsRoutes,
   ...sendRoutes,
+  ...hooksRoutes,
 ];
 
 /** docs/openapi.json, as `GET /v1/openapi.json` serves it: the document of ALL_ROUTES. */
