@@ -1,5 +1,13 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { AgentStateRecord, Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import type {
+  AgentStateRecord,
+  Clock,
+  Fence,
+  ThreadAppendOptions,
+  ThreadReadOptions,
+  ThreadStore,
+  ThreadTail,
+} from "@moniro/ports";
 import { compareEntryIds, systemClock } from "@moniro/ports";
 
 export interface ThreadCacheOptions {

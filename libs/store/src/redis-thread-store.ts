@@ -4,7 +4,11 @@ import type {
   Clock,
   Fence,
   InboxItem,
-  ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+  ThreadAppendOptions,
+  ThreadReadOptions,
+  ThreadStore,
+  ThreadTail,
+} from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";

@@ -293,9 +293,9 @@ export function describeThreadStoreContract(
       await h.lease.release(fence);
       const successor = await acquire("r2");
       await h.state.update("ada", { state: "running", holder: "r2" });
-      await expect(
-        h.threads.appendAndRelease(fence, "personal", [result("toolu_1")], IDLE),
-      ).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(h.threads.appendAndRelease(fence, "personal", [result("toolu_1")], IDLE)).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
       expect(await h.threads.read("ada", "personal")).toEqual([]);
       expect(await h.lease.current("ada")).toEqual({ holder: "r2", epoch: successor.epoch });
       expect(await h.state.get("ada")).toMatchObject({ state: "running", holder: "r2" });

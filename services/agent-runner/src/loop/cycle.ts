@@ -1,4 +1,10 @@
-import { type AssistantEntry, type InputEntry, inputEnvelopeIds, type ThreadEntry } from "@moniro/envelopes";
+import {
+  type AssistantEntry,
+  type InputEntry,
+  inputEnvelopeIds,
+  type ThreadEntry,
+  type ThreadEntryData,
+} from "@moniro/envelopes";
 import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
 import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
@@ -19,6 +25,11 @@ import { inputText } from "./window.js";
 import type { CycleWorkspace } from "./workspace-sections.js";
 
 export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
+
+/** A step whose final `message` ended the turn, with its last tool result (not yet written). */
+interface TurnEnded {
+  last: ThreadEntryData;
+}
 
 /** What a cycle works on: one thread and the pending inputs that go to it (possibly none, to resume). */
 export interface Work {
@@ -164,16 +175,18 @@ async function steps(
     if (opening && !record.written) noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
     const watch = watchStep(cycle);
-    let end: CycleEnd | "turn-ended" | undefined;
+    let end: CycleEnd | TurnEnded | undefined;
     try {
       end = await step(cycle, watch.signal);
     } finally {
       watch.done();
     }
-    if (end && end !== "turn-ended") return endCycle(cycle, end);
-    const next = await checkpoint(cycle, { turnEnded: end === "turn-ended" });
+    if (typeof end === "string") return endCycle(cycle, end);
+    const next = await checkpoint(cycle, end ? { turnEnded: end.last } : {});
     if (next === "preempted") return endCycle(cycle, "preempted");
-    if (next === "turn-ended") return endCycle(cycle, "completed", { endedBy: "final-message" });
+    if (next === "turn-ended" || next === "released") {
+      return endCycle(cycle, "completed", { endedBy: "final-message" });
+    }
   }
 }
 
@@ -183,7 +196,7 @@ async function steps(
  * then the next step). New input in queue mode `interrupt` aborts the stream
  * or the running tool call; the cycle goes on with the input injected.
  */
-async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | "turn-ended" | undefined> {
+async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | TurnEnded | undefined> {
   const result = await callModel(cycle, signal);
   if (result.kind === "failed") {
     await failInstruction(cycle, result.error, result.attempts);
@@ -201,7 +214,7 @@ async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | "t
   const { aborted, endsTurn } = await runToolCalls(cycle, response.toolUses, signal);
   if (aborted === "cancel") return cancel(cycle, cycle.signal.reason);
   // `message` with `final`: the checkpoint decides whether anything new keeps the turn open.
-  if (endsTurn) return "turn-ended";
+  if (endsTurn) return { last: endsTurn };
   if (cycle.step >= cycle.run.settings.maxSteps) return stopIncomplete(cycle);
   return undefined;
 }
