@@ -6,7 +6,7 @@ import { laneRank, orderPending, type PendingInput, requeueLane, topLane } from 
 import { handledInputs, noteInstruction } from "./report.js";
 import type { CycleRun, Instruction } from "./run-context.js";
 import { now } from "./run-context.js";
-import { writeTurnEnd } from "./run-end.js";
+import { writeWithRunEnd } from "./run-end.js";
 import { inputText } from "./window.js";
 
 /**
@@ -27,7 +27,8 @@ export async function checkpoint(
 ): Promise<"continue" | "preempted" | "turn-ended" | "released"> {
   const { run } = cycle;
   const { settings } = run;
-  if (options.turnEnded && (await writeTurnEnd(cycle, options.turnEnded))) return "released";
+  const last = options.turnEnded;
+  if (last && (await writeWithRunEnd(cycle, last, async () => cycle.thread.appendBehind([last])))) return "released";
   // The inbox read goes out alongside the step's last tool result (appendBehind); both must succeed.
   const [drained] = await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]);
   // Mid-cycle the agent is active: a heartbeat is dropped, never injected.

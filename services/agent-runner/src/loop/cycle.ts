@@ -17,6 +17,7 @@ import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit, noteState, noteStateWritten, now, releaseEvents, setState } from "./run-context.js";
+import { writeWithRunEnd } from "./run-end.js";
 import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
@@ -207,8 +208,12 @@ async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | Tu
     return result.kind === "canceled" ? cancel(cycle, cycle.signal.reason) : undefined;
   }
   const { response } = result;
+  if (response.toolUses.length === 0) {
+    // The cycle ends with this message: written with the run's end when nothing waits (run-end.ts).
+    await writeWithRunEnd(cycle, assistantEntry(cycle, response), () => persistAssistant(cycle, response));
+    return "completed";
+  }
   await persistAssistant(cycle, response);
-  if (response.toolUses.length === 0) return "completed";
   if (cycle.step === 1 && isSoloSkip(response.toolUses)) return skip(cycle, response);
 
   const { aborted, endsTurn } = await runToolCalls(cycle, response.toolUses, signal);
@@ -219,30 +224,28 @@ async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | Tu
   return undefined;
 }
 
-async function persistAssistant(
-  cycle: CycleRun,
-  message: Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
-    Partial<Pick<AssistantEntry, "usage" | "aborted">>,
-): Promise<void> {
+type AssistantMessage = Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
+  Partial<Pick<AssistantEntry, "usage" | "aborted">>;
+
+async function persistAssistant(cycle: CycleRun, message: AssistantMessage): Promise<void> {
   // From the second step on, the step's number is written with its message, under the same fence (the
   // first step's went out with the cycle's record): the state shows it once the model has answered.
   const state = cycle.step > 1 ? { state: { step: cycle.step } } : undefined;
-  await cycle.thread.append(
-    [
-      {
-        kind: "assistant",
-        cycleId: cycle.cycleId,
-        ts: now(cycle.run),
-        step: cycle.step - 1,
-        text: message.text,
-        toolUses: message.toolUses,
-        stopReason: message.stopReason,
-        ...(message.usage ? { usage: message.usage } : {}),
-        ...(message.aborted ? { aborted: true } : {}),
-      },
-    ],
-    state,
-  );
+  await cycle.thread.append([assistantEntry(cycle, message)], state);
+}
+
+function assistantEntry(cycle: CycleRun, message: AssistantMessage): ThreadEntryData {
+  return {
+    kind: "assistant",
+    cycleId: cycle.cycleId,
+    ts: now(cycle.run),
+    step: cycle.step - 1,
+    text: message.text,
+    toolUses: message.toolUses,
+    stopReason: message.stopReason,
+    ...(message.usage ? { usage: message.usage } : {}),
+    ...(message.aborted ? { aborted: true } : {}),
+  };
 }
 
 /** skip() as the only call of the first step: the cycle is erased from every later window. */

@@ -1,9 +1,9 @@
 import type { RunEnd } from "@moniro/ports";
-import { toolReply, toolUse } from "@moniro/ports/test";
+import { textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
 import { harness } from "./test-harness.js";
 
-// Issue 17: a turn ended by a final `message` writes its last tool result with the run's end (one round trip).
+// Issue 17: a cycle's last write (a final `message`'s result, a reply without tool calls) carries the run's end.
 
 const finalMessage = (text: string, id: string) => toolUse("message", { text, final: true }, id);
 
@@ -86,6 +86,25 @@ describe("the run's end rides on a final message's result", () => {
     expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant", "tool-result"]);
     expect(h.tools.callsOf("message").map((call) => call.input.text)).toEqual(["Hi Alice!", "Yes, Bob."]);
     expect(await h.inbox.pending("ada")).toEqual([]);
+    expect(await h.lease.current("ada")).toBeNull();
+  });
+
+  it("a reply without tool calls: the assistant message and the run's end are one write", async () => {
+    const h = await harness({
+      llm: async () => {
+        calls.push("llm");
+        return textReply("Nothing to do.");
+      },
+    });
+    const calls = recordRoundTrips(h);
+    await h.send("hello");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(calls.slice(calls.indexOf("llm"))).toEqual(["llm", "appendAndReleaseIfIdle: assistant"]);
+    expect(h.kinds()).toEqual(["input", "assistant"]);
+    expect(h.thread().at(-1)).toMatchObject({ kind: "assistant", text: "Nothing to do.", toolUses: [] });
+    expect(await h.state.get("ada")).toMatchObject({ state: "idle" });
     expect(await h.lease.current("ada")).toBeNull();
   });
 

@@ -26,21 +26,26 @@ export async function letGo(run: AgentRun): Promise<boolean> {
 }
 
 /**
- * A final message ended the turn: its last tool result (`last`, not yet
- * written) goes out with the run's end, one round trip instead of three (the
- * result, the checkpoint's inbox read, RunEnd), when the run would let go next
- * anyway: not paused or stopping, and the port can
- * (`RunEnd.appendAndReleaseIfIdle`). True: the result is in the thread, the
- * state idle and the lease released (`run.released`), so the run only has to
- * return. False: the result is written or being written (behind), nothing else
- * changed, and the checkpoint reads the inbox as after any step.
+ * The cycle's last write (`last`) with the run's end, one round trip instead
+ * of two or three, when the run would let go next anyway: a final message's
+ * last tool result (instead of the result, the checkpoint's inbox read and
+ * RunEnd), or an assistant message without tool calls (instead of it and
+ * RunEnd). Only when not paused or stopping and the port can
+ * (`RunEnd.appendAndReleaseIfIdle`). True: `last` is in the thread, the state
+ * idle and the lease released (`run.released`), so the run only has to return.
+ * False: `last` is written (or, through `otherwise`, being written) and
+ * nothing else changed: the loop goes on as after any such write.
  */
-export async function writeTurnEnd(cycle: CycleRun, last: ThreadEntryData): Promise<boolean> {
+export async function writeWithRunEnd(
+  cycle: CycleRun,
+  last: ThreadEntryData,
+  otherwise: () => Promise<unknown>,
+): Promise<boolean> {
   const { run } = cycle;
   const { runEnd } = run.deps;
   const release = runEnd.appendAndReleaseIfIdle;
   if (!release || run.control.paused || run.signal.aborted || cycle.signal.aborted) {
-    cycle.thread.appendBehind([last]);
+    await otherwise();
     return false;
   }
   // Writes not waited for land first (as before letGo): none may come after the release.
