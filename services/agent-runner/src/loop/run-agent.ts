@@ -93,7 +93,7 @@ export async function runAgent(
       }
       worked = true;
       if ((await runCycle(run, work)) !== undefined) cycles++;
-      // The cycle's last write ended the run too (a final message, nothing pending).
+      // The cycle's last write ended the run too (run-end.ts: nothing was pending).
       if (run.released) {
         noteStateWritten(run, IDLE);
         return { reason: "idle", cycles };

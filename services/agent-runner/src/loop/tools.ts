@@ -36,7 +36,7 @@ export function isSoloSkip(uses: readonly ToolUse[]): boolean {
  * `message` calls (one with `final`) were all delivered: the last result then
  * carries `endsTurn` and the cycle may end without another LLM call. That
  * result is returned unwritten (`endsTurn`): the checkpoint writes it, with
- * the run's end when nothing else waits (turn-end.ts).
+ * the run's end when nothing else waits (run-end.ts).
  */
 export async function runToolCalls(
   cycle: CycleRun,
