@@ -56,6 +56,20 @@ export interface ThreadStore {
     options?: ThreadAppendOptions,
   ): Promise<ThreadEntry[]>;
   /**
+   * A turn's last write and the run's end in one atomic step (RunEnd's,
+   * with the entries): appends as `append` does, under the same fence;
+   * then, if the agent's inbox is empty, writes `idle` (a patch of the
+   * state record) and releases the lease. `released` false: input waits,
+   * only the entries were written and the run goes on. A stale fence
+   * rejects with LeaseLostError and writes nothing.
+   */
+  appendAndRelease(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    idle: Partial<AgentStateRecord>,
+  ): Promise<{ entries: ThreadEntry[]; released: boolean }>;
+  /**
    * Entries in order; `after` is an exclusive entry id; `limit` caps the
    * count (from the end when `last`). `window`: only the entries after the
    * window start (the last compaction's `upTo`): what a loop needs, however

@@ -1,5 +1,13 @@
 import type { ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
-import type { Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import type {
+  AgentStateRecord,
+  Clock,
+  Fence,
+  ThreadAppendOptions,
+  ThreadReadOptions,
+  ThreadStore,
+  ThreadTail,
+} from "@moniro/ports";
 import { compareEntryIds, systemClock } from "@moniro/ports";
 
 export interface ThreadCacheOptions {
@@ -83,6 +91,15 @@ export class CachedThreadStore implements ThreadStore {
   ): Promise<ThreadEntry[]> {
     // Not added to a copy: the next read's tail brings them, so a copy only ever holds what the store returned.
     return this.inner.append(fence, context, entries, options);
+  }
+
+  appendAndRelease(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    idle: Partial<AgentStateRecord>,
+  ): Promise<{ entries: ThreadEntry[]; released: boolean }> {
+    return this.inner.appendAndRelease(fence, context, entries, idle);
   }
 
   read(agent: string, context: string, options: ThreadReadOptions = {}): Promise<ThreadEntry[]> {

@@ -216,11 +216,13 @@ export function createRedisStores(
   const common = { ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) };
   const clock = options.clock ? { clock: options.clock } : {};
   defineScripts(redis);
+  const threads = new RedisThreadStore(redis, { ...common, ...clock });
   return {
     inbox: new RedisInbox(redis, { ...options.inbox, ...common, ...clock }),
     lease: new RedisLease(redis, common),
-    threads: new RedisThreadStore(redis, { ...common, ...clock }),
+    threads,
     state: new RedisAgentStateStore(redis, { ...common, ...clock }),
-    runEnd: new RedisRunEnd(redis, { ...common, ...clock }),
+    // A turn's last thread write rides with the run's end (appendAndReleaseIfIdle).
+    runEnd: new RedisRunEnd(redis, { ...common, ...clock, threads }),
   };
 }

@@ -74,7 +74,8 @@ describeRunEndContract("InMemoryRunEnd", () => {
   const lease = new InMemoryLease(clock);
   const inbox = new InMemoryInbox(clock);
   const state = new InMemoryAgentStateStore(clock);
-  return { runEnd: new InMemoryRunEnd({ lease, inbox, state }), lease, inbox, state, clock };
+  const threads = new InMemoryThreadStore({ lease, clock, state, inbox });
+  return { runEnd: new InMemoryRunEnd({ lease, inbox, state, threads }), threads, lease, inbox, state, clock };
 });
 
 describePersonalContextContract("InMemoryPersonalContext", () => {

@@ -1,5 +1,5 @@
 import { LANES } from "@moniro/envelopes";
-import type { AgentStateRecord, Clock, Fence, RunEnd } from "@moniro/ports";
+import type { AgentStateRecord, Clock, Fence, RunEnd, ThreadStore } from "@moniro/ports";
 import { LeaseLostError, systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
@@ -12,7 +12,8 @@ import { runScript } from "./scripts/loader.js";
  * RunEnd over Redis: one Lua script (`releaseIdle-5.lua`) checks the lease,
  * the inbox lanes' lengths, and then patches the state and deletes the lease,
  * so the run's end is one round trip instead of a drain, a state write, a
- * release and a re-check.
+ * release and a re-check. With the thread store it was given, a turn's last
+ * thread write goes in the same script (`appendThreadRelease-8.lua`).
  */
 export class RedisRunEnd implements RunEnd {
   private readonly keys: Keys;
@@ -20,13 +21,26 @@ export class RedisRunEnd implements RunEnd {
   /** Single Redis: the index is written by the script itself (`releaseIdleIndexed`). */
   private readonly indexInScripts: boolean;
 
+  /**
+   * Present when the adapter was given the thread store: a turn's last
+   * entries and the run's end in one script (ThreadStore.appendAndRelease).
+   */
+  readonly appendAndReleaseIfIdle: RunEnd["appendAndReleaseIfIdle"];
+
   constructor(
     private readonly redis: RedisClient,
-    options: { prefix?: string; clock?: Clock } = {},
+    options: { prefix?: string; clock?: Clock; threads?: ThreadStore } = {},
   ) {
     this.keys = createKeys(options.prefix);
     this.clock = options.clock ?? systemClock;
     this.indexInScripts = !isCluster(redis);
+    const { threads } = options;
+    this.appendAndReleaseIfIdle = threads
+      ? async (fence, patch, write) => {
+          const { entries, released } = await threads.appendAndRelease(fence, write.context, write.entries, patch);
+          return { outcome: released ? "released" : "pending", entries };
+        }
+      : undefined;
   }
 
   async releaseIfIdle(fence: Fence, patch: Partial<AgentStateRecord>): Promise<"released" | "pending"> {

@@ -1,5 +1,14 @@
 import { inputEnvelopeIds, LANES, type ThreadEntry, type ThreadEntryData } from "@moniro/envelopes";
-import type { Clock, Fence, ThreadAppendOptions, ThreadReadOptions, ThreadStore, ThreadTail } from "@moniro/ports";
+import type {
+  AgentStateRecord,
+  Clock,
+  Fence,
+  InboxItem,
+  ThreadAppendOptions,
+  ThreadReadOptions,
+  ThreadStore,
+  ThreadTail,
+} from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import { decodeThreadEntry, encodeThreadEntry, fieldValue } from "./codec.js";
 import { corruptEntry, errorFromCode } from "./errors.js";
@@ -69,8 +78,32 @@ export class RedisThreadStore implements ThreadStore {
     entries: readonly ThreadEntryData[],
     options: ThreadAppendOptions = {},
   ): Promise<ThreadEntry[]> {
+    return (await this.write(fence, context, entries, options.ack ?? [], options.state, false)).entries;
+  }
+
+  appendAndRelease(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    idle: Partial<AgentStateRecord>,
+  ): Promise<{ entries: ThreadEntry[]; released: boolean }> {
+    return this.write(fence, context, entries, [], idle, true);
+  }
+
+  /**
+   * One fenced script: `appendThread` (the state patch written with the
+   * entries), or `appendThreadRelease` (the patch written, and the lease
+   * released, only when the inbox is empty).
+   */
+  private async write(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    acks: readonly InboxItem[],
+    state: Partial<AgentStateRecord> | undefined,
+    release: boolean,
+  ): Promise<{ entries: ThreadEntry[]; released: boolean }> {
     const { agent } = fence;
-    const acks = options.ack ?? [];
     const args: Array<string | number> = [leaseValue(fence), entries.length];
     const jsons = entries.map(encodeThreadEntry);
     entries.forEach((entry, index) => {
@@ -78,7 +111,7 @@ export class RedisThreadStore implements ThreadStore {
     });
     const compaction = entries.findLast((entry) => entry.kind === "compaction");
     args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
-    const patch = options.state ? statePatch(options.state, this.clock.now()) : undefined;
+    const patch = state ? statePatch(state, this.clock.now()) : undefined;
     args.push(acks.length, INBOX_GROUP, agent, indexChange(patch?.active));
     for (const item of acks) args.push(LANES.indexOf(item.lane) + 1, item.entryId);
     if (patch) args.push(...patch.args);
@@ -93,34 +126,38 @@ export class RedisThreadStore implements ThreadStore {
     // With acks or a change of `state` on a single Redis, the script also keeps the index sets (global keys).
     const touchesIndex = acks.length > 0 || patch?.active !== undefined;
     const indexed = touchesIndex && this.indexInScripts;
+    const script = release ? "appendThreadRelease" : "appendThread";
     const result = indexed
       ? await runScript(
           this.redis,
-          "appendThreadIndexed",
+          release ? "appendThreadReleaseIndexed" : "appendThreadIndexed",
           [...keys, this.keys.pendingAgents, this.keys.activeAgents],
           args,
         )
-      : await runScript(this.redis, "appendThread", keys, args);
+      : await runScript(this.redis, script, keys, args);
     if (typeof result === "number") {
-      throw errorFromCode(result, { script: "appendThread", agent, epoch: fence.epoch });
+      throw errorFromCode(result, { script, agent, epoch: fence.epoch });
     }
     const ids = result as Array<string | number>;
+    // Without `release` the patch is always written; with it, only when the run ended.
+    const released = release && Number(ids[entries.length + 1]) === 1;
     // Acks that emptied the inbox: out of the pending-agents index (see RedisInbox for an append racing this).
     if (!indexed && touchesIndex) {
       await Promise.all([
         acks.length > 0 && Number(ids[entries.length]) === 0 ? this.redis.srem(this.keys.pendingAgents, agent) : 0,
-        markActive(this.redis, this.keys, agent, patch?.active),
+        !release || released ? markActive(this.redis, this.keys, agent, patch?.active) : undefined,
       ]);
     }
     // A shallow copy: entries are plain data the loop builds and never mutates once written.
     // An id of 0 is an input the thread already held: not written, not returned.
     const stream = keys[1] as string;
-    return entries.flatMap((entry, index) => {
+    const stored = entries.flatMap((entry, index) => {
       const id = ids[index];
       if (id === 0 || id === undefined) return [];
       this.written.remember(stream, String(id), jsons[index] as string, entry);
       return [{ ...entry, entryId: String(id) } as ThreadEntry];
     });
+    return { entries: stored, released };
   }
 
   async read(agent: string, context: string, options: ThreadReadOptions = {}): Promise<ThreadEntry[]> {

@@ -18,6 +18,8 @@ export interface FenceCheck {
   holds(fence: Fence): boolean;
   /** Who holds the agent's lease now (for `readIfHeld`). */
   holderOf(agent: string): string | undefined;
+  /** Lets the lease go (for `appendAndRelease`; InMemoryLease does). */
+  releaseNow?(fence: Fence): void;
 }
 
 /** Where an append's state patch goes (InMemoryAgentStateStore). */
@@ -28,6 +30,8 @@ export interface StatePatchTarget {
 /** Where an append's acks go (InMemoryInbox). */
 export interface AckTarget {
   ack(agent: string, items: readonly InboxItem[]): Promise<void>;
+  /** How many entries wait per lane (for `appendAndRelease`; InMemoryInbox does). */
+  depthNow?(agent: string): Record<string, number>;
 }
 
 /**
@@ -38,6 +42,7 @@ export interface AckTarget {
  * rejected. Entry ids look like Redis stream ids (`<ms>-<seq>`). An
  * append's state patch goes to the state store it was built with, in the
  * same fenced step; its acks go to the inbox it was built with.
+ * `appendAndRelease` needs all three (lease, inbox, state).
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly threads = new Map<string, ThreadEntry[]>();
@@ -91,6 +96,25 @@ export class InMemoryThreadStore implements ThreadStore {
       await this.options.inbox.ack(fence.agent, options.ack);
     }
     return stored.map((entry) => structuredClone(entry));
+  }
+
+  async appendAndRelease(
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    idle: Partial<AgentStateRecord>,
+  ): Promise<{ entries: ThreadEntry[]; released: boolean }> {
+    const { lease, inbox, state } = this.options;
+    if (!lease?.releaseNow || !inbox?.depthNow || !state) {
+      throw new Error("InMemoryThreadStore.appendAndRelease needs the lease, inbox and state store it was built with");
+    }
+    const stored = await this.append(fence, context, entries);
+    // Nothing else runs between the append and this check in one process: one atomic step, like the script.
+    const waiting = Object.values(inbox.depthNow(fence.agent)).reduce((sum, count) => sum + count, 0);
+    if (waiting > 0) return { entries: stored, released: false };
+    state.patchNow(fence.agent, idle);
+    lease.releaseNow(fence);
+    return { entries: stored, released: true };
   }
 
   async readIfHeld(

@@ -76,8 +76,10 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
     const t = open();
     const clock = new FakeClock();
     const options = { prefix: t.prefix, clock };
+    const threads = new RedisThreadStore(t.redis, options);
     return {
-      runEnd: new RedisRunEnd(t.redis, options),
+      runEnd: new RedisRunEnd(t.redis, { ...options, threads }),
+      threads,
       lease: new RedisLease(t.redis, options),
       inbox: new RedisInbox(t.redis, options),
       state: new RedisAgentStateStore(t.redis, options),

@@ -1,4 +1,5 @@
-import type { AgentStateStore, Inbox, Lease, RunEnd } from "@moniro/ports";
+import type { ThreadEntryData } from "@moniro/envelopes";
+import type { AgentStateStore, Inbox, Lease, RunEnd, ThreadStore } from "@moniro/ports";
 import { LeaseLostError } from "@moniro/ports";
 import type { FakeClock } from "@moniro/ports/test";
 import { inbound, sequentialIds } from "@moniro/ports/test";
@@ -9,11 +10,24 @@ export interface RunEndHarness {
   lease: Lease;
   inbox: Inbox;
   state: AgentStateStore;
+  /** The thread store `appendAndReleaseIfIdle` writes through. */
+  threads: ThreadStore;
   clock: FakeClock;
   cleanup?(): Promise<void>;
 }
 
 const IDLE = { state: "idle", cycleId: undefined, step: undefined, context: undefined } as const;
+
+const finalResult: ThreadEntryData = {
+  kind: "tool-result",
+  cycleId: "c1",
+  ts: 3,
+  callId: "toolu_1",
+  tool: "message",
+  content: "sent",
+  isError: false,
+  endsTurn: true,
+};
 
 /** The RunEnd port's behaviour, for the in-memory fake and the Redis adapter alike. */
 export function describeRunEndContract(name: string, factory: () => Promise<RunEndHarness> | RunEndHarness): void {
@@ -61,6 +75,37 @@ export function describeRunEndContract(name: string, factory: () => Promise<RunE
       expect(await h.runEnd.releaseIfIdle(fence, IDLE)).toBe("pending");
       await h.inbox.ack("ada", items);
       expect(await h.runEnd.releaseIfIdle(fence, IDLE)).toBe("released");
+    });
+
+    it("appendAndReleaseIfIdle writes the entries and, with the inbox empty, ends the run in the same step", async () => {
+      const fence = await running();
+      const write = h.runEnd.appendAndReleaseIfIdle?.bind(h.runEnd);
+      if (!write) throw new Error("expected appendAndReleaseIfIdle");
+      const ended = await write(fence, IDLE, { context: "personal", entries: [finalResult] });
+      expect(ended).toEqual({ outcome: "released", entries: [{ ...finalResult, entryId: expect.any(String) }] });
+      expect(await h.threads.read("ada", "personal")).toEqual(ended.entries);
+      expect(await h.lease.current("ada")).toBeNull();
+      expect((await h.state.get("ada"))?.state).toBe("idle");
+    });
+
+    it("appendAndReleaseIfIdle with input waiting writes the entries only and says pending", async () => {
+      const fence = await running();
+      await h.inbox.append(inbound({ text: "late", agent: "ada" }, { ids }));
+      const write = h.runEnd.appendAndReleaseIfIdle?.bind(h.runEnd);
+      if (!write) throw new Error("expected appendAndReleaseIfIdle");
+      const ended = await write(fence, IDLE, { context: "personal", entries: [finalResult] });
+      expect(ended.outcome).toBe("pending");
+      expect((await h.threads.read("ada", "personal")).map((entry) => entry.entryId)).toEqual(
+        ended.entries.map((entry) => entry.entryId),
+      );
+      expect(await h.lease.current("ada")).toEqual({ holder: "r1", epoch: fence.epoch });
+      expect((await h.state.get("ada"))?.state).toBe("running");
+      // A stale fence writes nothing at all.
+      await h.lease.release(fence);
+      await expect(write(fence, IDLE, { context: "personal", entries: [finalResult] })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      expect(await h.threads.read("ada", "personal")).toHaveLength(1);
     });
 
     it("with a stale fence: rejects with LeaseLostError and leaves the successor's lease and state alone", async () => {

@@ -245,6 +245,62 @@ export function describeThreadStoreContract(
       expect(await h.inbox.agentsWithPending()).not.toContain("ada");
     });
 
+    const IDLE = { state: "idle", cycleId: undefined, step: undefined, context: undefined } as const;
+
+    async function running() {
+      const fence = await acquire("r1");
+      await h.state.update("ada", { state: "running", cycleId: "c1", step: 1, holder: "r1", context: "personal" });
+      return fence;
+    }
+
+    it("appendAndRelease with an empty inbox: appends, writes the idle record and releases the lease at once", async () => {
+      const fence = await running();
+      const { entries, released } = await h.threads.appendAndRelease(fence, "personal", [result("toolu_1")], IDLE);
+      expect(released).toBe(true);
+      expect(entries).toEqual([{ ...result("toolu_1"), entryId: expect.any(String) }]);
+      expect(await h.threads.read("ada", "personal")).toEqual(entries);
+      expect(await h.lease.current("ada")).toBeNull();
+      expect(await h.state.get("ada")).toMatchObject({ state: "idle", holder: "r1" });
+      expect((await h.state.get("ada"))?.cycleId).toBeUndefined();
+      expect(await h.state.activeAgents()).not.toContain("ada");
+      // Released: the next producer's lease attempt succeeds with a higher epoch.
+      expect((await h.lease.acquire("ada", "r2", 10_000))?.epoch).toBe(fence.epoch + 1);
+    });
+
+    it("appendAndRelease with input waiting: appends only, keeps the lease and the record, and says so", async () => {
+      const fence = await running();
+      await h.inbox.append(inbound({ text: "landed meanwhile" }));
+      const { entries, released } = await h.threads.appendAndRelease(fence, "personal", [result("toolu_1")], IDLE);
+      expect(released).toBe(false);
+      expect((await h.threads.read("ada", "personal")).map((entry) => entry.entryId)).toEqual(
+        entries.map((entry) => entry.entryId),
+      );
+      expect(await h.lease.current("ada")).toEqual({ holder: "r1", epoch: fence.epoch });
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", cycleId: "c1", step: 1 });
+      expect(await h.state.activeAgents()).toContain("ada");
+      // The input is still there for the run that goes on; once handled, the run can end.
+      const [item] = await h.inbox.pending("ada");
+      expect(item?.envelope.text).toBe("landed meanwhile");
+      await h.threads.append(fence, "personal", [input(item?.envelope.id ?? "", "landed meanwhile")], {
+        ack: item ? [item] : [],
+      });
+      expect((await h.threads.appendAndRelease(fence, "personal", [], IDLE)).released).toBe(true);
+      expect(await h.lease.current("ada")).toBeNull();
+    });
+
+    it("appendAndRelease under a stale fence writes nothing and leaves the successor's lease and record", async () => {
+      const fence = await running();
+      await h.lease.release(fence);
+      const successor = await acquire("r2");
+      await h.state.update("ada", { state: "running", holder: "r2" });
+      await expect(h.threads.appendAndRelease(fence, "personal", [result("toolu_1")], IDLE)).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      expect(await h.threads.read("ada", "personal")).toEqual([]);
+      expect(await h.lease.current("ada")).toEqual({ holder: "r2", epoch: successor.epoch });
+      expect(await h.state.get("ada")).toMatchObject({ state: "running", holder: "r2" });
+    });
+
     it("rejects an append once the lease was released or taken by another holder", async () => {
       const fence = await acquire("r1");
       await h.lease.release(fence);

@@ -20,6 +20,7 @@ export const SCRIPT_FILES = {
   releaseLease: "releaseLease-1.lua",
   releaseIdle: "releaseIdle-5.lua",
   appendThread: "appendThread-8.lua",
+  appendThreadRelease: "appendThreadRelease-8.lua",
   readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-1.lua",
   // One workflow instance's keys ({w:<workflow>:<tag>}): src/workspace/.
@@ -37,6 +38,7 @@ export const SCRIPT_FILES = {
   appendInboxMember: "appendInboxMember-5.lua",
   ackInboxIndexed: "ackInboxIndexed-4.lua",
   appendThreadIndexed: "appendThreadIndexed-10.lua",
+  appendThreadReleaseIndexed: "appendThreadReleaseIndexed-10.lua",
   requeueInboxIndexed: "requeueInboxIndexed-3.lua",
   updateStateIndexed: "updateStateIndexed-2.lua",
   releaseIdleIndexed: "releaseIdleIndexed-6.lua",
@@ -54,6 +56,7 @@ const CROSS_SLOT_SCRIPTS: ReadonlySet<ScriptName> = new Set([
   "appendInboxMember",
   "ackInboxIndexed",
   "appendThreadIndexed",
+  "appendThreadReleaseIndexed",
   "requeueInboxIndexed",
   "updateStateIndexed",
   "releaseIdleIndexed",

@@ -15,6 +15,7 @@ async function crashingOnce(onCrash: (h: Awaited<ReturnType<typeof harness>>) =>
     readIfHeld: (...args) => store.readIfHeld(...args),
     readTail: (...args) => store.readTail(...args),
     hasEnvelope: (...args) => store.hasEnvelope(...args),
+    appendAndRelease: (...args) => store.appendAndRelease(...args),
     append: (fence: Fence, context: string, entries: readonly ThreadEntryData[]) => {
       if (!failed && entries[0]?.kind === "tool-result") {
         failed = true;

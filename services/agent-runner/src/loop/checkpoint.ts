@@ -1,4 +1,4 @@
-import { inputEnvelopeIds } from "@moniro/envelopes";
+import { inputEnvelopeIds, type ThreadEntryData } from "@moniro/envelopes";
 import type { InboxItem } from "@moniro/ports";
 import { dropHeartbeats } from "./heartbeat.js";
 import { injectInputs } from "./inject.js";
@@ -6,6 +6,7 @@ import { laneRank, orderPending, type PendingInput, requeueLane, topLane } from 
 import { handledInputs, noteInstruction } from "./report.js";
 import type { CycleRun, Instruction } from "./run-context.js";
 import { now } from "./run-context.js";
+import { writeWithRunEnd } from "./run-end.js";
 import { inputText } from "./window.js";
 
 /**
@@ -16,13 +17,18 @@ import { inputText } from "./window.js";
  * After a step that ended the turn (`message` with `final`), nothing injected
  * means the cycle ends here (`turn-ended`): the work is done, so nothing is
  * preempted; input that was injected reopens the turn and the loop goes on.
+ * That step's last result (`turnEnded`) is written here: with the run's end
+ * when the inbox is empty (`released`, one round trip: run-end.ts), else
+ * before the inbox is read as after any step.
  */
 export async function checkpoint(
   cycle: CycleRun,
-  options: { turnEnded?: boolean } = {},
-): Promise<"continue" | "preempted" | "turn-ended"> {
+  options: { turnEnded?: ThreadEntryData } = {},
+): Promise<"continue" | "preempted" | "turn-ended" | "released"> {
   const { run } = cycle;
   const { settings } = run;
+  const last = options.turnEnded;
+  if (last && (await writeWithRunEnd(cycle, last, async () => cycle.thread.appendBehind([last])))) return "released";
   // The inbox read goes out alongside the step's last tool result (appendBehind); both must succeed.
   const [drained] = await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]);
   // Mid-cycle the agent is active: a heartbeat is dropped, never injected.

@@ -1,4 +1,10 @@
-import { type AssistantEntry, type InputEntry, inputEnvelopeIds, type ThreadEntry } from "@moniro/envelopes";
+import {
+  type AssistantEntry,
+  type InputEntry,
+  inputEnvelopeIds,
+  type ThreadEntry,
+  type ThreadEntryData,
+} from "@moniro/envelopes";
 import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
 import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
@@ -11,6 +17,7 @@ import { recoverInterruptedCalls } from "./recover.js";
 import { failInstruction, noteInstruction, report } from "./report.js";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { emit, noteState, noteStateWritten, now, releaseEvents, setState } from "./run-context.js";
+import { writeWithRunEnd } from "./run-end.js";
 import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
@@ -19,6 +26,11 @@ import { inputText } from "./window.js";
 import type { CycleWorkspace } from "./workspace-sections.js";
 
 export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
+
+/** A step whose final `message` ended the turn, with its last tool result (not yet written). */
+interface TurnEnded {
+  last: ThreadEntryData;
+}
 
 /** What a cycle works on: one thread and the pending inputs that go to it (possibly none, to resume). */
 export interface Work {
@@ -164,16 +176,18 @@ async function steps(
     if (opening && !record.written) noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
     const watch = watchStep(cycle);
-    let end: CycleEnd | "turn-ended" | undefined;
+    let end: CycleEnd | TurnEnded | undefined;
     try {
       end = await step(cycle, watch.signal);
     } finally {
       watch.done();
     }
-    if (end && end !== "turn-ended") return endCycle(cycle, end);
-    const next = await checkpoint(cycle, { turnEnded: end === "turn-ended" });
+    if (typeof end === "string") return endCycle(cycle, end);
+    const next = await checkpoint(cycle, end ? { turnEnded: end.last } : {});
     if (next === "preempted") return endCycle(cycle, "preempted");
-    if (next === "turn-ended") return endCycle(cycle, "completed", { endedBy: "final-message" });
+    if (next === "turn-ended" || next === "released") {
+      return endCycle(cycle, "completed", { endedBy: "final-message" });
+    }
   }
 }
 
@@ -183,7 +197,7 @@ async function steps(
  * then the next step). New input in queue mode `interrupt` aborts the stream
  * or the running tool call; the cycle goes on with the input injected.
  */
-async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | "turn-ended" | undefined> {
+async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | TurnEnded | undefined> {
   const result = await callModel(cycle, signal);
   if (result.kind === "failed") {
     await failInstruction(cycle, result.error, result.attempts);
@@ -194,42 +208,44 @@ async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | "t
     return result.kind === "canceled" ? cancel(cycle, cycle.signal.reason) : undefined;
   }
   const { response } = result;
+  if (response.toolUses.length === 0) {
+    // The cycle ends with this message: written with the run's end when nothing waits (run-end.ts).
+    await writeWithRunEnd(cycle, assistantEntry(cycle, response), () => persistAssistant(cycle, response));
+    return "completed";
+  }
   await persistAssistant(cycle, response);
-  if (response.toolUses.length === 0) return "completed";
   if (cycle.step === 1 && isSoloSkip(response.toolUses)) return skip(cycle, response);
 
   const { aborted, endsTurn } = await runToolCalls(cycle, response.toolUses, signal);
   if (aborted === "cancel") return cancel(cycle, cycle.signal.reason);
   // `message` with `final`: the checkpoint decides whether anything new keeps the turn open.
-  if (endsTurn) return "turn-ended";
+  if (endsTurn) return { last: endsTurn };
   if (cycle.step >= cycle.run.settings.maxSteps) return stopIncomplete(cycle);
   return undefined;
 }
 
-async function persistAssistant(
-  cycle: CycleRun,
-  message: Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
-    Partial<Pick<AssistantEntry, "usage" | "aborted">>,
-): Promise<void> {
+type AssistantMessage = Pick<AssistantEntry, "text" | "toolUses" | "stopReason"> &
+  Partial<Pick<AssistantEntry, "usage" | "aborted">>;
+
+async function persistAssistant(cycle: CycleRun, message: AssistantMessage): Promise<void> {
   // From the second step on, the step's number is written with its message, under the same fence (the
   // first step's went out with the cycle's record): the state shows it once the model has answered.
   const state = cycle.step > 1 ? { state: { step: cycle.step } } : undefined;
-  await cycle.thread.append(
-    [
-      {
-        kind: "assistant",
-        cycleId: cycle.cycleId,
-        ts: now(cycle.run),
-        step: cycle.step - 1,
-        text: message.text,
-        toolUses: message.toolUses,
-        stopReason: message.stopReason,
-        ...(message.usage ? { usage: message.usage } : {}),
-        ...(message.aborted ? { aborted: true } : {}),
-      },
-    ],
-    state,
-  );
+  await cycle.thread.append([assistantEntry(cycle, message)], state);
+}
+
+function assistantEntry(cycle: CycleRun, message: AssistantMessage): ThreadEntryData {
+  return {
+    kind: "assistant",
+    cycleId: cycle.cycleId,
+    ts: now(cycle.run),
+    step: cycle.step - 1,
+    text: message.text,
+    toolUses: message.toolUses,
+    stopReason: message.stopReason,
+    ...(message.usage ? { usage: message.usage } : {}),
+    ...(message.aborted ? { aborted: true } : {}),
+  };
 }
 
 /** skip() as the only call of the first step: the cycle is erased from every later window. */

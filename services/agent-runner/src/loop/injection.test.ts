@@ -128,16 +128,28 @@ describe("mid-turn injection", () => {
 
   it("handles input that lands after its last look at the inbox: the release refuses and the run goes on", async () => {
     const h = await harness({ llm: (_request, { index }) => textReply(`reply ${index}`) });
-    const releaseIfIdle = h.deps.runEnd.releaseIfIdle.bind(h.deps.runEnd);
+    const inner = h.deps.runEnd;
     let late = false;
-    h.deps.runEnd.releaseIfIdle = async (fence, patch) => {
-      // The drain found nothing; before the release goes out, a producer appends (and fails to take the lease).
-      if (!late) {
-        late = true;
-        await h.send("late", { source: "http:bob" });
-        expect(await h.lease.acquire("ada", "producer", 60_000)).toBeNull();
-      }
-      return releaseIfIdle(fence, patch);
+    // The drain found nothing; before the release goes out, a producer appends (and fails to take the lease).
+    const lateInput = async () => {
+      if (late) return;
+      late = true;
+      await h.send("late", { source: "http:bob" });
+      expect(await h.lease.acquire("ada", "producer", 60_000)).toBeNull();
+    };
+    // Either way the run may end: alone, or with the cycle's last write (run-end.ts).
+    const withEntries = inner.appendAndReleaseIfIdle?.bind(inner);
+    h.deps.runEnd = {
+      releaseIfIdle: async (fence, patch) => {
+        await lateInput();
+        return inner.releaseIfIdle(fence, patch);
+      },
+      ...(withEntries && {
+        appendAndReleaseIfIdle: async (fence, patch, write) => {
+          await lateInput();
+          return withEntries(fence, patch, write);
+        },
+      }),
     };
     await h.send("hi");
 

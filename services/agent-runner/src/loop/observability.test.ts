@@ -33,10 +33,10 @@ describe("what the outside world sees of a cycle", () => {
         .join(""),
     ).toBe("Alice wants a status.Replied.");
     expect(h.events.ofType("message-sent")[0]?.data).toMatchObject({ callId: "m1", to: "signal:+15551234567" });
-    // State writes: the cycle's record goes out with its first step (one write), then each step's number, then idle.
+    // State writes: the cycle's record goes out with its first step (one write), then each later step's number,
+    // then idle; the last step's message goes out with the idle record (run-end.ts), which takes its number's place.
     expect(h.state.history.map((write) => write.patch)).toEqual([
       { state: "running", cycleId: expect.any(String), holder: "runner-1", context: "personal", step: 1 },
-      { step: 2 },
       expect.objectContaining({ state: "idle", restarts: 0 }),
     ]);
     expect(h.tools.calls[0]).toMatchObject({

@@ -19,20 +19,10 @@ import {
   setState,
   settleDeferred,
 } from "./run-context.js";
+import { IDLE, letGo } from "./run-end.js";
 import { type RunStart, readRunStart } from "./run-start.js";
 import type { LoopSettings } from "./settings.js";
 import { ThreadView } from "./thread-view.js";
-
-/** The state an agent rests in between runs: a run that ended normally also clears the crash count. */
-/** The error of a crash before it is cleared too: an agent at rest after a recovery shows none. */
-const IDLE = {
-  state: "idle",
-  cycleId: undefined,
-  step: undefined,
-  context: undefined,
-  restarts: 0,
-  error: undefined,
-} as const;
 
 /**
  * Runs the agent while it holds the lease (`fence`): cycle after cycle until
@@ -103,6 +93,11 @@ export async function runAgent(
       }
       worked = true;
       if ((await runCycle(run, work)) !== undefined) cycles++;
+      // The cycle's last write ended the run too (run-end.ts: nothing was pending).
+      if (run.released) {
+        noteStateWritten(run, IDLE);
+        return { reason: "idle", cycles };
+      }
       // Read for the run's first cycle only.
       run.personalAhead = undefined;
     }
@@ -133,18 +128,6 @@ function refreshDefinition(run: AgentRun): void {
   if (!current) return;
   run.settings = current.settings;
   if (current.llm !== run.deps.llm) run.deps = { ...run.deps, llm: current.llm };
-}
-
-/**
- * Idle state and the lease let go in one atomic step (RunEnd), after the
- * writes the loop did not wait for; false when input arrived meanwhile (the
- * loop drains it and goes on).
- */
-async function letGo(run: AgentRun): Promise<boolean> {
-  await settleDeferred(run);
-  if ((await run.deps.runEnd.releaseIfIdle(run.fence, IDLE)) === "pending") return false;
-  noteStateWritten(run, IDLE);
-  return true;
 }
 
 /**

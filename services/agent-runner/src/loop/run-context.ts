@@ -30,6 +30,8 @@ export interface AgentRun {
   held?: Array<{ type: EventType; data: Record<string, unknown> }>;
   /** Tool calls of this run in flight (events are not held while one is). */
   toolCalls?: number;
+  /** The run's end was written with the cycle's last entry (run-end.ts `writeWithRunEnd`): the run returns idle. */
+  released?: boolean;
   /** The personal context read with the run's start (RunStart.personal), for its first system prompt only. */
   personalAhead?: { notes: number; snapshot: PromptContextSnapshot } | undefined;
 }

@@ -65,7 +65,7 @@ export async function harness(
     clock,
     ids,
     state,
-    runEnd: new InMemoryRunEnd({ lease, inbox, state }),
+    runEnd: new InMemoryRunEnd({ lease, inbox, state, threads }),
     events,
     outbox,
     tracing,

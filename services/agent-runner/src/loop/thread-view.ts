@@ -51,6 +51,19 @@ export class ThreadView {
   }
 
   /**
+   * Appends through another fenced write that stores the entries and returns
+   * them (RunEnd.appendAndReleaseIfIdle: a turn's last result with the run's
+   * end); kept here as `append` keeps its entries.
+   */
+  async appendVia<T extends { entries: ThreadEntry[] }>(write: (context: string) => Promise<T>): Promise<T> {
+    await this.settled();
+    const result = await write(this.context);
+    this.list.push(...result.entries);
+    if (this.envelopeIds) remember(this.envelopeIds, result.entries);
+    return result;
+  }
+
+  /**
    * Starts an append and returns at once, so the caller can start another
    * round trip (the checkpoint's inbox read) alongside. The next `append`
    * or `settled()` waits for it and throws its error (a lost lease).

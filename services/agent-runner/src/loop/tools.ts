@@ -34,15 +34,18 @@ export function isSoloSkip(uses: readonly ToolUse[]): boolean {
  * later call of the step get a "Cancelled" / "Interrupted" error result.
  * Returns what aborted the step, if anything, or `endsTurn` when the step's
  * `message` calls (one with `final`) were all delivered: the last result then
- * carries `endsTurn` and the cycle may end without another LLM call.
+ * carries `endsTurn` and the cycle may end without another LLM call. That
+ * result is returned unwritten (`endsTurn`): the checkpoint writes it, with
+ * the run's end when nothing else waits (run-end.ts).
  */
 export async function runToolCalls(
   cycle: CycleRun,
   uses: readonly ToolUse[],
   signal: AbortSignal = cycle.signal,
-): Promise<{ aborted?: "cancel" | "interrupt"; endsTurn?: boolean }> {
+): Promise<{ aborted?: "cancel" | "interrupt"; endsTurn?: ThreadEntryData }> {
   const { run } = cycle;
   let endsTurn = requestsTurnEnd(uses);
+  let last: ThreadEntryData | undefined;
   for (const [index, use] of uses.entries()) {
     if (signal.aborted) return { aborted: await abortRest(cycle, uses.slice(index), signal.reason, false) };
     if (use.name === SKIP_TOOL) {
@@ -78,8 +81,10 @@ export async function runToolCalls(
     }
     if (result.isError) endsTurn = false;
     // The step's last result is written behind: the checkpoint's inbox read goes out alongside it.
+    // One that ends the turn is left to the checkpoint, which may write it with the run's end.
     if (index === uses.length - 1) {
-      cycle.thread.appendBehind([resultEntry(cycle, use, endsTurn ? { ...result, endsTurn } : result)]);
+      if (endsTurn) last = resultEntry(cycle, use, { ...result, endsTurn });
+      else cycle.thread.appendBehind([resultEntry(cycle, use, result)]);
     } else await persistResult(cycle, use, result);
     emit(run, "tool-call-ended", {
       cycleId: cycle.cycleId,
@@ -93,7 +98,7 @@ export async function runToolCalls(
       emit(run, "message-sent", { cycleId: cycle.cycleId, callId: use.id, to: call.input.to ?? call.replyTo ?? null });
     }
   }
-  return endsTurn ? { endsTurn } : {};
+  return endsTurn && last ? { endsTurn: last } : {};
 }
 
 /** The call envelope: deadline from now, and the reply target of the input being handled. */

@@ -429,18 +429,33 @@ export class AgentRuntime {
       },
     };
     // Wakes before the release are for input it sees; only a wake after it needs the lease taken again.
+    const whileReleasing = async <T>(release: () => Promise<T>, outcome: (result: T) => string): Promise<T> => {
+      local.wakeRequested = false;
+      local.keeper?.hold();
+      let released = false;
+      try {
+        const result = await release();
+        released = outcome(result) === "released";
+        return result;
+      } finally {
+        if (!released) local.keeper?.resume();
+      }
+    };
+    const withEntries = runEnd.appendAndReleaseIfIdle?.bind(runEnd);
     const releasing: RunEnd = {
-      releaseIfIdle: async (fence, patch) => {
-        local.wakeRequested = false;
-        local.keeper?.hold();
-        let result: "released" | "pending" | undefined;
-        try {
-          result = await runEnd.releaseIfIdle(fence, patch);
-          return result;
-        } finally {
-          if (result !== "released") local.keeper?.resume();
-        }
-      },
+      releaseIfIdle: (fence, patch) =>
+        whileReleasing(
+          () => runEnd.releaseIfIdle(fence, patch),
+          (result) => result,
+        ),
+      // A turn's last write with the run's end: the same hold on the keeper.
+      ...(withEntries && {
+        appendAndReleaseIfIdle: (fence, patch, write) =>
+          whileReleasing(
+            () => withEntries(fence, patch, write),
+            (result) => result.outcome,
+          ),
+      }),
     };
     // The live registry: each cycle starts with the definition as it is then.
     const refresh = () => this.options.directory.get(definition.name);

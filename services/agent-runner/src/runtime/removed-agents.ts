@@ -82,6 +82,11 @@ export function removedAgents(deps: {
      * lets go, its inbox goes to the DLQ.
      */
     loopDeps(agent: string, loop: LoopDeps): LoopDeps {
+      const drainIfRemoved = async () => {
+        const reason = deps.removedReason(agent);
+        if (reason) await moveToDlq(agent, reason);
+      };
+      const withEntries = loop.runEnd.appendAndReleaseIfIdle?.bind(loop.runEnd);
       return {
         ...loop,
         inbox: {
@@ -94,10 +99,15 @@ export function removedAgents(deps: {
         },
         runEnd: {
           releaseIfIdle: async (fence, patch) => {
-            const reason = deps.removedReason(agent);
-            if (reason) await moveToDlq(agent, reason);
+            await drainIfRemoved();
             return loop.runEnd.releaseIfIdle(fence, patch);
           },
+          ...(withEntries && {
+            appendAndReleaseIfIdle: async (fence, patch, write) => {
+              await drainIfRemoved();
+              return withEntries(fence, patch, write);
+            },
+          }),
         },
       };
     },
