@@ -107,10 +107,16 @@ describe("schedules from agent definitions in the live registry, reconciled over
     });
     expect((await runtime.queue.getJobScheduler("def.bob.wakeup"))?.tz).toBe("Europe/Berlin");
     // A new every-schedule fires once at once: the wakeup, and the heartbeat marked for the runner.
-    // (The orphan, new when the test made it, may have fired once before it was removed.)
-    const alices = () => published.filter((envelope) => envelope.agent === "alice");
-    const fired = await eventually(() => (alices().length >= 2 ? alices() : undefined), "the first firings");
-    const bySource = Object.fromEntries(fired.map((envelope) => [envelope.source, envelope]));
+    // (The orphan, new when the test made it, may have fired once before it was removed; alice's own
+    // `remind` job fires once at once too, so two of alice's firings are not yet these two.)
+    const alicesBySource = () =>
+      Object.fromEntries(
+        published.filter((envelope) => envelope.agent === "alice").map((envelope) => [envelope.source, envelope]),
+      );
+    const bySource = await eventually(() => {
+      const fired = alicesBySource();
+      return fired["cron:wakeup"] && fired["cron:heartbeat"] ? fired : undefined;
+    }, "the first firings of alice's wakeup and heartbeat");
     expect(bySource["cron:wakeup"]).toMatchObject({
       agent: "alice",
       text: "look at the board",
