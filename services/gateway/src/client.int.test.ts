@@ -10,8 +10,8 @@ import {
 } from "@moniro/api";
 import { createClient, GatewayUnreachableError, MoniroApiError, type SseEvent } from "@moniro/client";
 import { type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { API_KEYS, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { describe, expect, it } from "vitest";
+import { API_KEYS, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 
 /** A TCP proxy in front of the gateway that a test can take down (dropping every connection) and bring back. */
 async function startProxy(target: number) {
@@ -56,12 +56,8 @@ async function startProxy(target: number) {
 
 describe("@moniro/client against a real gateway (NATS, Redis)", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   const outbound = async (agent: string, text: string) => {

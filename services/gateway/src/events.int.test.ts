@@ -1,16 +1,12 @@
 import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { describe, expect, it } from "vitest";
+import { AUTH, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 import { openEvents, type ReceivedEvent } from "./test/sse-client.js";
 
 describe("GET /v1/agents/:agent/events (SSE) over real NATS", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   const event = (agent: string, type: EventEnvelopeInput["type"], data: Record<string, unknown> = {}) =>

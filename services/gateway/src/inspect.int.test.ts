@@ -2,8 +2,8 @@ import { createServer } from "node:net";
 import { controlEnvelopeSchema, decode, type ThreadEntryData } from "@moniro/envelopes";
 import { inbound } from "@moniro/ports/test";
 import { createRedisStores } from "@moniro/store";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { errorOf, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { errorOf, startTestGateway, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 
 /** A port nothing listens on: bound, then closed again. */
 async function closedPort(): Promise<number> {
@@ -16,12 +16,8 @@ async function closedPort(): Promise<number> {
 
 describe("agent inspection and control over real Redis and NATS", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   it("GET /v1/agents/:agent shows state, step, restarts, lease holder and inbox depth per lane", async () => {

@@ -1,17 +1,13 @@
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { decode, inboundEnvelopeSchema } from "@moniro/envelopes";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { API_KEYS, errorOf, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { API_KEYS, errorOf, startTestGateway, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 
 describe("POST /v1/agents/:agent/messages over real NATS", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   it("answers 202 { id } once MONIRO_IN stored the envelope, with source, replyTo and the request's trace", async () => {

@@ -1,16 +1,12 @@
 import { outboundConsumerName } from "@moniro/bus";
 import { AckPolicy } from "@nats-io/jetstream";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { describe, expect, it } from "vitest";
+import { type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 
 describe("GET /metrics: what waits for a stopped bridge", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   it("reports moniro_outbound_pending and moniro_outbound_stalled per bridge channel", async () => {

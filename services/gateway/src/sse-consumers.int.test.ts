@@ -1,17 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SSE_CONSUMER_INACTIVE_MS } from "./nats/agent-stream-source.js";
-import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { AUTH, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 import { openEvents } from "./test/sse-client.js";
 import { consumerCount, consumerCountSettled } from "./test/stream-consumers.js";
 
 describe("SSE consumers go away with their connection", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   it("one consumer per gateway however many connections are open, short-lived if the gateway cannot delete it", async () => {

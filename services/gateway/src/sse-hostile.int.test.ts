@@ -1,6 +1,6 @@
 import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { describe, expect, it } from "vitest";
+import { AUTH, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
 import { openEvents, type ReceivedEvent } from "./test/sse-client.js";
 
 /** What a client saw, one string per event: `message:<text>#<id>` or `<event type>:<n>`. */
@@ -13,12 +13,8 @@ function seen(events: ReceivedEvent[]): string[] {
 
 describe("hostile envelopes on the bus never reach SSE clients broken, nor stop the gateway", () => {
   let t: TestGateway;
-  beforeEach(async () => {
-    t = await startTestGateway();
-    await t.gateway.connected;
-  });
-  afterEach(async () => {
-    await t.cleanup();
+  useTestGateway((started) => {
+    t = started;
   });
 
   const eventEnvelope = (n: number, extra: Partial<EventEnvelopeInput> = {}): EventEnvelopeInput => ({

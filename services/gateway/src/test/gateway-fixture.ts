@@ -7,6 +7,7 @@ import { deleteRegistryBuckets } from "@moniro/registry";
 import { randomToken, testRedis } from "@moniro/store/test";
 import { createLogger, createMetricsRegistry, startTelemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { afterEach, beforeEach } from "vitest";
 import { gatewayConfigSchema } from "../config.js";
 import { type RunningGateway, startGateway } from "../gateway.js";
 
@@ -83,6 +84,23 @@ export async function startTestGateway(
   };
 }
 export type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+/**
+ * A fresh default test gateway for each test of the calling `describe`, connected to NATS (its
+ * subscriptions in place) before the test runs, and cleaned up after it: `started` receives it.
+ */
+export function useTestGateway(started: (gateway: TestGateway) => void): void {
+  let current: TestGateway | undefined;
+  beforeEach(async () => {
+    current = await startTestGateway();
+    await current.gateway.connected;
+    started(current);
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+  });
+}
 
 /** `{ error: { code, message } }` of an error answer. */
 export async function errorOf(response: Response): Promise<{ status: number; code: string; message: string }> {
