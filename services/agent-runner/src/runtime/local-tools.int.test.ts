@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
 import type { ToolPolicy } from "@moniro/config";
 import {
-  createSubjects,
   decode,
   outboundEnvelopeSchema,
   type Subjects,
@@ -11,45 +9,33 @@ import {
 } from "@moniro/envelopes";
 import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { RedisThreadStore } from "@moniro/store";
-import { type TestRedis, testRedis } from "@moniro/store/test";
+import type { TestRedis } from "@moniro/store/test";
 import { resolvePolicy } from "@moniro/tool-catalog";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { staticDirectory } from "./agent-directory.js";
 import type { LocalToolRun } from "./local-tools.js";
 import { type Runner, startRunner } from "./runner.js";
 import { eventually, testAgent } from "./test-support.js";
+import { TEST_NATS_URL, useRunnerWorld } from "./test-world.js";
 
 // `message` runs in the runner (docs/tool-executor.md "Where tools run"): over real NATS and
 // Redis, with a random namespace and key prefix per test, and no tool-executor for `message`.
-const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 const TIMING = { leaseTtlMs: 1_000, leaseRenewMs: 200, sweepEveryMs: 200, shutdownGraceMs: 1_000 };
 
 describe("replies need no tool-executor (message runs in the runner)", () => {
   let subjects: Subjects;
   let nc: NatsConnection;
   let t: TestRedis;
-  const runners: Runner[] = [];
-  const connections: NatsConnection[] = [];
-
-  beforeEach(async () => {
-    subjects = createSubjects(`t${randomBytes(5).toString("hex")}`);
-    nc = await connect({ servers: NATS_URL });
-    t = testRedis();
-  });
-
-  afterEach(async () => {
-    for (const runner of runners.splice(0)) await runner.stop();
-    for (const connection of connections.splice(0)) await connection.drain();
-    const jsm = await jetstreamManager(nc);
-    for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
-    await nc.close();
-    await t.cleanup();
+  let runners: Runner[];
+  let connections: NatsConnection[];
+  useRunnerWorld((world) => {
+    ({ subjects, nc, redis: t, runners, connections } = world);
   });
 
   async function runner(llm: ScriptedLlm, policy: ToolPolicy = {}, runs: LocalToolRun[] = []) {
-    const connection = await connect({ servers: NATS_URL, name: "r1" });
+    const connection = await connect({ servers: TEST_NATS_URL, name: "r1" });
     connections.push(connection);
     const started = await startRunner({
       holder: "r1",
@@ -67,7 +53,7 @@ describe("replies need no tool-executor (message runs in the runner)", () => {
 
   /** A fake executor: records every call it receives (any tool) and answers `ls`. */
   async function fakeExecutor() {
-    const connection = await connect({ servers: NATS_URL });
+    const connection = await connect({ servers: TEST_NATS_URL });
     connections.push(connection);
     const received: string[] = [];
     connection.subscribe(subjects.toolAll, {

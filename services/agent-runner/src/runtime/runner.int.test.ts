@@ -1,6 +1,4 @@
-import { randomBytes } from "node:crypto";
 import {
-  createSubjects,
   decode,
   dlqRecordSchema,
   eventEnvelopeSchema,
@@ -13,17 +11,17 @@ import {
 import type { LlmRequest } from "@moniro/ports";
 import { inbound, ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { RedisThreadStore } from "@moniro/store";
-import { type TestRedis, testRedis } from "@moniro/store/test";
+import type { TestRedis } from "@moniro/store/test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { staticDirectory } from "./agent-directory.js";
 import { type Runner, startRunner } from "./runner.js";
 import { eventually, testAgent } from "./test-support.js";
+import { TEST_NATS_URL, useRunnerWorld } from "./test-world.js";
 
 // The runner over real NATS (127.0.0.1:4222) and Redis (127.0.0.1:6379):
 // a random subject namespace and key prefix per test, both removed afterwards.
-const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 type AgentSettings = Parameters<typeof testAgent>[2];
 const TIMING = { leaseTtlMs: 1_000, leaseRenewMs: 200, sweepEveryMs: 200, shutdownGraceMs: 1_000 };
 
@@ -36,31 +34,17 @@ function userText(request: LlmRequest | undefined): string {
 }
 
 describe("agent runner over NATS and Redis", () => {
-  let namespace: string;
   let subjects: Subjects;
   let nc: NatsConnection;
   let t: TestRedis;
-  const runners: Runner[] = [];
-  const connections: NatsConnection[] = [];
-
-  beforeEach(async () => {
-    namespace = `t${randomBytes(5).toString("hex")}`;
-    subjects = createSubjects(namespace);
-    nc = await connect({ servers: NATS_URL });
-    t = testRedis();
-  });
-
-  afterEach(async () => {
-    for (const runner of runners.splice(0)) await runner.stop();
-    for (const connection of connections.splice(0)) await connection.drain();
-    const jsm = await jetstreamManager(nc);
-    for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
-    await nc.close();
-    await t.cleanup();
+  let runners: Runner[];
+  let connections: NatsConnection[];
+  useRunnerWorld((world) => {
+    ({ subjects, nc, redis: t, runners, connections } = world);
   });
 
   async function runner(holder: string, llm: ScriptedLlm, agents = ["ada"], settings: AgentSettings = {}) {
-    const connection = await connect({ servers: NATS_URL, name: holder });
+    const connection = await connect({ servers: TEST_NATS_URL, name: holder });
     connections.push(connection);
     const started = await startRunner({
       holder,
@@ -184,7 +168,7 @@ describe("agent runner over NATS and Redis", () => {
   });
 
   it("calls tools over NATS request/reply; a tool nobody serves is an error result the model reads; nothing is cancelled", async () => {
-    const executor = await connect({ servers: NATS_URL });
+    const executor = await connect({ servers: TEST_NATS_URL });
     connections.push(executor);
     const cancels: string[] = [];
     executor.subscribe(subjects.tool("ls"), {
