@@ -2,8 +2,10 @@ import type { ThreadEntryData } from "@moniro/envelopes";
 import type { AgentRun, CycleRun } from "./run-context.js";
 import { noteStateWritten, settleDeferred } from "./run-context.js";
 
-/** The state an agent rests in between runs: a run that ended normally also clears the crash count. */
-/** The error of a crash before it is cleared too: an agent at rest after a recovery shows none. */
+/**
+ * The state an agent rests in between runs: a run that ended normally also clears the crash count and
+ * the error of a crash before it (an agent at rest after a recovery shows none).
+ */
 export const IDLE = {
   state: "idle",
   cycleId: undefined,
