@@ -1,8 +1,9 @@
+import { readFileSync } from "node:fs";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { NATS_URL, sleep } from "./support/bench-runner.js";
-import { cpuMs, syscalls } from "./support/proc.js";
+import { clockTicksPerSecond, cpuMs, syscalls } from "./support/proc.js";
 import { ms, type Row, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
 import { openSseCounter, type SseCounter } from "./support/sse-counter.js";
@@ -30,6 +31,13 @@ const SCENARIOS = [
 /** Idle CPU of the gateway is read over this long with the clients open (10 ms ticks). */
 const IDLE_WINDOW_MS = 3_000;
 const GOAL_MS = 1;
+
+/** System (kernel) CPU time of a process so far, in ms: stime of /proc/<pid>/stat. */
+function systemMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[12]) * 1000) / clockTicksPerSecond();
+}
 
 /**
  * The events and the `http:` reply one trivial DM produces, as the runner
@@ -113,6 +121,8 @@ export async function run(): Promise<void> {
     }
 
     const none: number[] = [];
+    /** The 1-client row's CPU per DM, for the cost of each further client. */
+    let oneClient: number | undefined;
     for (const { clients: count, on } of SCENARIOS) {
       const opened: SseCounter[] = await Promise.all(
         Array.from({ length: count }, () => openSseCounter(`${base}/v1/agents/${on}/events`, "cycle-ended")),
@@ -138,15 +148,18 @@ export async function run(): Promise<void> {
         };
         const idleBefore = await idleRate();
         const cpu0 = cpuMs(gateway.pid);
+        const system0 = systemMs(gateway.pid);
         const calls0 = syscalls(gateway.pid);
         const t0 = performance.now();
         await send(DMS);
         const elapsed = performance.now() - t0;
         const gross = cpuMs(gateway.pid) - cpu0;
+        const system = systemMs(gateway.pid) - system0;
         const calls1 = syscalls(gateway.pid);
         const idle = Math.min(idleBefore, await idleRate());
         const perDm = (gross - idle * elapsed) / DMS;
         if (count === 0) none.push(perDm);
+        if (count === 1 && on === AGENT) oneClient = perDm;
         const complete = opened.every((client) => client.count === (on === AGENT ? sent - first : 0));
         const where = on === AGENT ? "on the agent" : "on another agent";
         rows.push({
@@ -167,8 +180,17 @@ export async function run(): Promise<void> {
               met: complete,
             },
           );
+          if (count > 1 && oneClient !== undefined)
+            // What each further client adds: one socket write per DM (the frames are encoded once for all).
+            rows.push({
+              metric: `  per further client (− the 1-client figure, ÷ ${count - 1})`,
+              value: `${(((perDm - oneClient) / (count - 1)) * 1000).toFixed(1)} µs`,
+            });
         }
         rows.push(
+          // Gross (its idle rate is not split); on loopback a socket write's system time includes the
+          // receiving side's TCP work, which the kernel does in the writer's system call.
+          { metric: "  of which system (kernel) time, gross", value: ms(system / DMS) },
           {
             metric: "  read / write system calls per DM",
             value: `${((calls1.reads - calls0.reads) / DMS).toFixed(1)} / ${((calls1.writes - calls0.writes) / DMS).toFixed(1)}`,
@@ -192,6 +214,7 @@ export async function run(): Promise<void> {
       `The gateway is its own process (dist/main.js). A DM is a POST /v1/agents/${AGENT}/messages (202 once stored), then the 7 events and 1 http: reply a runner publishes for a trivial DM, published on NATS by this process; the next DM is sent once every client has the cycle-ended of this one. No runner: the POST's envelope waits on MONIRO_IN.`,
       `CPU: utime+stime of the gateway from /proc/<pid>/stat over ${DMS} DMs after ${WARMUP_DMS} unmeasured ones (and, before the first row, ${PRIMING_DMS} DMs to a fresh gateway with one client, so every row is past V8's compiling; the first row shows what those cost), minus its idle rate read over ${IDLE_WINDOW_MS / 1000} s with the clients open, before and after (the lower of the two). The 0-client row is the POST alone; the difference is the SSE path. With a client on another agent only, the gateway has its outbound consumer up (every http: reply is parsed to find its agent; only an agent with a client gets its replies checked against the schema) but no subscription to the DMs' agent's events: what a wildcard event subscription would add is the decode of those events, the bulk of the 1-client SSE path.`,
       "The SSE clients run in this process (node:http, counting frames); their CPU is not the gateway's.",
+      "System time is the gateway's stime over the same DMs, gross: on loopback the kernel does the receiving socket's TCP work inside the writer's system call, so each SSE write costs the gateway the delivery too. The per-further-client row is what one more client adds: its one socket write per DM (Node's stream write and the kernel's).",
     ],
   });
 }
