@@ -44,7 +44,15 @@ function cpuSplit(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) * tick, system: Number(fields[12]) * tick };
 }
 
-async function measure(variant: Variant, fakeUrl: string): Promise<{ user: number; system: number }> {
+interface PerDm {
+  user: number;
+  system: number;
+  /** Garbage collections per DM, and their pause in ms per DM (load changes CPU figures far more than these). */
+  gcs: number;
+  gcMs: number;
+}
+
+async function measure(variant: Variant, fakeUrl: string): Promise<PerDm> {
   const namespace = randomToken("bench");
   const prefix = `${namespace}:`;
   const subjects = createSubjects(namespace);
@@ -68,8 +76,14 @@ async function measure(variant: Variant, fakeUrl: string): Promise<{ user: numbe
     },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  const said = (type: string) =>
-    new Promise<void>((resolve) => child.on("message", (m: { type: string }) => m.type === type && resolve()));
+  const said = <T = { type: string }>(type: string) =>
+    new Promise<T>((resolve) => child.on("message", (m: { type: string }) => m.type === type && resolve(m as T)));
+  type Gc = { count: number; ms: number };
+  const gcSoFar = () => {
+    const answer = said<Gc>("gc");
+    child.send({ type: "gc" });
+    return answer;
+  };
   await said("ready");
   const nc = await connect({ servers: NATS_URL });
   const js = jetstream(nc);
@@ -89,11 +103,18 @@ async function measure(variant: Variant, fakeUrl: string): Promise<{ user: numbe
     for (let i = 0; i < WARMUP_DMS; i++) await dm(i);
     await sleep(300);
     const pid = child.pid ?? -1;
+    const gcBefore = await gcSoFar();
     const before = cpuSplit(pid);
     for (let i = 0; i < MEASURED_DMS; i++) await dm(WARMUP_DMS + i);
     await sleep(300);
     const after = cpuSplit(pid);
-    return { user: (after.user - before.user) / MEASURED_DMS, system: (after.system - before.system) / MEASURED_DMS };
+    const gcAfter = await gcSoFar();
+    return {
+      user: (after.user - before.user) / MEASURED_DMS,
+      system: (after.system - before.system) / MEASURED_DMS,
+      gcs: (gcAfter.count - gcBefore.count) / MEASURED_DMS,
+      gcMs: (gcAfter.ms - gcBefore.ms) / MEASURED_DMS,
+    };
   } finally {
     sub.unsubscribe();
     child.send({ type: "stop" });
@@ -125,10 +146,14 @@ export async function run(): Promise<void> {
   const rows: Row[] = [];
   try {
     for (const variant of variants) {
-      const { user, system } = await measure(variant, fake.url);
+      const { user, system, gcs, gcMs } = await measure(variant, fake.url);
       rows.push({
         metric: `runner CPU per DM (user + system), ${variant.name}`,
         value: `${ms(user + system)} (${ms(user)} + ${ms(system)})`,
+      });
+      rows.push({
+        metric: `· garbage collections per 100 DMs, their pause per DM, ${variant.name}`,
+        value: `${(gcs * 100).toFixed(1)}, ${ms(gcMs)}`,
       });
     }
   } finally {

@@ -1,3 +1,4 @@
+import { PerformanceObserver } from "node:perf_hooks";
 import { RUNNER_REDIS_OPTIONS, runtimeAgentOf, startRunner, staticDirectory } from "@moniro/agent-runner";
 import { agentDefinitionSchema } from "@moniro/config";
 import { createSubjects } from "@moniro/envelopes";
@@ -64,9 +65,18 @@ const runner = await startRunner({
   directory: staticDirectory(agents, "the benchmark's agent list"),
   ...(tracing ? { tracing } : {}),
 });
+// Garbage collections (count, ms) since the start: the parent reads them around its measured DMs.
+const gc = { count: 0, ms: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gc.count++;
+    gc.ms += entry.duration;
+  }
+}).observe({ entryTypes: ["gc"] });
 // MONIRO_BENCH_ALLOC_PROF=<dir>: a sampling heap profile of every allocation, collected ones included.
 const sampling = process.env.MONIRO_BENCH_ALLOC_PROF ? await startAllocationSampling() : undefined;
 process.on("message", async (message: { type: string }) => {
+  if (message.type === "gc") process.send?.({ type: "gc", ...gc });
   if (message.type !== "stop") return;
   if (sampling && process.env.MONIRO_BENCH_ALLOC_PROF) await sampling.stop(process.env.MONIRO_BENCH_ALLOC_PROF);
   await runner.stop();
