@@ -1,4 +1,5 @@
 // esbuild plugins of services/bundle.mjs that change what a bundle contains (test/deploy/service-bundles.test.ts).
+import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -19,6 +20,27 @@ export function zodEnglishOnly() {
           ? { path: ENGLISH_ONLY }
           : undefined,
       );
+    },
+  };
+}
+
+/**
+ * A bundled JSON file as `module.exports = JSON.parse("…")` instead of esbuild's object literal. V8 parses a large
+ * literal into an AST in malloc'd zone memory that the allocator keeps after the compile; JSON.parse builds the same
+ * value without it. The gateway's mime-db (150 KB, through express's mime-types): +2.2 MiB of RSS and ~4 ms of CPU
+ * at its first require as a literal, measured in an empty node. Same value, same import forms (default and named).
+ */
+export function jsonAsParse() {
+  return {
+    name: "json-as-parse",
+    setup(build) {
+      build.onLoad({ filter: /\.json$/ }, async (args) => {
+        const text = await readFile(args.path, "utf8");
+        // Parsed here once, so a malformed file fails the build as esbuild's json loader would; stringified again
+        // without whitespace.
+        const value = JSON.stringify(JSON.parse(text));
+        return { contents: `module.exports = JSON.parse(${JSON.stringify(value)});`, loader: "js" };
+      });
     },
   };
 }

@@ -21,6 +21,8 @@
 // bundle, so there is one instance of each, as with tsc's output.
 // zod's error-message locales other than English are left out (zodEnglishOnly,
 // services/bundle-plugins.mjs): ~257 KiB of text per service that no service used.
+// JSON files go in as JSON.parse of their text (jsonAsParse): V8 compiles a large
+// object literal with ~2 MiB of malloc'd memory that the process keeps.
 //
 // Usage: `node services/bundle.mjs` (part of `npm run build`); `--check`
 // exits 1 with the reason when a service's bundle is missing or older than one
@@ -31,7 +33,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { bundleStaleness } from "../libs/cli/scripts/bundle-staleness.mjs";
-import { zodEnglishOnly } from "./bundle-plugins.mjs";
+import { jsonAsParse, zodEnglishOnly } from "./bundle-plugins.mjs";
 
 const SERVICES_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(SERVICES_DIR, "..");
@@ -131,7 +133,7 @@ for (const service of SERVICES) {
     legalComments: "none",
     metafile: true,
     logLevel: "warning",
-    plugins: [zodEnglishOnly(), ownLocations(dir)],
+    plugins: [zodEnglishOnly(), jsonAsParse(), ownLocations(dir)],
     // The CommonJS dependencies require() node builtins; ownLocations' declarations use the other three.
     banner: {
       js: [

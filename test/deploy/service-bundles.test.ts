@@ -1,5 +1,6 @@
-// What services/bundle.mjs leaves out of the services' bundles: zod's error-message locales other than English
-// (zodEnglishOnly, services/bundle-plugins.mjs; docs/performance.md "Services bundled").
+// What services/bundle.mjs changes in the services' bundles (services/bundle-plugins.mjs; docs/performance.md
+// "Services bundled"): zod's error-message locales other than English left out (zodEnglishOnly), JSON files
+// carried as JSON.parse of their text, not as object literals (jsonAsParse).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,16 +8,16 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs build script, no type declarations
-import { zodEnglishOnly } from "../../services/bundle-plugins.mjs";
+import { jsonAsParse, zodEnglishOnly } from "../../services/bundle-plugins.mjs";
 import { ROOT, readText, SERVICES } from "./manifests.js";
 
 const work = mkdtempSync(join(tmpdir(), "moniro-bundle-test-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** Bundles `source` as services/bundle.mjs bundles a service (ESM for node, from the repository's node_modules). */
-async function bundleAndRun(source: string, plugins: unknown[]): Promise<string> {
-  const entry = join(work, `entry-${plugins.length}.mjs`);
-  const outfile = join(work, `out-${plugins.length}.mjs`);
+async function bundleAndRun(source: string, plugins: unknown[], name = `${plugins.length}`): Promise<string> {
+  const entry = join(work, `entry-${name}.mjs`);
+  const outfile = join(work, `out-${name}.mjs`);
   writeFileSync(entry, source);
   await build({
     entryPoints: [entry],
@@ -32,6 +33,23 @@ async function bundleAndRun(source: string, plugins: unknown[]): Promise<string>
   const run = spawnSync(process.execPath, [outfile], { encoding: "utf8" });
   expect(run.stderr).toBe("");
   return run.stdout.trim();
+}
+
+/** Bundles `source` with `plugins` and returns the bundle's text. */
+async function bundleText(source: string, plugins: unknown[], name: string): Promise<string> {
+  const entry = join(work, `entry-${name}.mjs`);
+  writeFileSync(entry, source);
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "node",
+    logLevel: "silent",
+    // biome-ignore lint/suspicious/noExplicitAny: the plugin comes from an untyped .mjs
+    plugins: plugins as any[],
+  });
+  return result.outputFiles[0]?.text ?? "";
 }
 
 const ZOD_PROBE = `
@@ -62,5 +80,23 @@ describe("the services' bundles", () => {
       const locales = Object.keys(meta.inputs).filter((input) => input.includes("node_modules/zod/v4/locales/"));
       expect(locales, service).toEqual(["node_modules/zod/v4/locales/en.js"]);
     }
+  });
+
+  it("carry a JSON file as JSON.parse of its text, the same value under every import form", async () => {
+    const data = { "a/b": { source: "iana", extensions: ["x", "y"] }, Ünïcode: "é → ✓", n: 1.5, none: null };
+    writeFileSync(join(work, "data.json"), `${JSON.stringify(data, null, 2)}\n`);
+    const probe = `import data, { n } from "./data.json"; const required = require("./data.json");
+      console.log(JSON.stringify({ data, n, same: required === data }));`;
+    const out = JSON.parse(await bundleAndRun(probe, [jsonAsParse()], "json"));
+    expect(out).toEqual({ data, n: 1.5, same: true });
+    expect(JSON.parse(await bundleAndRun(probe, [], "json-plain"))).toEqual(out);
+    expect(await bundleText(probe, [jsonAsParse()], "json-text")).toContain(`JSON.parse(`);
+    // Without the plugin esbuild writes an object literal (what the plugin replaces).
+    expect(await bundleText(probe, [], "json-literal")).not.toContain("JSON.parse(");
+  });
+
+  it("are built with it: the gateway's bundle carries mime-db as JSON.parse of its text", () => {
+    const bundle = readText("services/gateway/dist/main.js");
+    expect(bundle).toMatch(/JSON\.parse\((['"`])\{"application\/1d-interleaved-parityfec"/);
   });
 });

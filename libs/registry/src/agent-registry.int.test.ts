@@ -83,6 +83,19 @@ describe("the agent registry in NATS KV", () => {
     expect(reader.get("bob")).toMatchObject({ source: "file", file: "/agents/bob.yaml" });
   });
 
+  it("lists every agent in the order of its names", async () => {
+    const own = `t${randomBytes(5).toString("hex")}`;
+    const registry = await AgentRegistry.open(nc, { namespace: own });
+    try {
+      for (const name of ["b2", "a_b", "a1", "a-b", "ab"]) await registry.put(name, { model: "m" }, { source: "api" });
+      expect(registry.list().map((record) => record.name)).toEqual(["a-b", "a1", "a_b", "ab", "b2"]);
+      expect(registry.list().map((record) => record.name)).toEqual(registry.names());
+    } finally {
+      registry.close();
+      await deleteRegistryBuckets(nc, own);
+    }
+  });
+
   it("refuses a write at a stale revision, a second create, and names the invalid field", async () => {
     const registry = await open(nc);
     const first = await registry.put("dave", { model: "m1" }, { source: "api" });
