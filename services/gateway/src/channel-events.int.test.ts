@@ -155,6 +155,24 @@ describe("the channel's SSE stream", () => {
     expect(await Promise.race([client.ended.then(() => "ended"), sleep(3_000).then(() => "still open")])).toBe("ended");
   });
 
+  it("ends only the stream of a channel whose key is broken, not those of the channels read with it", async () => {
+    const g = await gateway();
+    const [broken, fine] = [await open(g, "main"), await open(g, "other")];
+    await sleep(200);
+    const key = createKeys(g.redis.prefix).channel("notes", "main");
+    await g.redis.redis.del(key);
+    await g.redis.redis.set(key, "not a stream");
+    await say(g, "other", "still here");
+    const [error] = await broken.waitFor((event) => event.event === "error");
+    expect(JSON.parse(error?.data ?? "{}").message).toMatch(/WRONGTYPE/);
+    await fine.waitFor((event) => event.event === "post");
+    await say(g, "other", "and here");
+    await fine.waitFor((event) => event.event === "post", 2);
+    expect(texts(fine.events)).toEqual(["still here", "and here"]);
+    expect(fine.events.filter((event) => event.event === "error")).toEqual([]);
+    await fine.close();
+  });
+
   it("ends every client's stream when the gateway shuts down, without waiting for a read", async () => {
     const g = await gateway();
     const streams = await Promise.all(

@@ -9,8 +9,8 @@ export interface BlockingStreamReaderOptions {
   cursors(): Array<[key: string, after: string]>;
   /** New entries of one stream, oldest first. */
   deliver(key: string, entries: RawStreamEntries): void;
-  /** A read failed: the streams it was reading. The reader goes on after `retryMs`. */
-  fail(keys: readonly string[], error: Error): void;
+  /** A read failed: the streams it was reading. The reader goes on once it has settled, after `retryMs`. */
+  fail(keys: readonly string[], error: Error): void | Promise<void>;
   /** How long one XREAD blocks: the longest a stream added meanwhile waits when it cannot be interrupted. */
   blockMs: number;
   /** Entries per stream per read. */
@@ -116,13 +116,20 @@ export class BlockingStreamReader {
         )) as Array<[string, RawStreamEntries]> | null;
       } catch (error) {
         if (this.closed) break;
-        this.options.fail(keys, error instanceof Error ? error : new Error(String(error)));
+        await this.options.fail(keys, error instanceof Error ? error : new Error(String(error)));
         await sleep(retryMs);
         continue;
       } finally {
         this.reading = false;
       }
-      for (const [key, entries] of reply ?? []) this.options.deliver(key, entries);
+      for (const [key, entries] of reply ?? []) {
+        try {
+          this.options.deliver(key, entries);
+        } catch (error) {
+          // A listener's failure is its stream's own: the reader goes on for the others.
+          await this.options.fail([key], error instanceof Error ? error : new Error(String(error)));
+        }
+      }
     }
   }
 

@@ -112,9 +112,7 @@ export class ChannelFeed implements ChannelWatch {
           return cursors;
         },
         deliver: (key, entries) => this.deliver(key, entries),
-        fail: (keys, error) => {
-          for (const key of keys) this.fail(key, error);
-        },
+        fail: (keys, error) => this.failRead(keys, error),
         blockMs: this.options.blockMs ?? 5_000,
         count: this.options.count ?? 100,
       },
@@ -137,7 +135,29 @@ export class ChannelFeed implements ChannelWatch {
       this.fail(key, error as Error);
       return;
     }
-    for (const listener of watched.listeners) listener.posts(entries);
+    for (const listener of [...watched.listeners]) {
+      try {
+        listener.posts(entries);
+      } catch (error) {
+        this.drop(key, watched, listener);
+        listener.failed(error as Error);
+      }
+    }
+  }
+
+  /**
+   * A read of several channels failed. Redis refused it (a ReplyError): only
+   * the channels whose key is not a stream fail, so one broken channel does
+   * not end the streams of every other; otherwise (the connection) all do.
+   */
+  private async failRead(keys: readonly string[], error: Error): Promise<void> {
+    let failed = keys;
+    if (keys.length > 1 && error.name === "ReplyError") {
+      const types = await Promise.all(keys.map((key) => this.redis.type(key).catch(() => "unknown")));
+      const broken = keys.filter((_, index) => types[index] !== "stream" && types[index] !== "none");
+      if (broken.length > 0) failed = broken;
+    }
+    for (const key of failed) this.fail(key, error);
   }
 
   private fail(key: string, error: Error): void {
