@@ -42,6 +42,7 @@ export class BlockingStreamReader {
   private reading = false;
   private idle: (() => void) | undefined;
   private closed = false;
+  private readonly closing = new AbortController();
   private readonly done: Promise<void>;
 
   constructor(
@@ -75,6 +76,7 @@ export class BlockingStreamReader {
   /** Stops reading and closes the connection; resolves once the loop has ended. */
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     this.idle?.();
     this.connection.disconnect();
     await this.done;
@@ -116,8 +118,8 @@ export class BlockingStreamReader {
         )) as Array<[string, RawStreamEntries]> | null;
       } catch (error) {
         if (this.closed) break;
-        await this.options.fail(keys, error instanceof Error ? error : new Error(String(error)));
-        await sleep(retryMs);
+        await this.failed(keys, error);
+        await sleep(retryMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
         continue;
       } finally {
         this.reading = false;
@@ -127,9 +129,18 @@ export class BlockingStreamReader {
           this.options.deliver(key, entries);
         } catch (error) {
           // A listener's failure is its stream's own: the reader goes on for the others.
-          await this.options.fail([key], error instanceof Error ? error : new Error(String(error)));
+          await this.failed([key], error);
         }
       }
+    }
+  }
+
+  /** `fail`, which must not end the loop whatever it does. */
+  private async failed(keys: readonly string[], error: unknown): Promise<void> {
+    try {
+      await this.options.fail(keys, error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // The streams it failed are dropped by now or at the next failure; the others go on.
     }
   }
 
