@@ -25,6 +25,7 @@ function quantile(sorted: readonly number[], q: number): number {
  */
 export async function run(): Promise<void> {
   const stack = await startServiceStack({
+    registerAgents: true,
     agents: { ada: "name: ada\nmodel: mock\nbackend: mock\n" },
     env: { MONIRO_LOG_LEVEL: "warn" },
   });

@@ -37,6 +37,7 @@ function cpuOf(pid: number): { self: number; children: number } {
  */
 export async function run(): Promise<void> {
   const stack = await startServiceStack({
+    registerAgents: true,
     agents: { ada: "name: ada\nmodel: mock\nbackend: mock\n" },
     env: { MONIRO_LOG_LEVEL: "warn" },
   });

@@ -21,6 +21,7 @@ const WARMUP = 200;
  */
 export async function run(): Promise<void> {
   const stack = await startServiceStack({
+    registerAgents: true,
     agents: { ada: "name: ada\nmodel: mock\nbackend: mock\n" },
     env: { MONIRO_LOG_LEVEL: "warn" },
   });
@@ -78,7 +79,7 @@ export async function run(): Promise<void> {
       notes: [
         `${ITERATIONS} sequential calls after ${WARMUP} warm-up, alternating with bare requests of the same payload size (${payload.length} B).`,
         "No no-op tool can be registered in the catalog from a benchmark, so the tool is ls of an empty workspace.",
-        "The executor's part: decode + validate the envelope, span, policy lookup (a stat of the agent's YAML), slot, realpath of the workspace, readdir, reply envelope.",
+        "The executor's part: decode + validate the envelope, span, policy lookup (the agent's registry record, cached per revision), slot, realpath of the workspace, readdir, reply envelope.",
       ],
     });
   } finally {

@@ -54,6 +54,7 @@ export async function run(): Promise<void> {
   const busiest = new Map<number, number>();
   for (const executors of FLEETS) {
     const stack = await startServiceStack({
+      registerAgents: true,
       agents: { ada: "name: ada\nmodel: mock\nbackend: mock\n" },
       env: { MONIRO_LOG_LEVEL: "warn", MONIRO_TOOL_CONCURRENCY: String(CONCURRENCY) },
     });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
-import { deleteRegistryBuckets } from "@moniro/registry";
+import { AgentRegistry, deleteRegistryBuckets, syncAgentsOnce } from "@moniro/registry";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
@@ -67,6 +67,11 @@ export async function startServiceStack(options: {
   env: Record<string, string>;
   /** Join an existing namespace (its owner cleans it up); default: a new random one, deleted by stop(). */
   namespace?: { namespace: string; prefix: string };
+  /**
+   * Write the agents into the registry now, as a gateway's sync would: for a stack whose tool-executor
+   * runs without a gateway (the executor's tool policies come from the registry only).
+   */
+  registerAgents?: boolean;
 }) {
   const namespace = options.namespace?.namespace ?? randomToken("bench");
   const prefix = options.namespace?.prefix ?? `${namespace}:`;
@@ -78,6 +83,13 @@ export async function startServiceStack(options: {
   mkdirSync(agentsDir, { recursive: true });
   mkdirSync(workspacesDir, { recursive: true });
   for (const [name, yaml] of Object.entries(options.agents)) writeFileSync(join(agentsDir, `${name}.yaml`), yaml);
+  if (options.registerAgents) {
+    const nc = await connect({ servers: NATS_URL });
+    const registry = await AgentRegistry.open(nc, { namespace });
+    await syncAgentsOnce(registry, agentsDir, dir);
+    registry.close();
+    await nc.close();
+  }
   const running: ServiceProcess[] = [];
 
   async function start(name: ServiceName): Promise<ServiceProcess> {

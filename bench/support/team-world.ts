@@ -49,6 +49,7 @@ export async function startTeamWorld(
 ): Promise<TeamWorld> {
   const bench = await startBenchRunner({ agents: members, decide, ...options });
   const stack = await startServiceStack({
+    registerAgents: true,
     agents: Object.fromEntries([SENDER, ...members].map((name) => [name, agentYaml(name)])),
     env: {},
     namespace: { namespace: bench.namespace, prefix: bench.prefix },

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
-import { deleteRegistryBuckets } from "@moniro/registry";
+import { AgentRegistry, deleteRegistryBuckets, syncAgentsOnce } from "@moniro/registry";
 import { deleteKeys, scanKeys } from "@moniro/store";
 import { testClient } from "@moniro/store/test";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -75,6 +75,13 @@ export async function startStack(options: StackOptions = {}) {
     writeFileSync(join(workflowsDir, `${name}.yaml`), yaml);
   }
 
+  // A stack without a gateway has nothing that syncs the agents into the registry, where the runner and the
+  // tool-executor read them: the stack does its first pass (docs/registry.md "Sources").
+  const services = options.services ?? SERVICES;
+  if (!services.includes("gateway") && Object.keys(options.agents ?? {}).length > 0) {
+    await registerAgents(namespace, agentsDir, dir);
+  }
+
   const running: RunningService[] = [];
   const redis = options.redis ?? { url: REDIS_URL };
   const baseEnv: Record<string, string> = {
@@ -141,7 +148,7 @@ export async function startStack(options: StackOptions = {}) {
   }
 
   try {
-    for (const name of options.services ?? SERVICES) await start(name);
+    for (const name of services) await start(name);
   } catch (error) {
     await stop();
     throw error;
@@ -215,6 +222,21 @@ export function printServiceLogsOnFailure(stack: () => Stack | undefined, lines 
       console.error(`--- ${service.name} (${status}), last ${lines} lines of its log:\n${tail}`);
     }
   });
+}
+
+/** Writes the agents of `agentsDir` (or of `projectDir`'s moniro.yaml) into the namespace's registry, as a gateway's sync would. */
+async function registerAgents(namespace: string, agentsDir: string, projectDir: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const registry = await AgentRegistry.open(nc, { namespace });
+    try {
+      await syncAgentsOnce(registry, agentsDir, projectDir);
+    } finally {
+      registry.close();
+    }
+  } finally {
+    await nc.close();
+  }
 }
 
 /** Deletes the JetStream streams and Redis keys of one test namespace, and nothing else. */

@@ -28,6 +28,7 @@ import { answerWorkflowRequests } from "./nats/workflow-responder.js";
 import { natsWorkspaceFiles } from "./nats/workspace-files-client.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 import { AgentStateCleanup } from "./workflows/agent-state-cleanup.js";
+import { ChannelFeed } from "./workflows/channel-feed.js";
 import { InstanceLock } from "./workflows/instance-lock.js";
 import { WorkflowInstances } from "./workflows/workflow-instances.js";
 import { WorkflowSource } from "./workflows/workflow-source.js";
@@ -71,6 +72,8 @@ export async function startGateway(options: {
   // Workflow instances (docs/workflows.md): definitions from MONIRO_PROJECT_DIR's moniro.yaml, else
   // MONIRO_WORKFLOWS_DIR; state in Redis.
   const workspaces = new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX });
+  // Channel SSE clients: one blocking read of the watched channels on its own connection (docs/workflows.md).
+  const channelFeed = new ChannelFeed(redis, { prefix: config.MONIRO_REDIS_PREFIX, name: "gateway:channel-feed" });
   const instances = new WorkflowInstances({
     source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger, config.MONIRO_PROJECT_DIR),
     registry: () => registryLink.get(),
@@ -114,7 +117,7 @@ export async function startGateway(options: {
     }),
     personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     workspaces,
-    workflows: { instances, store: workspaces },
+    workflows: { instances, store: workspaces, feed: channelFeed },
     readiness: {
       nats: () => link.check(),
       registry: async () => registryLink.check(),
@@ -202,6 +205,7 @@ export async function startGateway(options: {
         server.closeAllConnections();
       });
       await connected.catch(() => undefined);
+      await channelFeed.close();
       workflowResponder?.unsubscribe();
       sync?.close();
       registry?.close();

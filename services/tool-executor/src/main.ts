@@ -6,7 +6,6 @@ import { AgentRegistry } from "@moniro/registry";
 import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { agentPoliciesFromDirectory } from "./agent-policies.js";
 import { type ExecutorApp, startExecutorApp } from "./executor-app.js";
 import { type ExecutorConfig, execLimitsOf, executorIdOf, loadExecutorConfig } from "./executor-config.js";
 import { agentPoliciesFromRegistry } from "./registry-policies.js";
@@ -75,14 +74,14 @@ try {
     unsafeNoSandbox: config.MONIRO_EXEC_UNSAFE_NO_SANDBOX,
     logger,
   });
-  // Tool policies from the live registry (API agents too), the agents directory for what it does not hold yet.
+  // Tool policies from the live registry only, as the runner reads definitions (docs/registry.md).
   agents = await AgentRegistry.open(nats, {
     namespace: config.MONIRO_NAMESPACE,
     onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
   });
   app = startExecutorApp({
     executorId,
-    policies: agentPoliciesFromRegistry(agents, agentPoliciesFromDirectory(config.MONIRO_AGENTS_DIR)),
+    policies: agentPoliciesFromRegistry(agents),
     nc: nats,
     subjects,
     redis,

@@ -5,13 +5,12 @@ import { type AgentPolicies, type AgentPolicyLookup, CHILD_LOOKUP } from "./agen
 
 /**
  * Tool policies from the live agent registry (docs/registry.md): the
- * `tools:` of the agent's record, resolved once per revision. An agent the
- * registry does not hold is looked up in `fallback` (the agents directory:
- * the registry's file source, read directly before the gateway has synced
- * it, or where no gateway runs); an agent deleted from the registry is
- * refused with the deletion named.
+ * `tools:` of the agent's record, resolved once per revision. The registry is
+ * the only source, as it is for the runner: an agent it does not hold is
+ * unknown (no tool runs), whatever files lie in the agents directory, and an
+ * agent deleted from it is refused with the deletion named.
  */
-export function agentPoliciesFromRegistry(registry: AgentRegistry, fallback: AgentPolicies): AgentPolicies {
+export function agentPoliciesFromRegistry(registry: AgentRegistry): AgentPolicies {
   const cache = new Map<string, { revision: number; lookup: AgentPolicyLookup }>();
   return {
     async lookup(agent) {
@@ -20,14 +19,13 @@ export function agentPoliciesFromRegistry(registry: AgentRegistry, fallback: Age
       if (!record) {
         cache.delete(agent);
         const removed = registry.removed(agent);
-        if (removed) {
-          return {
-            ok: false,
-            errorCode: "unknown-agent",
-            message: `Agent '${agent}' was deleted at ${removed.removedAt}, so no tool runs for it.`,
-          };
-        }
-        return fallback.lookup(agent);
+        return {
+          ok: false,
+          errorCode: "unknown-agent",
+          message: removed
+            ? `Agent '${agent}' was deleted at ${removed.removedAt}, so no tool runs for it.`
+            : `Unknown agent '${agent}': the agent registry holds no definition of it, so no tool policy applies and no tool runs. Define it in the project (moniro.yaml, or the agents directory; the gateway syncs it into the registry) or with PUT /v1/agents/${agent}/definition.`,
+        };
       }
       const cached = cache.get(agent);
       if (cached?.revision === record.revision) return cached.lookup;

@@ -1,6 +1,6 @@
 export { type ChannelPostDeps, postToChannel, workspaceContext, workspaceSource } from "./post-to-channel.js";
 export { RedisWorkspaceStore, type RedisWorkspaceStoreOptions, WorkspaceInstance } from "./redis-workspace-store.js";
-export { DEFAULT_READ_LIMIT, MAX_READ_LIMIT, WorkspaceChannel } from "./workspace-channel.js";
+export { DEFAULT_READ_LIMIT, decodeChannelEntry, MAX_READ_LIMIT, WorkspaceChannel } from "./workspace-channel.js";
 export { DEFAULT_WORKSPACE_LIMITS, type WorkspaceLimits } from "./workspace-context.js";
 export { WorkspaceDocuments } from "./workspace-documents.js";
 export { WORKSPACE_ERROR_CODES, WorkspaceError, type WorkspaceErrorCode } from "./workspace-error.js";

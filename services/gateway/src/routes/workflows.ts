@@ -5,7 +5,9 @@ import { Router } from "express";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { parseBody } from "../http/schema-body.js";
-import { sseFrame, startSse } from "../http/sse-writer.js";
+import { startSse } from "../http/sse-writer.js";
+import type { ChannelWatch } from "../workflows/channel-feed.js";
+import { streamChannel } from "../workflows/channel-stream.js";
 import type { WorkflowInstances } from "../workflows/workflow-instances.js";
 
 const param = (value: unknown): string => (typeof value === "string" ? value : "");
@@ -33,8 +35,8 @@ export function workflowsRouter(deps: {
   instances: WorkflowInstances;
   store: WorkspaceStore;
   heartbeatMs: number;
-  /** How often the channel SSE looks for new posts. */
-  pollMs?: number;
+  /** The gateway's one watcher of the channels its SSE clients follow. */
+  feed: ChannelWatch;
 }): Router {
   const router = Router();
   const { instances } = deps;
@@ -99,38 +101,14 @@ export function workflowsRouter(deps: {
   router.get("/v1/workflows/:workflow/instances/:tag/channel/events", async (request, response) => {
     const workflow = param(request.params.workflow);
     const tag = param(request.params.tag);
-    let after = resumeAfter(request.get("last-event-id"), request.query.lastEventId);
+    const after = resumeAfter(request.get("last-event-id"), request.query.lastEventId);
     await instances.get(workflow, tag);
     const channel = deps.store.instance(workflow, tag).channel;
     const sse = startSse(response, {
       heartbeatMs: deps.heartbeatMs,
       ...(after !== undefined ? { lastEventId: after } : {}),
     });
-    let closed = false;
-    request.on("close", () => {
-      closed = true;
-      sse.close();
-    });
-    const pollMs = deps.pollMs ?? 100;
-    while (!closed) {
-      try {
-        const page = await channel.read({ ...(after !== undefined ? { after } : {}) });
-        for (const entry of page.entries) {
-          if (closed) break;
-          sse.write({ bytes: Buffer.from(sseFrame({ id: entry.id, event: "post", data: JSON.stringify(entry) })) });
-          after = entry.id;
-        }
-        if (page.entries.length > 0) continue;
-      } catch (error) {
-        sse.close(
-          Buffer.from(
-            sseFrame({ event: "error", data: JSON.stringify({ message: (error as Error)?.message ?? String(error) }) }),
-          ),
-        );
-        return;
-      }
-      await new Promise((wake) => setTimeout(wake, pollMs));
-    }
+    streamChannel({ feed: deps.feed, channel, workflow, tag, after, sse, request });
   });
   router.all("/v1/workflows/:workflow/instances/:tag/channel/events", methodNotAllowed("GET"));
   return router;

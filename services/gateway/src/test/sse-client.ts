@@ -33,6 +33,8 @@ export async function openEvents(url: string, headers: Record<string, string> = 
   return {
     response,
     events,
+    /** Resolves when the stream ends (the server closed it, or `close()`). */
+    ended: pump,
     /** Resolves once `count` events match. */
     waitFor(predicate: (event: ReceivedEvent) => boolean, count = 1, timeoutMs = 10_000): Promise<ReceivedEvent[]> {
       return new Promise((resolve, reject) => {

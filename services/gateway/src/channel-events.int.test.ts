@@ -1,0 +1,196 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createKeys } from "@moniro/store";
+import { TEST_REDIS_URL } from "@moniro/store/test";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { openEvents } from "./test/sse-client.js";
+
+// docs/workflows.md "The channel over HTTP": GET …/channel/events pushes each post to every client of the channel.
+
+const NOTES = "workspace: { persistent: true }\nagents:\n  alice: { ref: alice }\n";
+
+describe("the channel's SSE stream", () => {
+  const made: Array<{ cleanup(): Promise<void> }> = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const item of made.splice(0).reverse()) await item.cleanup();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const gateway = async () => {
+    const dir = mkdtempSync(join(tmpdir(), "moniro-channel-events-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "notes.yaml"), NOTES);
+    const g = await startTestGateway({ MONIRO_WORKFLOWS_DIR: dir });
+    made.push(g);
+    await g.gateway.connected;
+    for (const tag of ["main", "other"]) {
+      expect((await post(g, "/v1/workflows/notes/instances", { tag })).status).toBe(201);
+    }
+    return g;
+  };
+  const post = (g: TestGateway, path: string, body: unknown) =>
+    g.fetch(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const say = async (g: TestGateway, tag: string, text: string): Promise<string> => {
+    const response = await post(g, `/v1/workflows/notes/instances/${tag}/channel`, { from: "jane", text });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as { id: string }).id;
+  };
+  const open = (g: TestGateway, tag: string, headers: Record<string, string> = {}, query = "") =>
+    openEvents(`${g.base}/v1/workflows/notes/instances/${tag}/channel/events${query}`, {
+      authorization: "Bearer key-two",
+      ...headers,
+    });
+  const texts = (events: Array<{ event: string; data: string }>) =>
+    events.filter((event) => event.event === "post").map((event) => (JSON.parse(event.data) as { text: string }).text);
+
+  /** Every Redis command that names one of this gateway's channels, with the connection it came on. */
+  const watchCommands = async (g: TestGateway) => {
+    const keys = createKeys(g.redis.prefix);
+    const channels = new Set(["main", "other"].map((tag) => keys.channel("notes", tag)));
+    const seen: Array<{ command: string; source: string }> = [];
+    const monitor = await new Redis(TEST_REDIS_URL).monitor();
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      if (args.some((arg) => channels.has(arg))) {
+        seen.push({ command: String(args[0]).toLowerCase(), source });
+      }
+    });
+    return { seen, stop: () => monitor.disconnect() };
+  };
+
+  it("pushes each post at once to every client of its channel, one read serving all, nothing read while idle", async () => {
+    const g = await gateway();
+    const main = await Promise.all([1, 2, 3, 4, 5].map(() => open(g, "main")));
+    const other = await Promise.all([1, 2].map(() => open(g, "other")));
+    await sleep(300); // every client past its first read
+
+    const commands = await watchCommands(g);
+    try {
+      // Idle: 7 clients, and no command names their channels (polling read each one 10 times a second).
+      await sleep(1_000);
+      expect(commands.seen).toEqual([]);
+
+      const started = performance.now();
+      await say(g, "main", "first");
+      await Promise.all(main.map((client) => client.waitFor((event) => event.event === "post")));
+      expect(performance.now() - started).toBeLessThan(1_000);
+      await say(g, "other", "elsewhere");
+      await Promise.all(other.map((client) => client.waitFor((event) => event.event === "post")));
+      await sleep(200);
+      for (const client of main) expect(texts(client.events)).toEqual(["first"]);
+      for (const client of other) expect(texts(client.events)).toEqual(["elsewhere"]);
+      // The reads that brought them: blocking reads on one connection, none per client.
+      const reads = commands.seen.filter((seen) => seen.command.startsWith("xr"));
+      expect(reads.every((read) => read.command === "xread")).toBe(true);
+      expect(new Set(reads.map((read) => read.source)).size).toBe(1);
+      expect(reads.length).toBeLessThanOrEqual(4);
+    } finally {
+      commands.stop();
+      for (const client of [...main, ...other]) await client.close();
+    }
+  });
+
+  it("resumes after Last-Event-ID: the posts missed, in order, each once, also while posts keep coming", async () => {
+    const g = await gateway();
+    const first = await open(g, "main");
+    const ids = [await say(g, "main", "one"), await say(g, "main", "two")];
+    await first.waitFor((event) => event.event === "post", 2);
+    await first.close();
+    for (let index = 0; index < 120; index++) ids.push(await say(g, "main", `gap ${index}`));
+
+    // Reconnect after "two" while 30 more posts arrive: 120 missed (more than one page) and 30 live.
+    const resumed = await open(g, "main", { "last-event-id": ids[1] ?? "" });
+    for (let index = 0; index < 30; index++) ids.push(await say(g, "main", `live ${index}`));
+    const got = await resumed.waitFor((event) => event.event === "post", 150);
+    await sleep(200);
+    expect(resumed.events.filter((event) => event.event === "post").map((event) => event.id)).toEqual(ids.slice(2));
+    expect(got.at(-1)?.data).toContain("live 29");
+    await resumed.close();
+
+    // `?lastEventId=` is the same.
+    const byQuery = await open(g, "main", {}, `?lastEventId=${ids.at(-2)}`);
+    await byQuery.waitFor((event) => event.event === "post");
+    await sleep(100);
+    expect(texts(byQuery.events)).toEqual(["live 29"]);
+    await byQuery.close();
+  });
+
+  it("keeps serving the clients that stay when others disconnect, and a channel its clients all left", async () => {
+    const g = await gateway();
+    const [leaving, staying] = [await open(g, "main"), await open(g, "main")];
+    const alone = await open(g, "other");
+    await leaving.close();
+    await alone.close();
+    await say(g, "main", "after one left");
+    await staying.waitFor((event) => event.event === "post");
+    await say(g, "other", "nobody listening");
+    const back = await open(g, "other");
+    await back.waitFor((event) => event.event === "post");
+    // The feed's read of "main" was under way: it is interrupted to take "other" in, not waited out (5 s).
+    const started = performance.now();
+    await say(g, "other", "someone again");
+    await back.waitFor((event) => event.event === "post", 2);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(texts(back.events)).toEqual(["nobody listening", "someone again"]);
+    expect(texts(staying.events)).toEqual(["after one left"]);
+    expect(texts(leaving.events)).toEqual([]);
+    await staying.close();
+    await back.close();
+  });
+
+  it("ends the stream with an error event when a post cannot be read", async () => {
+    const g = await gateway();
+    const client = await open(g, "main");
+    await sleep(200);
+    await g.redis.redis.xadd(createKeys(g.redis.prefix).channel("notes", "main"), "*", "e", "not json");
+    const [error] = await client.waitFor((event) => event.event === "error");
+    expect(JSON.parse(error?.data ?? "{}").message).toMatch(
+      /^corrupt entry \d+-\d+ in .*channel: payload is not valid JSON/,
+    );
+    // The server ends the stream after it.
+    expect(await Promise.race([client.ended.then(() => "ended"), sleep(3_000).then(() => "still open")])).toBe("ended");
+  });
+
+  it("ends only the stream of a channel whose key is broken, not those of the channels read with it", async () => {
+    const g = await gateway();
+    const [broken, fine] = [await open(g, "main"), await open(g, "other")];
+    await sleep(200);
+    const key = createKeys(g.redis.prefix).channel("notes", "main");
+    await g.redis.redis.del(key);
+    await g.redis.redis.set(key, "not a stream");
+    await say(g, "other", "still here");
+    const [error] = await broken.waitFor((event) => event.event === "error");
+    expect(JSON.parse(error?.data ?? "{}").message).toMatch(/WRONGTYPE/);
+    await fine.waitFor((event) => event.event === "post");
+    await say(g, "other", "and here");
+    await fine.waitFor((event) => event.event === "post", 2);
+    expect(texts(fine.events)).toEqual(["still here", "and here"]);
+    expect(fine.events.filter((event) => event.event === "error")).toEqual([]);
+    await fine.close();
+  });
+
+  it("ends every client's stream when the gateway shuts down, without waiting for a read", async () => {
+    const g = await gateway();
+    const streams = await Promise.all(
+      ["main", "other"].map(async (tag) => {
+        const response = await g.fetch(`/v1/workflows/notes/instances/${tag}/channel/events`);
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        // Read until the stream ends (or fails: a destroyed socket).
+        const ended = (async () => {
+          for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return performance.now();
+        })();
+        return { ended };
+      }),
+    );
+    await sleep(200);
+    const started = performance.now();
+    await g.gateway.close();
+    expect(performance.now() - started).toBeLessThan(2_000);
+    for (const ended of await Promise.all(streams.map((stream) => stream.ended)))
+      expect(ended - started).toBeLessThan(2_000);
+  });
+});

@@ -1,0 +1,83 @@
+import type { EventEmitter } from "node:events";
+import type { ChannelEntry } from "@moniro/envelopes";
+import { type Channel, compareEntryIds, DEFAULT_READ_LIMIT } from "@moniro/store";
+import type { SseSink } from "../http/sse-fanout.js";
+import { sseFrame } from "../http/sse-writer.js";
+import type { ChannelWatch } from "./channel-feed.js";
+
+const frame = (event: string, data: string, id?: string): Buffer =>
+  Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id } : {}) }));
+
+/**
+ * One SSE client of a channel: every post after `after` (from the channel's
+ * beginning without it), then each new post as the feed hears it, each sent
+ * once, in order, with its id (the client's Last-Event-ID). The feed is
+ * joined before the posts so far are read, so none written meanwhile is
+ * missed; what the feed hears during that read waits until it is done. A
+ * failed read ends the stream with an `error` event; the client closing
+ * stops it.
+ */
+export function streamChannel(options: {
+  feed: ChannelWatch;
+  channel: Channel;
+  workflow: string;
+  tag: string;
+  after: string | undefined;
+  sse: SseSink;
+  /** The request: its `close` ends the stream. */
+  request: EventEmitter;
+}): void {
+  const { sse } = options;
+  let sent = options.after;
+  let closed = false;
+  let unwatch: (() => void) | undefined;
+  /** What the feed delivered while the posts so far were being read (undefined once live). */
+  let held: ChannelEntry[] | undefined = [];
+
+  const send = (entries: readonly ChannelEntry[]) => {
+    for (const entry of entries) {
+      if (closed) return;
+      if (sent !== undefined && compareEntryIds(entry.id, sent) <= 0) continue;
+      sse.write({ bytes: frame("post", JSON.stringify(entry), entry.id) });
+      sent = entry.id;
+    }
+  };
+  const stop = () => {
+    closed = true;
+    unwatch?.();
+    unwatch = undefined;
+  };
+  const fail = (error: unknown) => {
+    if (closed) return;
+    stop();
+    sse.close(frame("error", JSON.stringify({ message: (error as Error)?.message ?? String(error) })));
+  };
+  options.request.on("close", () => {
+    stop();
+    sse.close();
+  });
+
+  void (async () => {
+    const stopWatching = await options.feed.watch(options.workflow, options.tag, {
+      posts: (entries) => {
+        if (held) held.push(...entries);
+        else send(entries);
+      },
+      failed: fail,
+    });
+    if (closed) {
+      stopWatching();
+      return;
+    }
+    unwatch = stopWatching;
+    for (;;) {
+      const page = await options.channel.read(sent !== undefined ? { after: sent } : {});
+      if (closed) return;
+      send(page.entries);
+      if (page.entries.length < DEFAULT_READ_LIMIT) break;
+    }
+    const caughtUp = held;
+    held = undefined;
+    send(caughtUp);
+  })().catch(fail);
+}
