@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { serviceNodeFlags } from "@moniro/config/service";
 import { AgentRegistry, deleteRegistryBuckets, syncAgentsOnce } from "@moniro/registry";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -101,7 +101,7 @@ export async function startServiceStack(options: {
     // MONIRO_BENCH_CPU_PROF=<dir> profiles every service process (docs/performance.md).
     const profile = process.env.MONIRO_BENCH_CPU_PROF;
     const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...flags, main], {
+    const child = spawn(process.execPath, [...serviceNodeFlags(name), ...flags, main], {
       cwd: dir,
       env: {
         PATH: process.env.PATH ?? "",

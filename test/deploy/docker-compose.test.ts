@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { execForm, parseDockerfile } from "./dockerfile.js";
-import { entrySourceExists, ROOT, readText, run, SERVICES } from "./manifests.js";
+import { entrySourceExists, ROOT, readText, run, SERVICES, serviceCommand } from "./manifests.js";
 import { configErrorOf, loadConfigOf, unknownEnvNames } from "./service-env.js";
 
 interface ComposeService {
@@ -152,7 +152,7 @@ describe("docker-compose.yml", () => {
     const images = new Set<string>();
     for (const name of SERVICES) {
       const service = serviceOf(name);
-      expect(service.command, name).toEqual(["node", `services/${name}/dist/main.js`]);
+      expect(service.command, name).toEqual(serviceCommand(name));
       expect(entrySourceExists(service.command as string[]), name).toBe(true);
       const context = typeof service.build === "string" ? service.build : service.build?.context;
       expect(context, name).toBe(".");

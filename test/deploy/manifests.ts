@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { SERVICE_EXTRA_NODE_FLAGS } from "@moniro/config/service";
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
@@ -60,6 +61,11 @@ export function byKind(objects: K8sObject[], kind: string): K8sObject[] {
 }
 
 /** The command's entry file exists as TypeScript source (dist/ is its compiled form). */
+/** How every artefact starts a service: node, the service's own flags (SERVICE_EXTRA_NODE_FLAGS), its bundle. */
+export function serviceCommand(service: string): string[] {
+  return ["node", ...(SERVICE_EXTRA_NODE_FLAGS[service] ?? []), `services/${service}/dist/main.js`];
+}
+
 export function entrySourceExists(command: string[]): boolean {
   const file = command.find((part) => /^services\/[a-z-]+\/dist\/main\.js$/.test(part));
   if (!file) return false;
@@ -165,7 +171,7 @@ export function serviceContainerProblems(deployment: K8sObject, service: string)
   // `args` (the image's CMD), never `command`: that would replace the ENTRYPOINT, tini, which reaps orphans.
   if (container.command !== undefined) problems.push(`${where}: sets command (replaces tini); use args`);
   const command: string[] = container.args ?? [];
-  if (command.join(" ") !== `node services/${service}/dist/main.js`) problems.push(`${where}: args ${command}`);
+  if (command.join(" ") !== serviceCommand(service).join(" ")) problems.push(`${where}: args ${command}`);
   if (!entrySourceExists(command)) problems.push(`${where}: services/${service}/src/main.ts does not exist`);
   const port = Number(envValue(container, "MONIRO_HTTP_PORT"));
   const http = (container.ports ?? []).find((p: { name?: string }) => p.name === "http");

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { serviceNodeFlags } from "@moniro/config/service";
 import { AgentRegistry, deleteRegistryBuckets, syncAgentsOnce } from "@moniro/registry";
 import { deleteKeys, scanKeys } from "@moniro/store";
 import { testClient } from "@moniro/store/test";
@@ -110,17 +110,21 @@ export async function startStack(options: StackOptions = {}) {
   ): Promise<RunningService> {
     assertBundlesCurrent();
     const port = startOptions.ownDefaultPort ?? (await freePort());
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, "services", name, "dist", "main.js")], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? dir,
-        ...baseEnv,
-        ...(startOptions.ownDefaultPort === undefined ? { MONIRO_HTTP_PORT: String(port) } : {}),
-        ...env,
+    const child = spawn(
+      process.execPath,
+      [...serviceNodeFlags(name), join(ROOT, "services", name, "dist", "main.js")],
+      {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? dir,
+          ...baseEnv,
+          ...(startOptions.ownDefaultPort === undefined ? { MONIRO_HTTP_PORT: String(port) } : {}),
+          ...env,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    );
     const service: RunningService = { name, port, process: child, output: [] };
     const collect = (chunk: Buffer) => service.output.push(chunk.toString("utf8"));
     child.stdout?.on("data", collect);

@@ -1,4 +1,4 @@
-import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { SERVICE_NODE_FLAGS, serviceNodeFlags } from "@moniro/config/service";
 import { describe, expect, it } from "vitest";
 import { stackOptions } from "./cli-options.js";
 import { planService, STACK_SERVICES, servicePort } from "./stack-plan.js";
@@ -10,6 +10,10 @@ describe("planService", () => {
     const plan = planService("scheduler", options, { PATH: "/usr/bin", UNSET: undefined }, "/usr/bin/node");
     expect(plan.command).toBe("/usr/bin/node");
     expect(plan.args).toEqual([...SERVICE_NODE_FLAGS, "/repo/services/scheduler/dist/main.js"]);
+    // The runner adds its own flags after the shared ones (SERVICE_EXTRA_NODE_FLAGS).
+    const runner = planService("agent-runner", options, { PATH: "/usr/bin" }, "/usr/bin/node");
+    expect(runner.args).toEqual([...serviceNodeFlags("agent-runner"), "/repo/services/agent-runner/dist/main.js"]);
+    expect(runner.args).toContain("--max-semi-space-size=8");
     expect(plan.readyUrl).toBe("http://127.0.0.1:9103/readyz");
     expect(plan.env).toMatchObject({
       PATH: "/usr/bin",

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { serviceNodeFlags } from "@moniro/config/service";
 import { serviceEnvironment } from "./service-env.js";
 
 import { STACK_SERVICES, type StackService } from "./stack-services.js";
@@ -111,7 +111,7 @@ export function planService(
   return {
     service,
     command: nodePath,
-    args: [...SERVICE_NODE_FLAGS, entry],
+    args: [...serviceNodeFlags(service), entry],
     entry,
     env,
     port,

@@ -82,5 +82,5 @@ export function loadServiceConfig(env: Record<string, string | undefined> = proc
   return parseEnv(serviceConfigSchema, env);
 }
 
-export { SERVICE_NODE_FLAGS } from "./node-flags.js";
+export { SERVICE_EXTRA_NODE_FLAGS, SERVICE_NODE_FLAGS, serviceNodeFlags } from "./node-flags.js";
 export { nameSchema };
