@@ -9,6 +9,20 @@ const frame = (event: string, data: string, id?: string): Buffer =>
   Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id } : {}) }));
 
 /**
+ * A post's SSE frame, encoded once however many clients follow its channel: the feed hands
+ * every listener the same decoded entry object.
+ */
+const postFrames = new WeakMap<ChannelEntry, Buffer>();
+function postFrame(entry: ChannelEntry): Buffer {
+  let bytes = postFrames.get(entry);
+  if (bytes === undefined) {
+    bytes = frame("post", JSON.stringify(entry), entry.id);
+    postFrames.set(entry, bytes);
+  }
+  return bytes;
+}
+
+/**
  * One SSE client of a channel: every post after `after` (from the channel's
  * beginning without it), then each new post as the feed hears it, each sent
  * once, in order, with its id (the client's Last-Event-ID). The feed is
@@ -38,7 +52,7 @@ export function streamChannel(options: {
     for (const entry of entries) {
       if (closed) return;
       if (sent !== undefined && compareEntryIds(entry.id, sent) <= 0) continue;
-      sse.write({ bytes: frame("post", JSON.stringify(entry), entry.id) });
+      sse.write({ bytes: postFrame(entry) });
       sent = entry.id;
     }
   };
