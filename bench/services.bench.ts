@@ -220,13 +220,22 @@ export async function run(): Promise<void> {
       };
     }
 
+    // MONIRO_BENCH_PHASES=1 prints where the fresh and steady DMs start and end on CLOCK_MONOTONIC (ns), for
+    // `perf record -k mono` of a service (`perf report --time`; docs/performance.md, How to reproduce).
+    const mark = (what: string) => {
+      if (process.env.MONIRO_BENCH_PHASES) process.stderr.write(`PHASE ${what} ${process.hrtime.bigint()}\n`);
+    };
+    mark("fresh-start");
     const freshRun = await measure(freshNames, FRESH_DMS);
+    mark("fresh-end");
     const warmupRuns = [];
     for (let done = 0; done < JIT_WARMUP_DMS; done += JIT_BLOCK_DMS) {
       const block = jitNames.map((_, i) => jitNames[(done + i) % jitNames.length] as string);
       warmupRuns.push(await measure(block, JIT_BLOCK_DMS));
     }
+    mark("steady-start");
     const steadyRun = await measure(steadyNames, STEADY_DMS);
+    mark("steady-end");
     await sleep(1_000);
     const afterRss = services.map((service) => rssBytes(service.pid));
     const idleAfter = await idleRate();

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -101,6 +101,12 @@ export async function startServiceStack(options: {
     // MONIRO_BENCH_CPU_PROF=<dir> profiles every service process (docs/performance.md).
     const profile = process.env.MONIRO_BENCH_CPU_PROF;
     const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+    // MONIRO_BENCH_NODE_FLAGS="--flag …" tries node/V8 flags on every service process, and
+    // MONIRO_BENCH_NODE_FLAGS_AGENT_RUNNER (the service's name in capitals) on one: after its own flags.
+    flags.push(
+      ...benchNodeFlags("MONIRO_BENCH_NODE_FLAGS"),
+      ...benchNodeFlags(`MONIRO_BENCH_NODE_FLAGS_${name.toUpperCase().replace(/-/g, "_")}`),
+    );
     const child = spawn(process.execPath, [...serviceNodeFlags(name), ...flags, main], {
       cwd: dir,
       env: {
@@ -135,7 +141,13 @@ export async function startServiceStack(options: {
       readyMs: Number.NaN,
       readyCpuMs: Number.NaN,
     };
-    const collect = (chunk: Buffer) => service.output.push(chunk.toString("utf8"));
+    // MONIRO_BENCH_SERVICE_LOG_DIR=<dir> also appends each service process's output to <dir>/<service>-<pid>.log.
+    const logDir = process.env.MONIRO_BENCH_SERVICE_LOG_DIR;
+    const logFile = logDir ? join(logDir, `${name}-${service.pid}.log`) : undefined;
+    const collect = (chunk: Buffer) => {
+      service.output.push(chunk.toString("utf8"));
+      if (logFile) appendFileSync(logFile, chunk);
+    };
     child.stdout?.on("data", collect);
     child.stderr?.on("data", collect);
     running.push(service);
@@ -203,4 +215,8 @@ async function cleanupNamespace(namespace: string, prefix: string): Promise<void
   } finally {
     redis.disconnect();
   }
+}
+
+function benchNodeFlags(variable: string): string[] {
+  return (process.env[variable] ?? "").split(/\s+/).filter((flag) => flag !== "");
 }
