@@ -1,8 +1,67 @@
 import type { ChannelEntry } from "@moniro/envelopes";
-import { RedisWorkspaceStore } from "@moniro/store";
-import { randomToken, testRedis } from "@moniro/store/test";
+import { type RedisClient, RedisWorkspaceStore } from "@moniro/store";
+import { randomToken, startPrivateRedis, testRedis } from "@moniro/store/test";
 import { describe, expect, it } from "vitest";
 import { ChannelFeed } from "./channel-feed.js";
+
+/** Resolves once the feed's connection (CLIENT SETNAME `name`) is parked in its blocking XREAD. */
+async function parked(redis: RedisClient, name: string): Promise<void> {
+  await expect
+    .poll(async () =>
+      String(await redis.client("LIST"))
+        .split("\n")
+        .some((line) => line.includes(` name=${name} `) && / flags=\S*b/.test(line) && line.includes(" cmd=xread ")),
+    )
+    .toBe(true);
+}
+
+/**
+ * A channel followed while the feed's read is parked (blocking 30 s) hears a post at once: the
+ * read is interrupted (CLIENT UNBLOCK) or, where Redis refuses that, blocks only a short while.
+ */
+async function joinsWhileParked(url: string | undefined): Promise<number> {
+  const t = testRedis(url);
+  const name = `channel-feed-test-${randomToken()}`;
+  const feed = new ChannelFeed(t.redis, { prefix: t.prefix, blockMs: 30_000, name });
+  try {
+    const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
+    for (const tag of ["a", "b"])
+      await store.instance("notes", tag).start([{ name: "alice", agent: "alice", kind: "ref" }]);
+    const heard: string[] = [];
+    const listener = (tag: string) => ({
+      posts: (entries: readonly ChannelEntry[]) => heard.push(...entries.map((entry) => `${tag}: ${entry.text}`)),
+      failed: (error: Error) => heard.push(`${tag} failed: ${error.message}`),
+    });
+    await feed.watch("notes", "a", listener("a"));
+    await parked(t.redis, name);
+    const started = Date.now();
+    await feed.watch("notes", "b", listener("b"));
+    await store.instance("notes", "b").channel.post({ from: "http:jane", text: "joined" });
+    await expect.poll(() => heard, { timeout: 2_000, interval: 10 }).toEqual(["b: joined"]);
+    return Date.now() - started;
+  } finally {
+    await feed.close();
+    await t.cleanup();
+  }
+}
+
+describe("the channel feed and a channel followed while its read is parked", () => {
+  it("hears the new channel's post well before the read's block ends (CLIENT UNBLOCK)", async () => {
+    expect(await joinsWhileParked(undefined)).toBeLessThan(2_000);
+  });
+
+  it("hears it within a moment where Redis refuses CLIENT UNBLOCK (reads then block 250 ms)", async () => {
+    const redis = await startPrivateRedis();
+    try {
+      const admin = testRedis(redis.url);
+      await admin.redis.call("ACL", "SETUSER", "default", "-client|unblock");
+      await admin.cleanup();
+      expect(await joinsWhileParked(redis.url)).toBeLessThan(2_000);
+    } finally {
+      await redis.stop();
+    }
+  }, 30_000);
+});
 
 describe("the channel feed over a connection that drops", () => {
   it("reads on after its connection is killed: a post written after the reconnect still reaches the listener, and a channel watched then joins", async () => {
