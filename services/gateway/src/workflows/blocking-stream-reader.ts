@@ -21,6 +21,8 @@ export interface BlockingStreamReaderOptions {
   /** Entries per stream per read. */
   count: number;
   retryMs?: number;
+  /** Told of each read sent and each time the connection came back after it was lost. */
+  metrics?: { read(): void; reconnected(): void };
 }
 
 const DEFAULT_FALLBACK_BLOCK_MS = 250;
@@ -70,6 +72,11 @@ export class BlockingStreamReader {
     this.connection.on("close", () => {
       this.connectionId = undefined;
     });
+    let connected = false;
+    this.connection.on("ready", () => {
+      if (connected) options.metrics?.reconnected();
+      connected = true;
+    });
     this.done = this.run();
   }
 
@@ -111,6 +118,7 @@ export class BlockingStreamReader {
         : Math.min(this.options.blockMs, this.options.fallbackBlockMs ?? DEFAULT_FALLBACK_BLOCK_MS);
       this.read += 1;
       this.reading = true;
+      this.options.metrics?.read();
       let reply: Array<[string, RawStreamEntries]> | null;
       try {
         reply = (await this.connection.xread(

@@ -67,7 +67,22 @@ describe("the channel feed over a connection that drops", () => {
   it("reads on after its connection is killed: a post written after the reconnect still reaches the listener, and a channel watched then joins", async () => {
     const t = testRedis();
     const name = `channel-feed-test-${randomToken()}`;
-    const feed = new ChannelFeed(t.redis, { prefix: t.prefix, blockMs: 1_000, name });
+    const measured = { reads: 0, reconnects: 0, delivered: 0, watching: [0, 0] };
+    const feed = new ChannelFeed(t.redis, {
+      prefix: t.prefix,
+      blockMs: 1_000,
+      name,
+      metrics: {
+        watching: (channels, listeners) => {
+          measured.watching = [channels, listeners];
+        },
+        read: () => measured.reads++,
+        reconnected: () => measured.reconnects++,
+        delivered: (entries) => {
+          measured.delivered += entries;
+        },
+      },
+    });
     try {
       const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
       for (const tag of ["a", "b"])
@@ -97,6 +112,8 @@ describe("the channel feed over a connection that drops", () => {
       await store.instance("notes", "b").channel.post({ from: "http:jane", text: "joined" });
       await expect.poll(() => heard, { timeout: 5_000 }).toEqual(["a: before", "a: after", "b: joined"]);
       expect(failures).toEqual([]);
+      expect(measured).toMatchObject({ reconnects: 1, delivered: 3, watching: [2, 2] });
+      expect(measured.reads).toBeGreaterThanOrEqual(4);
     } finally {
       await feed.close();
       await t.cleanup();
