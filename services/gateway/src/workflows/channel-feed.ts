@@ -36,7 +36,8 @@ const ALL = "";
  * channel over HTTP"): each watched channel is read once, by a blocking XREAD
  * on a dedicated connection, however many clients watch it, and each new post
  * goes to every listener of its channel as soon as it is written. Nothing is
- * read while nothing is posted, but one read per `blockMs`.
+ * read while nothing is posted, but one read per `blockMs` (per
+ * `fallbackBlockMs` where Redis refuses CLIENT UNBLOCK).
  */
 export class ChannelFeed implements ChannelWatch {
   private readonly channels = new Map<string, Watched>();
