@@ -38,14 +38,18 @@ const UNBLOCK_MAX_RETRY_MS = 100;
  * `changed()` (a stream was added) interrupts the read under way with CLIENT
  * UNBLOCK sent on `source`, so the next read includes the new stream at
  * once. The connection's id is learnt, and CLIENT UNBLOCK tried on it, before
- * its first read and again after a reconnect: where Redis refuses either, each
- * read blocks only `fallbackBlockMs`, the longest a new stream waits there.
+ * its first read and as it reconnects (before ioredis sends the read under way
+ * again): where Redis refuses either, each read blocks only `fallbackBlockMs`,
+ * the longest a new stream waits there.
  * The streams of one read must share a slot on a Redis Cluster: there, give
  * each reader one stream (nothing is added to a read, so nothing is unblocked).
  */
 export class BlockingStreamReader {
   private readonly connection: RedisClient;
   private connectionId: number | undefined;
+  /** Bumped when the connection closes: an id asked for before belongs to the connection gone. */
+  private epoch = 0;
+  private identifying: Promise<void> | undefined;
   /** False once Redis refused CLIENT ID or CLIENT UNBLOCK: reads then block `fallbackBlockMs` only. */
   private unblockable = true;
   /** Bumped at every read: an unblock is meant for the read it was sent during. */
@@ -68,9 +72,14 @@ export class BlockingStreamReader {
         )
       : source.duplicate(name ? { connectionName: name } : {});
     this.connection.on("error", () => undefined);
-    // A reconnected connection has a new id: learnt again before the next read.
     this.connection.on("close", () => {
       this.connectionId = undefined;
+      this.epoch += 1;
+    });
+    // A reconnected connection has a new id, and ioredis sends the read under way again on it as soon as
+    // it is ready: the id is asked for as it connects (CLIENT is a handshake command), ahead of that read.
+    this.connection.on("connect", () => {
+      if (this.unblockable && !isCluster(this.connection)) void this.identify();
     });
     let connected = false;
     this.connection.on("ready", () => {
@@ -102,7 +111,7 @@ export class BlockingStreamReader {
     const retryMs = this.options.retryMs ?? 1_000;
     while (!this.closed) {
       // Before the cursors are asked: a stream added meanwhile is in this read.
-      if (this.connectionId === undefined && this.unblockable && !isCluster(this.connection)) await this.learnId();
+      if (this.connectionId === undefined && this.unblockable && !isCluster(this.connection)) await this.identify();
       if (this.closed) break;
       const cursors = this.options.cursors();
       if (cursors.length === 0) {
@@ -162,11 +171,19 @@ export class BlockingStreamReader {
    * The connection's id, and whether CLIENT UNBLOCK may be sent (tried on the connection while it
    * is not blocked: 0, or a refusal). A connection error leaves both unknown: the read fails too.
    */
+  private identify(): Promise<void> {
+    this.identifying ??= this.learnId().finally(() => {
+      this.identifying = undefined;
+    });
+    return this.identifying;
+  }
+
   private async learnId(): Promise<void> {
+    const epoch = this.epoch;
     try {
       const id = Number(await this.connection.client("ID"));
       await this.source.client("UNBLOCK", id);
-      this.connectionId = id;
+      if (epoch === this.epoch) this.connectionId = id;
     } catch (error) {
       if (isRefusal(error)) this.unblockable = false;
     }

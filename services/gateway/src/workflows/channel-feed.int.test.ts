@@ -4,22 +4,26 @@ import { randomToken, startPrivateRedis, testRedis } from "@moniro/store/test";
 import { describe, expect, it } from "vitest";
 import { ChannelFeed } from "./channel-feed.js";
 
-/** Resolves once the feed's connection (CLIENT SETNAME `name`) is parked in its blocking XREAD. */
-async function parked(redis: RedisClient, name: string): Promise<void> {
+/** The id of the feed's connection (CLIENT SETNAME `name`) once it is parked in its blocking XREAD. */
+async function parked(redis: RedisClient, name: string, not?: string): Promise<string> {
+  let id: string | undefined;
   await expect
-    .poll(async () =>
-      String(await redis.client("LIST"))
+    .poll(async () => {
+      const line = String(await redis.client("LIST"))
         .split("\n")
-        .some((line) => line.includes(` name=${name} `) && / flags=\S*b/.test(line) && line.includes(" cmd=xread ")),
-    )
+        .find((line) => line.includes(` name=${name} `) && / flags=\S*b/.test(line) && line.includes(" cmd=xread "));
+      id = line?.match(/\bid=(\d+)/)?.[1];
+      return id !== undefined && id !== not;
+    })
     .toBe(true);
+  return id as string;
 }
 
 /**
  * A channel followed while the feed's read is parked (blocking 30 s) hears a post at once: the
  * read is interrupted (CLIENT UNBLOCK) or, where Redis refuses that, blocks only a short while.
  */
-async function joinsWhileParked(url: string | undefined): Promise<number> {
+async function joinsWhileParked(url: string | undefined, options: { reconnected?: boolean } = {}): Promise<number> {
   const t = testRedis(url);
   const name = `channel-feed-test-${randomToken()}`;
   const feed = new ChannelFeed(t.redis, { prefix: t.prefix, blockMs: 30_000, name });
@@ -33,7 +37,12 @@ async function joinsWhileParked(url: string | undefined): Promise<number> {
       failed: (error: Error) => heard.push(`${tag} failed: ${error.message}`),
     });
     await feed.watch("notes", "a", listener("a"));
-    await parked(t.redis, name);
+    const first = await parked(t.redis, name);
+    if (options.reconnected) {
+      // The read is sent again on the new connection, whose id the reader has not asked for yet.
+      await t.redis.client("KILL", "ID", first);
+      await parked(t.redis, name, first);
+    }
     const started = Date.now();
     await feed.watch("notes", "b", listener("b"));
     await store.instance("notes", "b").channel.post({ from: "http:jane", text: "joined" });
@@ -48,6 +57,10 @@ async function joinsWhileParked(url: string | undefined): Promise<number> {
 describe("the channel feed and a channel followed while its read is parked", () => {
   it("hears the new channel's post well before the read's block ends (CLIENT UNBLOCK)", async () => {
     expect(await joinsWhileParked(undefined)).toBeLessThan(2_000);
+  });
+
+  it("hears it well before the block ends also when the read was sent again after a reconnect", async () => {
+    expect(await joinsWhileParked(undefined, { reconnected: true })).toBeLessThan(2_000);
   });
 
   it("hears it within a moment where Redis refuses CLIENT UNBLOCK (reads then block 250 ms)", async () => {
