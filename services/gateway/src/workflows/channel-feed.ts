@@ -95,11 +95,6 @@ export class ChannelFeed implements ChannelWatch {
     return this.channels.size;
   }
 
-  /** How many listeners the watched channels have. */
-  get listeners(): number {
-    return this.listenerCount;
-  }
-
   /** Stops every reader; listeners hear nothing more. */
   async close(): Promise<void> {
     this.closed = true;
