@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createKeys } from "@moniro/store";
+import { createKeys, RedisWorkspaceStore } from "@moniro/store";
 import { TEST_REDIS_URL } from "@moniro/store/test";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents } from "./test/sse-client.js";
+import { stalledClient } from "./test/stalled-sse-client.js";
 
 // docs/workflows.md "The channel over HTTP": GET …/channel/events pushes each post to every client of the channel.
 
@@ -21,11 +22,11 @@ describe("the channel's SSE stream", () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  const gateway = async () => {
+  const gateway = async (env: Record<string, string> = {}) => {
     const dir = mkdtempSync(join(tmpdir(), "moniro-channel-events-"));
     dirs.push(dir);
     writeFileSync(join(dir, "notes.yaml"), NOTES);
-    const g = await startTestGateway({ MONIRO_WORKFLOWS_DIR: dir });
+    const g = await startTestGateway({ MONIRO_WORKFLOWS_DIR: dir, ...env });
     made.push(g);
     await g.gateway.connected;
     for (const tag of ["main", "other"]) {
@@ -141,6 +142,60 @@ describe("the channel's SSE stream", () => {
     await staying.close();
     await back.close();
   });
+
+  it("disconnects a client that stops reading (overflow event, counted in /metrics) while another client of the channel gets every post; it resumes with Last-Event-ID", async () => {
+    const g = await gateway({ MONIRO_GATEWAY_SSE_BUFFER: "256kb" });
+    const path = "/v1/workflows/notes/instances/main/channel/events";
+    const slow = await stalledClient(g.base, path, AUTH.authorization);
+    const fast = await open(g, "main");
+    await sleep(200); // both clients past reading the posts so far
+    const channel = new RedisWorkspaceStore(g.redis.redis, { prefix: g.redis.prefix }).instance(
+      "notes",
+      "main",
+    ).channel;
+    const blob = "x".repeat(31_000); // a post is at most 32,000 characters
+    const count = 500; // 15 MB: more than the kernel's socket buffers hold for the stalled client
+    const isPost = (event: { event: string }) => event.event === "post";
+    const ids: string[] = [];
+    for (let n = 0; n < count; n++) {
+      ids.push((await channel.post({ from: "http:jane", text: `${n} ${blob}` })).id);
+      // Paced at what the reading client takes, the stalled one falls behind.
+      if (n % 8 === 7) await fast.waitFor(isPost, n + 1, 30_000);
+    }
+    const posts = await fast.waitFor(isPost, count, 30_000);
+    expect(posts.map((event) => event.id)).toEqual(ids);
+
+    const frames = (await slow.readAll()).split("\n\n").filter((frame) => frame.includes("event: "));
+    const last = frames.at(-1) ?? "";
+    expect(last).toMatch(/^event: overflow\ndata: /);
+    const body = JSON.parse(last.slice(last.indexOf("data: ") + 6)) as {
+      error: { code: string; message: string };
+      lastEventId: string;
+    };
+    expect(body.error).toMatchObject({ code: "client_too_slow", message: expect.stringMatching(/Last-Event-ID/) });
+    // It got the posts before the overflow event in order, and not all of them; lastEventId is the last one's.
+    const got = frames.filter((frame) => frame.includes("event: post")).map((frame) => /^id: (\S+)/.exec(frame)?.[1]);
+    expect(got.length).toBeLessThan(count);
+    expect(got).toEqual(ids.slice(0, got.length));
+    expect(body.lastEventId).toBe(got.at(-1));
+
+    const metrics = await (await g.fetch("/metrics")).text();
+    /** A metric's value (its one series; the registry adds a `service` label). */
+    const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(metrics)?.[1]);
+    expect(value("moniro_gateway_channel_sse_slow_clients_dropped_total")).toBe(1);
+    expect(value("moniro_gateway_channel_feed_channels")).toBe(1);
+    expect(value("moniro_gateway_channel_feed_listeners")).toBe(1);
+    expect(value("moniro_gateway_channel_feed_entries_delivered_total")).toBe(count);
+    expect(value("moniro_gateway_channel_feed_reads_total")).toBeGreaterThan(0);
+    expect(value("moniro_gateway_channel_feed_reconnects_total")).toBe(0);
+
+    // Resuming from its lastEventId, it gets every post it missed.
+    const resumed = await open(g, "main", { "last-event-id": body.lastEventId });
+    const missed = await resumed.waitFor(isPost, count - got.length, 30_000);
+    expect(missed.map((event) => event.id)).toEqual(ids.slice(got.length));
+    await resumed.close();
+    await fast.close();
+  }, 60_000);
 
   it("ends the stream with an error event when a post cannot be read", async () => {
     const g = await gateway();

@@ -29,6 +29,7 @@ import { natsWorkspaceFiles } from "./nats/workspace-files-client.js";
 import { RedisInspector } from "./redis/redis-inspector.js";
 import { AgentStateCleanup } from "./workflows/agent-state-cleanup.js";
 import { ChannelFeed } from "./workflows/channel-feed.js";
+import { channelMetrics } from "./workflows/channel-metrics.js";
 import { InstanceLock } from "./workflows/instance-lock.js";
 import { WorkflowInstances } from "./workflows/workflow-instances.js";
 import { WorkflowSource } from "./workflows/workflow-source.js";
@@ -73,7 +74,12 @@ export async function startGateway(options: {
   // MONIRO_WORKFLOWS_DIR; state in Redis.
   const workspaces = new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX });
   // Channel SSE clients: one blocking read of the watched channels on its own connection (docs/workflows.md).
-  const channelFeed = new ChannelFeed(redis, { prefix: config.MONIRO_REDIS_PREFIX, name: "gateway:channel-feed" });
+  const channelsMeasured = channelMetrics(options.registry);
+  const channelFeed = new ChannelFeed(redis, {
+    prefix: config.MONIRO_REDIS_PREFIX,
+    name: "gateway:channel-feed",
+    metrics: channelsMeasured,
+  });
   const instances = new WorkflowInstances({
     source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger, config.MONIRO_PROJECT_DIR),
     registry: () => registryLink.get(),
@@ -117,7 +123,13 @@ export async function startGateway(options: {
     }),
     personal: new RedisPersonalContext(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     workspaces,
-    workflows: { instances, store: workspaces, feed: channelFeed },
+    workflows: {
+      instances,
+      store: workspaces,
+      feed: channelFeed,
+      maxBufferedBytes: config.MONIRO_GATEWAY_SSE_BUFFER,
+      metrics: channelsMeasured,
+    },
     readiness: {
       nats: () => link.check(),
       registry: async () => registryLink.check(),

@@ -1,8 +1,8 @@
-import { connect, type Socket } from "node:net";
 import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_KEYS, AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
+import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents, type ReceivedEvent } from "./test/sse-client.js";
+import { stalledClient } from "./test/stalled-sse-client.js";
 import { consumerCount, consumerCountSettled } from "./test/stream-consumers.js";
 
 /** What a client saw, one string per event: `message:<text>#<id>` or `<event type>:<n>`. */
@@ -10,52 +10,6 @@ function seen(events: ReceivedEvent[]): string[] {
   return events.map((item) => {
     const body = JSON.parse(item.data) as { text?: string; data?: { n?: number } };
     return item.event === "message" ? `message:${body.text}#${item.id}` : `${item.event}:${body.data?.n}`;
-  });
-}
-
-/** The body of a chunked HTTP/1.1 response. */
-function dechunk(raw: Buffer): string {
-  const parts: Buffer[] = [];
-  let at = 0;
-  for (;;) {
-    const lineEnd = raw.indexOf("\r\n", at);
-    if (lineEnd < 0) break;
-    const size = Number.parseInt(raw.subarray(at, lineEnd).toString("latin1"), 16);
-    if (!(size > 0)) break;
-    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size));
-    at = lineEnd + 2 + size + 2;
-  }
-  return Buffer.concat(parts).toString("utf8");
-}
-
-/** An SSE request on a raw socket that does not read until told to. */
-function stalledClient(base: string, path: string): Promise<{ socket: Socket; readAll(): Promise<string> }> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port) }, () => {
-      socket.write(
-        `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${API_KEYS[1]}\r\nAccept: text/event-stream\r\n\r\n`,
-      );
-      let head = "";
-      const onHead = (chunk: Buffer) => {
-        head += chunk.toString("latin1");
-        if (!head.includes("\r\n\r\n")) return;
-        socket.off("data", onHead);
-        socket.pause();
-        const chunks: Buffer[] = [Buffer.from(head.slice(head.indexOf("\r\n\r\n") + 4), "latin1")];
-        resolve({
-          socket,
-          readAll: () =>
-            new Promise((done) => {
-              socket.on("data", (data: Buffer) => chunks.push(data));
-              socket.on("close", () => done(dechunk(Buffer.concat(chunks))));
-              socket.resume();
-            }),
-        });
-      };
-      socket.on("data", onHead);
-    });
-    socket.on("error", reject);
   });
 }
 
@@ -139,7 +93,7 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
 
   it("a client that stops reading does not hold the others back, and is told why it was disconnected", async () => {
     await start({ MONIRO_GATEWAY_SSE_BUFFER: "512kb" });
-    const slow = await stalledClient(t.base, "/v1/agents/alice/events");
+    const slow = await stalledClient(t.base, "/v1/agents/alice/events", AUTH.authorization);
     const fast = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
     const seq = await outbound("alice", "before the flood");
     const blob = "x".repeat(32 * 1024);

@@ -56,6 +56,25 @@ interface Batch {
 
 const NO_SEQ = -1;
 
+/**
+ * The last frame of a stream closed because its client read too slowly: `overflow`, code
+ * `client_too_slow`, the id it has everything up to, and how it gets what it missed (`resume`).
+ */
+export function overflowFrame(options: {
+  maxBufferedBytes: number;
+  lastEventId: string | null;
+  resume: string;
+}): Buffer {
+  const data = JSON.stringify({
+    error: {
+      code: "client_too_slow",
+      message: `this client read its events slower than they came (more than ${options.maxBufferedBytes} bytes waited for it), so the gateway closed the stream; ${options.resume}`,
+    },
+    lastEventId: options.lastEventId,
+  });
+  return Buffer.from(`event: overflow\ndata: ${data}\n\n`);
+}
+
 function joinFrames(frames: readonly SseFrame[]): Uint8Array {
   return frames.length === 1 ? (frames[0] as SseFrame).bytes : Buffer.concat(frames.map((frame) => frame.bytes));
 }
@@ -241,14 +260,13 @@ export class SseFanout {
   private overflow(client: Client): void {
     this.remove(client);
     const lastEventId = client.lastSeq > 0 ? String(client.lastSeq) : null;
-    const data = JSON.stringify({
-      error: {
-        code: "client_too_slow",
-        message: `this client read its events slower than they came (more than ${this.maxBufferedBytes} bytes waited for it), so the gateway closed the stream; reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)`,
-      },
-      lastEventId,
-    });
-    client.sink.close(Buffer.from(`event: overflow\ndata: ${data}\n\n`));
+    client.sink.close(
+      overflowFrame({
+        maxBufferedBytes: this.maxBufferedBytes,
+        lastEventId,
+        resume: "reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)",
+      }),
+    );
   }
 
   private remove(client: Client): void {

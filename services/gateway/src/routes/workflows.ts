@@ -7,6 +7,7 @@ import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { parseBody } from "../http/schema-body.js";
 import { startSse } from "../http/sse-writer.js";
 import type { ChannelWatch } from "../workflows/channel-feed.js";
+import type { ChannelSseMetrics } from "../workflows/channel-metrics.js";
 import { streamChannel } from "../workflows/channel-stream.js";
 import type { WorkflowInstances } from "../workflows/workflow-instances.js";
 
@@ -37,6 +38,9 @@ export function workflowsRouter(deps: {
   heartbeatMs: number;
   /** The gateway's one watcher of the channels its SSE clients follow. */
   feed: ChannelWatch;
+  /** Bytes that may wait for one slow channel SSE client before it is disconnected (MONIRO_GATEWAY_SSE_BUFFER). */
+  maxBufferedBytes: number;
+  metrics?: ChannelSseMetrics;
 }): Router {
   const router = Router();
   const { instances } = deps;
@@ -108,7 +112,17 @@ export function workflowsRouter(deps: {
       heartbeatMs: deps.heartbeatMs,
       ...(after !== undefined ? { lastEventId: after } : {}),
     });
-    streamChannel({ feed: deps.feed, channel, workflow, tag, after, sse, request });
+    streamChannel({
+      feed: deps.feed,
+      channel,
+      workflow,
+      tag,
+      after,
+      sse,
+      request,
+      maxBufferedBytes: deps.maxBufferedBytes,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    });
   });
   router.all("/v1/workflows/:workflow/instances/:tag/channel/events", methodNotAllowed("GET"));
   return router;

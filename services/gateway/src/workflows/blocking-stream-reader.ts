@@ -11,15 +11,23 @@ export interface BlockingStreamReaderOptions {
   deliver(key: string, entries: RawStreamEntries): void;
   /** A read failed: the streams it was reading. The reader goes on once it has settled, after `retryMs`. */
   fail(keys: readonly string[], error: Error): void | Promise<void>;
-  /** How long one XREAD blocks: the longest a stream added meanwhile waits when it cannot be interrupted. */
+  /** How long one XREAD blocks while a read can be interrupted (CLIENT UNBLOCK). */
   blockMs: number;
+  /**
+   * How long one XREAD blocks where Redis refuses CLIENT ID or CLIENT UNBLOCK (an ACL, a managed
+   * Redis): the longest a stream added meanwhile waits there, at one read per this many ms while idle.
+   */
+  fallbackBlockMs?: number;
   /** Entries per stream per read. */
   count: number;
   retryMs?: number;
+  /** Told of each read sent and each time the connection came back after it was lost. */
+  metrics?: { read(): void; reconnected(): void };
 }
 
-const UNBLOCK_RETRY_MS = 5;
-const UNBLOCK_ATTEMPTS = 20;
+const DEFAULT_FALLBACK_BLOCK_MS = 250;
+const UNBLOCK_FIRST_RETRY_MS = 5;
+const UNBLOCK_MAX_RETRY_MS = 100;
 
 /**
  * One dedicated connection (a duplicate of `source`) that waits on many
@@ -29,14 +37,21 @@ const UNBLOCK_ATTEMPTS = 20;
  *
  * `changed()` (a stream was added) interrupts the read under way with CLIENT
  * UNBLOCK sent on `source`, so the next read includes the new stream at
- * once. The connection's id is learnt before its first read and again after
- * a reconnect; until then (or where CLIENT UNBLOCK is refused) a new stream
- * waits at most `blockMs`. The streams of one read must share a slot on a
- * Redis Cluster: there, give each reader one stream.
+ * once. The connection's id is learnt, and CLIENT UNBLOCK tried on it, before
+ * its first read and as it reconnects (before ioredis sends the read under way
+ * again): where Redis refuses either, each read blocks only `fallbackBlockMs`,
+ * the longest a new stream waits there.
+ * The streams of one read must share a slot on a Redis Cluster: there, give
+ * each reader one stream (nothing is added to a read, so nothing is unblocked).
  */
 export class BlockingStreamReader {
   private readonly connection: RedisClient;
   private connectionId: number | undefined;
+  /** Bumped when the connection closes: an id asked for before belongs to the connection gone. */
+  private epoch = 0;
+  private identifying: Promise<void> | undefined;
+  /** False once Redis refused CLIENT ID or CLIENT UNBLOCK: reads then block `fallbackBlockMs` only. */
+  private unblockable = true;
   /** Bumped at every read: an unblock is meant for the read it was sent during. */
   private read = 0;
   private reading = false;
@@ -57,9 +72,19 @@ export class BlockingStreamReader {
         )
       : source.duplicate(name ? { connectionName: name } : {});
     this.connection.on("error", () => undefined);
-    // A reconnected connection has a new id: learnt again before the next read.
     this.connection.on("close", () => {
       this.connectionId = undefined;
+      this.epoch += 1;
+    });
+    // A reconnected connection has a new id, and ioredis sends the read under way again on it as soon as
+    // it is ready: the id is asked for as it connects (CLIENT is a handshake command), ahead of that read.
+    this.connection.on("connect", () => {
+      if (this.unblockable && !isCluster(this.connection)) void this.identify();
+    });
+    let connected = false;
+    this.connection.on("ready", () => {
+      if (connected) options.metrics?.reconnected();
+      connected = true;
     });
     this.done = this.run();
   }
@@ -85,6 +110,9 @@ export class BlockingStreamReader {
   private async run(): Promise<void> {
     const retryMs = this.options.retryMs ?? 1_000;
     while (!this.closed) {
+      // Before the cursors are asked: a stream added meanwhile is in this read.
+      if (this.connectionId === undefined && this.unblockable && !isCluster(this.connection)) await this.identify();
+      if (this.closed) break;
       const cursors = this.options.cursors();
       if (cursors.length === 0) {
         await new Promise<void>((resolve) => {
@@ -94,24 +122,19 @@ export class BlockingStreamReader {
         continue;
       }
       const keys = cursors.map(([key]) => key);
-      if (this.connectionId === undefined && !isCluster(this.connection)) {
-        // Sent ahead of the read on the same connection, so it answers before the read blocks.
-        this.connection.client("ID").then(
-          (id) => {
-            this.connectionId = Number(id);
-          },
-          () => undefined,
-        );
-      }
+      const blockMs = this.unblockable
+        ? this.options.blockMs
+        : Math.min(this.options.blockMs, this.options.fallbackBlockMs ?? DEFAULT_FALLBACK_BLOCK_MS);
       this.read += 1;
       this.reading = true;
+      this.options.metrics?.read();
       let reply: Array<[string, RawStreamEntries]> | null;
       try {
         reply = (await this.connection.xread(
           "COUNT",
           this.options.count,
           "BLOCK",
-          this.options.blockMs,
+          blockMs,
           "STREAMS",
           ...keys,
           ...cursors.map(([, after]) => after),
@@ -144,16 +167,57 @@ export class BlockingStreamReader {
     }
   }
 
-  /** CLIENT UNBLOCK of read `read`; tried again for a moment when it reached Redis before the read did. */
-  private async unblock(read: number): Promise<void> {
-    for (let attempt = 0; attempt < UNBLOCK_ATTEMPTS; attempt++) {
-      if (this.closed || !this.reading || this.read !== read) return;
-      if (this.connectionId !== undefined) {
-        const unblocked = await this.source.client("UNBLOCK", this.connectionId).catch(() => undefined);
-        if (unblocked === undefined) return;
-        if (Number(unblocked) === 1) return;
-      }
-      await sleep(UNBLOCK_RETRY_MS);
+  /**
+   * The connection's id, and whether CLIENT UNBLOCK may be sent (tried on the connection while it
+   * is not blocked: 0, or a refusal). A connection error leaves both unknown: the read fails too.
+   */
+  private identify(): Promise<void> {
+    this.identifying ??= this.learnId().finally(() => {
+      this.identifying = undefined;
+    });
+    return this.identifying;
+  }
+
+  private async learnId(): Promise<void> {
+    const epoch = this.epoch;
+    try {
+      const id = Number(await this.connection.client("ID"));
+      await this.source.client("UNBLOCK", id);
+      if (epoch === this.epoch) this.connectionId = id;
+    } catch (error) {
+      if (isRefusal(error)) this.unblockable = false;
     }
   }
+
+  /**
+   * CLIENT UNBLOCK of read `read`, tried again (5 ms, then longer, up to 100 ms apart) while it is
+   * under way and Redis answers 0 (the read has not reached it yet) or the connection is down.
+   */
+  private async unblock(read: number): Promise<void> {
+    let pause = UNBLOCK_FIRST_RETRY_MS;
+    while (!this.closed && this.reading && this.read === read) {
+      if (this.connectionId !== undefined) {
+        try {
+          if (Number(await this.source.client("UNBLOCK", this.connectionId)) === 1) return;
+        } catch (error) {
+          if (isRefusal(error)) {
+            this.unblockable = false;
+            return;
+          }
+        }
+      }
+      await sleep(pause, undefined, { signal: this.closing.signal }).catch(() => undefined);
+      pause = Math.min(pause * 2, UNBLOCK_MAX_RETRY_MS);
+    }
+  }
+}
+
+/**
+ * Redis will not run the command for this client (an ACL's NOPERM, a command renamed or
+ * disabled): not a connection failure, nor a passing state such as LOADING.
+ */
+function isRefusal(error: unknown): boolean {
+  return (
+    error instanceof Error && error.name === "ReplyError" && /^(NOPERM|ERR unknown (sub)?command)/i.test(error.message)
+  );
 }

@@ -1,14 +1,101 @@
 import type { ChannelEntry } from "@moniro/envelopes";
-import { RedisWorkspaceStore } from "@moniro/store";
-import { randomToken, testRedis } from "@moniro/store/test";
+import { type RedisClient, RedisWorkspaceStore } from "@moniro/store";
+import { randomToken, startPrivateRedis, testRedis } from "@moniro/store/test";
 import { describe, expect, it } from "vitest";
 import { ChannelFeed } from "./channel-feed.js";
+
+/** The id of the feed's connection (CLIENT SETNAME `name`) once it is parked in its blocking XREAD. */
+async function parked(redis: RedisClient, name: string, not?: string): Promise<string> {
+  let id: string | undefined;
+  await expect
+    .poll(async () => {
+      const line = String(await redis.client("LIST"))
+        .split("\n")
+        .find((line) => line.includes(` name=${name} `) && / flags=\S*b/.test(line) && line.includes(" cmd=xread "));
+      id = line?.match(/\bid=(\d+)/)?.[1];
+      return id !== undefined && id !== not;
+    })
+    .toBe(true);
+  return id as string;
+}
+
+/**
+ * A channel followed while the feed's read is parked (blocking 30 s) hears a post at once: the
+ * read is interrupted (CLIENT UNBLOCK) or, where Redis refuses that, blocks only a short while.
+ */
+async function joinsWhileParked(url: string | undefined, options: { reconnected?: boolean } = {}): Promise<number> {
+  const t = testRedis(url);
+  const name = `channel-feed-test-${randomToken()}`;
+  const feed = new ChannelFeed(t.redis, { prefix: t.prefix, blockMs: 30_000, name });
+  try {
+    const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
+    for (const tag of ["a", "b"])
+      await store.instance("notes", tag).start([{ name: "alice", agent: "alice", kind: "ref" }]);
+    const heard: string[] = [];
+    const listener = (tag: string) => ({
+      posts: (entries: readonly ChannelEntry[]) => heard.push(...entries.map((entry) => `${tag}: ${entry.text}`)),
+      failed: (error: Error) => heard.push(`${tag} failed: ${error.message}`),
+    });
+    await feed.watch("notes", "a", listener("a"));
+    const first = await parked(t.redis, name);
+    if (options.reconnected) {
+      // The read is sent again on the new connection, whose id the reader has not asked for yet.
+      await t.redis.client("KILL", "ID", first);
+      await parked(t.redis, name, first);
+    }
+    const started = Date.now();
+    await feed.watch("notes", "b", listener("b"));
+    await store.instance("notes", "b").channel.post({ from: "http:jane", text: "joined" });
+    await expect.poll(() => heard, { timeout: 2_000, interval: 10 }).toEqual(["b: joined"]);
+    return Date.now() - started;
+  } finally {
+    await feed.close();
+    await t.cleanup();
+  }
+}
+
+describe("the channel feed and a channel followed while its read is parked", () => {
+  it("hears the new channel's post well before the read's block ends (CLIENT UNBLOCK)", async () => {
+    expect(await joinsWhileParked(undefined)).toBeLessThan(2_000);
+  });
+
+  it("hears it well before the block ends also when the read was sent again after a reconnect", async () => {
+    expect(await joinsWhileParked(undefined, { reconnected: true })).toBeLessThan(2_000);
+  });
+
+  it("hears it within a moment where Redis refuses CLIENT UNBLOCK (reads then block 250 ms)", async () => {
+    const redis = await startPrivateRedis();
+    try {
+      const admin = testRedis(redis.url);
+      await admin.redis.call("ACL", "SETUSER", "default", "-client|unblock");
+      await admin.cleanup();
+      expect(await joinsWhileParked(redis.url)).toBeLessThan(2_000);
+    } finally {
+      await redis.stop();
+    }
+  }, 30_000);
+});
 
 describe("the channel feed over a connection that drops", () => {
   it("reads on after its connection is killed: a post written after the reconnect still reaches the listener, and a channel watched then joins", async () => {
     const t = testRedis();
     const name = `channel-feed-test-${randomToken()}`;
-    const feed = new ChannelFeed(t.redis, { prefix: t.prefix, blockMs: 1_000, name });
+    const measured = { reads: 0, reconnects: 0, delivered: 0, watching: [0, 0] };
+    const feed = new ChannelFeed(t.redis, {
+      prefix: t.prefix,
+      blockMs: 1_000,
+      name,
+      metrics: {
+        watching: (channels, listeners) => {
+          measured.watching = [channels, listeners];
+        },
+        read: () => measured.reads++,
+        reconnected: () => measured.reconnects++,
+        delivered: (entries) => {
+          measured.delivered += entries;
+        },
+      },
+    });
     try {
       const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
       for (const tag of ["a", "b"])
@@ -38,6 +125,8 @@ describe("the channel feed over a connection that drops", () => {
       await store.instance("notes", "b").channel.post({ from: "http:jane", text: "joined" });
       await expect.poll(() => heard, { timeout: 5_000 }).toEqual(["a: before", "a: after", "b: joined"]);
       expect(failures).toEqual([]);
+      expect(measured).toMatchObject({ reconnects: 1, delivered: 3, watching: [2, 2] });
+      expect(measured.reads).toBeGreaterThanOrEqual(4);
     } finally {
       await feed.close();
       await t.cleanup();

@@ -1,6 +1,7 @@
 import type { ChannelEntry } from "@moniro/envelopes";
 import { compareEntryIds, createKeys, decodeChannelEntry, isCluster, type RedisClient } from "@moniro/store";
 import { BlockingStreamReader, type RawStreamEntries } from "./blocking-stream-reader.js";
+import { type ChannelFeedMetrics, noChannelMetrics } from "./channel-metrics.js";
 
 /** Hears the new posts of one channel. */
 export interface ChannelListener {
@@ -35,21 +36,33 @@ const ALL = "";
  * channel over HTTP"): each watched channel is read once, by a blocking XREAD
  * on a dedicated connection, however many clients watch it, and each new post
  * goes to every listener of its channel as soon as it is written. Nothing is
- * read while nothing is posted, but one read per `blockMs`.
+ * read while nothing is posted, but one read per `blockMs` (per
+ * `fallbackBlockMs` where Redis refuses CLIENT UNBLOCK).
  */
 export class ChannelFeed implements ChannelWatch {
   private readonly channels = new Map<string, Watched>();
   private readonly readers = new Map<string, BlockingStreamReader>();
   private readonly keys: ReturnType<typeof createKeys>;
   private readonly cluster: boolean;
+  private readonly metrics: ChannelFeedMetrics;
+  private listenerCount = 0;
   private closed = false;
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly options: { prefix: string; blockMs?: number; count?: number; name?: string },
+    private readonly options: {
+      prefix: string;
+      blockMs?: number;
+      /** How long a read blocks where Redis refuses CLIENT UNBLOCK (BlockingStreamReader). */
+      fallbackBlockMs?: number;
+      count?: number;
+      name?: string;
+      metrics?: ChannelFeedMetrics;
+    },
   ) {
     this.keys = createKeys(options.prefix);
     this.cluster = isCluster(redis);
+    this.metrics = options.metrics ?? noChannelMetrics;
   }
 
   async watch(workflow: string, tag: string, listener: ChannelListener): Promise<() => void> {
@@ -62,7 +75,11 @@ export class ChannelFeed implements ChannelWatch {
       this.channels.set(key, created);
       watched = created;
     }
-    watched.listeners.add(listener);
+    if (!watched.listeners.has(listener)) {
+      watched.listeners.add(listener);
+      this.listenerCount += 1;
+      this.metrics.watching(this.channels.size, this.listenerCount);
+    }
     try {
       await watched.ready;
     } catch (error) {
@@ -82,6 +99,8 @@ export class ChannelFeed implements ChannelWatch {
   async close(): Promise<void> {
     this.closed = true;
     this.channels.clear();
+    this.listenerCount = 0;
+    this.metrics.watching(0, 0);
     const readers = [...this.readers.values()];
     this.readers.clear();
     await Promise.all(readers.map((reader) => reader.close()));
@@ -114,7 +133,9 @@ export class ChannelFeed implements ChannelWatch {
         deliver: (key, entries) => this.deliver(key, entries),
         fail: (keys, error) => this.failRead(keys, error),
         blockMs: this.options.blockMs ?? 5_000,
+        ...(this.options.fallbackBlockMs !== undefined ? { fallbackBlockMs: this.options.fallbackBlockMs } : {}),
         count: this.options.count ?? 100,
+        metrics: this.metrics,
       },
       this.options.name,
     );
@@ -135,6 +156,7 @@ export class ChannelFeed implements ChannelWatch {
       this.fail(key, error as Error);
       return;
     }
+    this.metrics.delivered(entries.length);
     for (const listener of [...watched.listeners]) {
       try {
         listener.posts(entries);
@@ -170,9 +192,12 @@ export class ChannelFeed implements ChannelWatch {
   }
 
   private drop(key: string, watched: Watched, listener: ChannelListener): void {
-    watched.listeners.delete(listener);
-    if (watched.listeners.size > 0 || this.channels.get(key) !== watched) return;
-    this.channels.delete(key);
+    const current = this.channels.get(key) === watched;
+    if (!watched.listeners.delete(listener) || !current) return;
+    this.listenerCount -= 1;
+    if (watched.listeners.size === 0) this.channels.delete(key);
+    this.metrics.watching(this.channels.size, this.listenerCount);
+    if (watched.listeners.size > 0) return;
     // A cluster's reader is this channel's alone; the shared one leaves the channel out of its next read.
     const reader = this.cluster ? this.readers.get(key) : undefined;
     if (reader) {

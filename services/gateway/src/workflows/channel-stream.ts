@@ -1,9 +1,10 @@
 import type { EventEmitter } from "node:events";
 import type { ChannelEntry } from "@moniro/envelopes";
 import { type Channel, compareEntryIds, DEFAULT_READ_LIMIT } from "@moniro/store";
-import type { SseSink } from "../http/sse-fanout.js";
+import { overflowFrame, type SseSink } from "../http/sse-fanout.js";
 import { sseFrame } from "../http/sse-writer.js";
 import type { ChannelWatch } from "./channel-feed.js";
+import type { ChannelSseMetrics } from "./channel-metrics.js";
 
 const frame = (event: string, data: string, id?: string): Buffer =>
   Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id } : {}) }));
@@ -30,6 +31,13 @@ function postFrame(entry: ChannelEntry): Buffer {
  * missed; what the feed hears during that read waits until it is done. A
  * failed read ends the stream with an `error` event; the client closing
  * stops it.
+ *
+ * A client never holds back the others: posts only queue in its own
+ * response. The posts so far are written a page at a time, each once the
+ * client has taken most of the one before; a client whose unsent bytes (and
+ * the live posts held for it meanwhile) pass `maxBufferedBytes` is sent an
+ * `overflow` event and disconnected, as the agent events stream does
+ * (SseFanout): it reconnects with Last-Event-ID and gets every post since.
  */
 export function streamChannel(options: {
   feed: ChannelWatch;
@@ -40,13 +48,17 @@ export function streamChannel(options: {
   sse: SseSink;
   /** The request: its `close` ends the stream. */
   request: EventEmitter;
+  /** Bytes that may wait for this client before it is disconnected (MONIRO_GATEWAY_SSE_BUFFER). */
+  maxBufferedBytes: number;
+  metrics?: ChannelSseMetrics;
 }): void {
-  const { sse } = options;
+  const { sse, maxBufferedBytes } = options;
   let sent = options.after;
   let closed = false;
   let unwatch: (() => void) | undefined;
   /** What the feed delivered while the posts so far were being read (undefined once live). */
   let held: ChannelEntry[] | undefined = [];
+  let heldBytes = 0;
 
   const send = (entries: readonly ChannelEntry[]) => {
     for (const entry of entries) {
@@ -55,6 +67,18 @@ export function streamChannel(options: {
       sse.write({ bytes: postFrame(entry) });
       sent = entry.id;
     }
+  };
+  const tooSlow = () => {
+    if (closed) return;
+    stop();
+    options.metrics?.slowClientDropped();
+    sse.close(
+      overflowFrame({
+        maxBufferedBytes,
+        lastEventId: sent ?? null,
+        resume: "reconnect with Last-Event-ID to get every post written since",
+      }),
+    );
   };
   const stop = () => {
     closed = true;
@@ -74,8 +98,14 @@ export function streamChannel(options: {
   void (async () => {
     const stopWatching = await options.feed.watch(options.workflow, options.tag, {
       posts: (entries) => {
-        if (held) held.push(...entries);
-        else send(entries);
+        if (held) {
+          held.push(...entries);
+          for (const entry of entries) heldBytes += postFrame(entry).byteLength;
+          if (heldBytes + sse.buffered > maxBufferedBytes) tooSlow();
+          return;
+        }
+        send(entries);
+        if (sse.buffered > maxBufferedBytes) tooSlow();
       },
       failed: fail,
     });
@@ -89,9 +119,14 @@ export function streamChannel(options: {
       if (closed) return;
       send(page.entries);
       if (page.entries.length < DEFAULT_READ_LIMIT) break;
+      // The next page once the client has taken most of this one (or the stream closed).
+      if (sse.buffered > maxBufferedBytes / 2) await sse.drained();
+      if (closed) return;
     }
     const caughtUp = held;
     held = undefined;
+    heldBytes = 0;
     send(caughtUp);
+    if (sse.buffered > maxBufferedBytes) tooSlow();
   })().catch(fail);
 }
