@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { type FakeRequestBody, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
 import { sleep } from "./support/bench-runner.js";
 import { measureFloor } from "./support/floor.js";
+import { httpPoster } from "./support/http-post.js";
 import { cpuMs, mainThreadCpuMs, rssBytes, syscalls } from "./support/proc.js";
 import { bytes, ms, type Row, report } from "./support/report.js";
 import { seedHistory } from "./support/seed-history.js";
@@ -28,9 +29,13 @@ const FRESH_AGENTS = 10;
 const JIT_WARMUP_DMS = 4_000;
 const JIT_BLOCK_DMS = 1_000;
 const JIT_AGENTS = 100;
-/** Steady state: 10 DMs to each of STEADY_AGENTS agents, so their history grows as the fresh ones' did. */
-const STEADY_DMS = 200;
-const STEADY_AGENTS = 20;
+/**
+ * Steady state: 10 DMs to each of STEADY_AGENTS agents, so their history grows as the fresh ones' did; 1,000 DMs,
+ * so the window holds the runner's major collections (one every ~400–600 DMs, ~0.2 ms per DM when spread): a
+ * 200-DM window held one or none, and its figure moved by ±0.4 ms per DM with that alone.
+ */
+const STEADY_DMS = 1_000;
+const STEADY_AGENTS = 100;
 /** Quiet before each DM: a DM wakes an agent at rest (loop gone, lease released), as a user's does. */
 const REST_MS = 5;
 /** Idle CPU is read over this long once the services have settled (10 ms ticks: one tick in 5 s is 2 ms/s). */
@@ -123,6 +128,7 @@ export async function run(): Promise<void> {
     throw error;
   });
   const clients = new Map<string, SseCounter>();
+  const poster = httpPoster();
   try {
     await seedHistory({ prefix: stack.prefix, agents: all.filter((name) => name !== blank), messages: HISTORY });
     // Start-to-ready: each service started alone and stopped, START_ROUNDS - 1 times; the last round stays up.
@@ -157,13 +163,11 @@ export async function run(): Promise<void> {
       const current: { requested?: number } = {};
       wake = current;
       const t0 = performance.now();
-      const response = await fetch(`${base}/v1/agents/${agent}/messages`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ text: "hello, one short question", from: "bench" }),
+      const response = await poster.post(`${base}/v1/agents/${agent}/messages`, {
+        text: "hello, one short question",
+        from: "bench",
       });
-      const body = await response.text();
-      if (response.status !== 202) throw new Error(`the gateway answered ${response.status} to a DM: ${body}`);
+      if (response.status !== 202) throw new Error(`the gateway answered ${response.status} to a DM: ${response.text}`);
       await client.reached(target);
       wake = undefined;
       return (current.requested ?? Number.NaN) - t0;
@@ -397,13 +401,14 @@ export async function run(): Promise<void> {
       `The runner uses the Anthropic backend (the real @anthropic-ai/sdk) over HTTP to the fake Anthropic server in this process, which answers every DM with message({text, final: true}): one LLM call per DM (a request carrying only tool results would get end_turn). Its own CPU is not counted.`,
       `Every agent's thread holds ${HISTORY} messages (${HISTORY / 2} DMs and their replies, written through the store under the agent's lease) before its first DM, so the first DM of a fresh runner already carries them. One SSE client (node:http, in this process) is attached to each agent's /v1/agents/:agent/events; a DM ends when its cycle-ended reaches that client, and each DM starts after ${REST_MS} ms of quiet.`,
       `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the DMs, minus each service's idle rate over the same time (read over ${IDLE_WINDOW_MS / 1000} s once settled and again after the DMs, with the SSE clients attached; the lower of the two), divided by the DMs; the per-service lines add up to the total. Fresh: the first ${FRESH_DMS} DMs the five processes ever handled (${FRESH_DMS / FRESH_AGENTS} to each of ${FRESH_AGENTS} agents). Steady state: after ${JIT_WARMUP_DMS} more DMs to ${JIT_AGENTS} other agents, measured in blocks of ${JIT_BLOCK_DMS} (V8's optimising compiler still compiles hundreds of functions over a service's first ~3,000 DMs, on its worker thread, whose CPU counts), ${STEADY_DMS / STEADY_AGENTS} DMs to each of ${STEADY_AGENTS} agents, so their history grows as the fresh ones' did.`,
-      `Wake: from the POST being sent to the DM's first LLM request having arrived at the fake server (its body read, before the fake parses and checks it, which stands for the API's own work). The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
+      `Wake: from the POST being sent (node:http with a keep-alive agent; the global fetch added ~0.5 ms of its own before the request reached the socket) to the DM's first LLM request having arrived at the fake server (its body read, before the fake parses and checks it, which stands for the API's own work). The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
       `RSS is VmRSS from /proc/<pid>/status with no DM sent yet: ${SETTLE_MS / 1000} s after the last service became ready (V8's memory reducer has usually collected the start-up garbage by then; it can come later, so a service's figure varies by a few MiB between runs), and 2 s after it. VmRSS counts the node binary's pages each process has touched (about 40 MiB each, the same pages for all five); PSS splits shared pages between the processes that map them (/proc/<pid>/smaps_rollup).`,
       `Tools sent: ${(first.tools ?? []).map((tool) => tool.name).join(", ")}. Input tokens: of the first request of an agent without history ("Claude tokenizer" is @anthropic-ai/tokenizer when installed, pre-Claude-3 vocabulary; else chars/4).`,
       `Start-to-ready: spawn → first 200 from /readyz (polled every 5 ms); services start one at a time, ${START_ROUNDS} times each: median, max, and the median CPU the process had used by then; the median counts against the goal.`,
     );
   } finally {
     for (const client of clients.values()) client.close();
+    poster.close();
     await stack.stop();
     await fake.close();
   }
