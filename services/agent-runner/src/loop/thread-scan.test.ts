@@ -1,7 +1,7 @@
 import type { ThreadEntry } from "@moniro/envelopes";
 import { describe, expect, it } from "vitest";
 import { scanThread } from "./thread-scan.js";
-import { lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
+import { afterCompaction, lastCompaction, turnStarts, visibleEntries } from "./thread-shape.js";
 
 let seq = 0;
 function entry(fields: Record<string, unknown>, cycleId = "c1"): ThreadEntry {
@@ -132,6 +132,41 @@ describe("scanThread", () => {
         else for (let added = random(3) + 1; added > 0; added--) thread.push(make());
         expectFullScan(thread);
       }
+    }
+  });
+});
+
+/** afterCompaction as it was: a map of every entry id to its (last) position. */
+function afterCompactionByMap(entries: readonly ThreadEntry[], upTo: string): ThreadEntry[] {
+  const position = new Map(entries.map((kept, index) => [kept.entryId, index]));
+  const pointer = position.get(upTo) ?? -1;
+  return visibleEntries(entries).filter(
+    (kept) => (position.get(kept.entryId) ?? 0) > pointer && kept.kind !== "compaction",
+  );
+}
+
+describe("afterCompaction", () => {
+  it("gives what the map of positions gave: upTo found, missing, repeated, and placeholders sharing the empty id", () => {
+    let state = 11;
+    const random = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
+    for (let round = 0; round < 200; round++) {
+      const thread: ThreadEntry[] = [];
+      const length = random(40) + 1;
+      for (let index = 0; index < length; index++) {
+        const cycle = `c${random(4)}`;
+        const made = [input(cycle), assistant(cycle), result("t", cycle), skip(cycle), compaction("x")][random(5)];
+        if (made && random(6) === 0) made.entryId = "";
+        if (made && random(10) === 0) made.entryId = thread[random(thread.length || 1)]?.entryId ?? "";
+        if (made) thread.push(made);
+      }
+      const upTo = [thread[random(thread.length)]?.entryId ?? "", "", "missing"][random(3)] ?? "";
+      const latest = compaction(upTo) as Extract<ThreadEntry, { kind: "compaction" }>;
+      const expected = afterCompactionByMap(thread, upTo);
+      expect(afterCompaction(thread, latest)).toEqual(expected);
+      expect(afterCompaction(thread, latest, scanThread(thread).visible)).toEqual(expected);
     }
   });
 });

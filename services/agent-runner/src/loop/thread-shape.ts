@@ -55,16 +55,23 @@ export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry
  * The visible entries the summary of `compaction` does not cover: those after
  * its `upTo` (all of them when `upTo` is not among `entries`, as in a thread
  * read from its window start), compaction entries left out. `visible`: the
- * thread's `visibleEntries`, when the caller has them.
+ * thread's `visibleEntries`, when the caller has them. Positions go by entry
+ * id, the last entry with an id counting (the placeholders of a write in
+ * flight share the empty id): an entry is after `upTo` when its id is found
+ * after the last entry with the id `upTo`. Runs on every LLM call of a
+ * compacted thread: no map of the whole thread.
  */
 export function afterCompaction(
   entries: readonly ThreadEntry[],
   compaction: CompactionEntry,
   visible: readonly ThreadEntry[] = visibleEntries(entries),
 ): ThreadEntry[] {
-  const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
-  const pointer = position.get(compaction.upTo) ?? -1;
-  return visible.filter((entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction");
+  let pointer = entries.length - 1;
+  while (pointer >= 0 && (entries[pointer] as ThreadEntry).entryId !== compaction.upTo) pointer--;
+  if (pointer < 0) return visible.filter((entry) => entry.kind !== "compaction");
+  const later = new Set<string>();
+  for (let index = pointer + 1; index < entries.length; index++) later.add((entries[index] as ThreadEntry).entryId);
+  return visible.filter((entry) => entry.kind !== "compaction" && later.has(entry.entryId));
 }
 
 /**
