@@ -1,7 +1,6 @@
 import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
+import { encodePayload } from "./encode-payload.js";
 import { traceHeadersIfAny } from "./trace-headers.js";
-
-const encoder = new TextEncoder();
 
 interface Queued {
   subject: string;
@@ -74,7 +73,7 @@ export function laterPublisher(nc: NatsConnection): LaterPublisher {
       timer ??= setTimeout(flush, PIGGYBACK_MAX_MS);
     },
     publish(subject, payload) {
-      const data = payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
+      const data = encodePayload(payload);
       if (queued.length === 0) setImmediate(flushNextTurn);
       queued.push({ subject, data, headers: traceHeadersIfAny() });
     },

@@ -1,14 +1,9 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { Msg, NatsConnection } from "@nats-io/transport-node";
+import { encodePayload as encode } from "./encode-payload.js";
 import { JetStreamPublishError, NoRespondersError } from "./errors.js";
 import { muxRequest } from "./reply-mux.js";
 import { traceHeaders, traceHeadersIfAny } from "./trace-headers.js";
-
-const encoder = new TextEncoder();
-
-function encode(payload: unknown): Uint8Array {
-  return payload instanceof Uint8Array ? payload : encoder.encode(JSON.stringify(payload));
-}
 
 /** How long a JetStream publish waits for the stream's acknowledgement (nats.js's default). */
 const ACK_TIMEOUT_MS = 5_000;

@@ -1,6 +1,7 @@
-import { monotonicFactory } from "ulid";
 import { z } from "zod";
+import { monotonicUlid } from "./monotonic-ulid.js";
 import { pooledRandom } from "./random-bytes.js";
+import { isoTimestamp } from "./timestamp.js";
 
 export const ENVELOPE_VERSION = 1;
 
@@ -15,7 +16,7 @@ export const envelopeBase = {
   ts: z.iso.datetime({ offset: true, error: "must be an ISO-8601 timestamp" }),
 };
 
-const nextUlid = monotonicFactory(pooledRandom);
+const nextUlid = monotonicUlid(pooledRandom);
 
 /** A new envelope id. Producers outside Moniro may use any ULID library. */
 export function newId(now: number = Date.now()): string {
@@ -24,5 +25,5 @@ export function newId(now: number = Date.now()): string {
 
 /** The common fields for a new envelope. */
 export function stamp(now: number = Date.now()): { v: typeof ENVELOPE_VERSION; id: string; ts: string } {
-  return { v: ENVELOPE_VERSION, id: newId(now), ts: new Date(now).toISOString() };
+  return { v: ENVELOPE_VERSION, id: newId(now), ts: isoTimestamp(now) };
 }

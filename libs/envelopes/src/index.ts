@@ -17,6 +17,7 @@ export * from "./send-target.js";
 export * from "./subagent.js";
 export * from "./subjects.js";
 export * from "./thread-entry.js";
+export * from "./timestamp.js";
 export * from "./tool.js";
 export * from "./workflow-ops.js";
 export * from "./workspace.js";

@@ -1,4 +1,4 @@
-import { type InputEntry, inputEnvelopeIds } from "@moniro/envelopes";
+import { type InputEntry, inputEnvelopeIds, isoTimestamp } from "@moniro/envelopes";
 import { classify } from "@moniro/ports";
 import type { CycleRun } from "./run-context.js";
 import { emit, now } from "./run-context.js";
@@ -51,7 +51,7 @@ export async function report(cycle: CycleRun, text: string): Promise<void> {
       await run.deps.outbox.send({
         v: 1,
         id: run.deps.ids.newId(),
-        ts: new Date(at).toISOString(),
+        ts: isoTimestamp(at),
         agent: run.agent,
         to,
         text,

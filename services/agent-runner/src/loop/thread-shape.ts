@@ -23,23 +23,6 @@ function withoutSkipped<E extends Entry>(entries: readonly E[], skipped: Readonl
 }
 
 /**
- * `visibleEntries` and `lastCompaction` in one pass over the thread (a window is selected on every
- * LLM call, over the whole thread when it was never compacted).
- */
-export function visibleAndLastCompaction(entries: readonly ThreadEntry[]): {
-  visible: ThreadEntry[];
-  compaction: CompactionEntry | undefined;
-} {
-  const skipped = new Set<string>();
-  let compaction: CompactionEntry | undefined;
-  for (const entry of entries) {
-    if (entry.kind === "skip") skipped.add(entry.skippedCycleId);
-    else if (entry.kind === "compaction") compaction = entry;
-  }
-  return { visible: withoutSkipped(entries, skipped), compaction };
-}
-
-/**
  * A turn starts at an input that does not continue a tool exchange or an
  * input batch: cutting the thread there never splits a tool_use from its result.
  * A result that ended the turn (`endsTurn`, a `final` message) closes its exchange.
@@ -56,7 +39,7 @@ export function turnStarts(entries: readonly Entry[]): number[] {
 }
 
 /** An input after this entry belongs to the same turn: it follows an input, or a result the model has yet to see. */
-function continuesTurn(previous: Entry): boolean {
+export function continuesTurn(previous: Entry): boolean {
   return previous.kind === "input" || (previous.kind === "tool-result" && previous.endsTurn !== true);
 }
 
@@ -71,14 +54,24 @@ export function lastCompaction(entries: readonly ThreadEntry[]): CompactionEntry
 /**
  * The visible entries the summary of `compaction` does not cover: those after
  * its `upTo` (all of them when `upTo` is not among `entries`, as in a thread
- * read from its window start), compaction entries left out.
+ * read from its window start), compaction entries left out. `visible`: the
+ * thread's `visibleEntries`, when the caller has them. Positions go by entry
+ * id, the last entry with an id counting (the placeholders of a write in
+ * flight share the empty id): an entry is after `upTo` when its id is found
+ * after the last entry with the id `upTo`. Runs on every LLM call of a
+ * compacted thread: no map of the whole thread.
  */
-export function afterCompaction(entries: readonly ThreadEntry[], compaction: CompactionEntry): ThreadEntry[] {
-  const position = new Map(entries.map((entry, index) => [entry.entryId, index]));
-  const pointer = position.get(compaction.upTo) ?? -1;
-  return visibleEntries(entries).filter(
-    (entry) => (position.get(entry.entryId) ?? 0) > pointer && entry.kind !== "compaction",
-  );
+export function afterCompaction(
+  entries: readonly ThreadEntry[],
+  compaction: CompactionEntry,
+  visible: readonly ThreadEntry[] = visibleEntries(entries),
+): ThreadEntry[] {
+  let pointer = entries.length - 1;
+  while (pointer >= 0 && (entries[pointer] as ThreadEntry).entryId !== compaction.upTo) pointer--;
+  if (pointer < 0) return visible.filter((entry) => entry.kind !== "compaction");
+  const later = new Set<string>();
+  for (let index = pointer + 1; index < entries.length; index++) later.add((entries[index] as ThreadEntry).entryId);
+  return visible.filter((entry) => entry.kind !== "compaction" && later.has(entry.entryId));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ThreadEntryData, ToolCallEnvelope, ToolUse } from "@moniro/envelopes";
-import { toolResultText } from "@moniro/envelopes";
+import { isoTimestamp, toolResultText } from "@moniro/envelopes";
 import { LoopAbort } from "./control.js";
 import type { CycleRun } from "./run-context.js";
 import { emit, now } from "./run-context.js";
@@ -109,7 +109,7 @@ function callEnvelope(cycle: CycleRun, use: ToolUse): ToolCallEnvelope {
   return {
     v: 1,
     id: run.deps.ids.newId(),
-    ts: new Date(at).toISOString(),
+    ts: isoTimestamp(at),
     callId: use.id,
     agent: run.agent,
     context: handling?.context ?? cycle.thread.context,

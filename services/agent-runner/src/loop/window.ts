@@ -1,7 +1,8 @@
 import type { AssistantEntry, InputEntry, ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
 import type { LlmContentBlock, LlmMessage } from "@moniro/ports";
 import type { ContextPolicy, QueueMode } from "./settings.js";
-import { afterCompaction, turnStarts, visibleAndLastCompaction, visibleEntries } from "./thread-shape.js";
+import { scanThread } from "./thread-scan.js";
+import { afterCompaction } from "./thread-shape.js";
 
 export interface WindowSettings {
   context: ContextPolicy;
@@ -31,15 +32,14 @@ export function selectWindow(
   entries: readonly ThreadEntry[],
   policy: ContextPolicy,
 ): { shown: ThreadEntry[]; preface?: string } {
+  // Incremental: a call scans only the entries appended since the last call on the same thread.
+  const { visible, compaction, starts } = scanThread(entries);
   if (policy.type === "compaction") {
-    const { visible, compaction } = visibleAndLastCompaction(entries);
-    if (!compaction) return { shown: visible };
-    return { shown: afterCompaction(entries, compaction), preface: summaryNote(compaction.summary) };
+    if (!compaction) return { shown: visible.slice() };
+    return { shown: afterCompaction(entries, compaction, visible), preface: summaryNote(compaction.summary) };
   }
-  const visible = visibleEntries(entries);
-  const starts = turnStarts(visible);
   const cut = starts.length > policy.turns ? starts[starts.length - policy.turns] : undefined;
-  if (cut === undefined || cut === 0) return { shown: visible };
+  if (cut === undefined || cut === 0) return { shown: visible.slice() };
   return { shown: visible.slice(cut), preface: HISTORY_CUT_NOTE };
 }
 

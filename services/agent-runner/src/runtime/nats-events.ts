@@ -24,7 +24,9 @@ export class NatsEventSink implements EventSink {
 
   emit(agent: string, type: EventType, data: Record<string, unknown> = {}): void {
     try {
-      const event = { ...stamp(this.clock.now()), agent, type, data };
+      const { v, id, ts } = stamp(this.clock.now());
+      // A literal of one shape, not a spread: cheaper to build and to stringify (issue 17: ~9 events per DM).
+      const event = { v, id, ts, agent, type, data };
       if (this.bus.publishLater) this.bus.publishLater(this.subjects.evt(agent, type), event);
       else this.bus.publish(this.subjects.evt(agent, type), event);
     } catch (error) {
