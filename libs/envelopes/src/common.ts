@@ -1,5 +1,5 @@
+import { monotonicFactory } from "ulid";
 import { z } from "zod";
-import { monotonicUlid } from "./monotonic-ulid.js";
 import { pooledRandom } from "./random-bytes.js";
 import { isoTimestamp } from "./timestamp.js";
 
@@ -16,7 +16,7 @@ export const envelopeBase = {
   ts: z.iso.datetime({ offset: true, error: "must be an ISO-8601 timestamp" }),
 };
 
-const nextUlid = monotonicUlid(pooledRandom);
+const nextUlid = monotonicFactory(pooledRandom);
 
 /** A new envelope id. Producers outside Moniro may use any ULID library. */
 export function newId(now: number = Date.now()): string {
