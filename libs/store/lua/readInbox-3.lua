@@ -44,8 +44,14 @@ local result = {}
 for index, key in ipairs(KEYS) do
   local lane = {}
   if redis.call("EXISTS", key) == 1 then
-    redis.pcall("XGROUP", "CREATE", key, ARGV[1], "0")
-    collect(lane, redis.call("XREADGROUP", "GROUP", ARGV[1], ARGV[2], "STREAMS", key, "0"), key)
+    -- The appends create the group with the lane; a lane without it (written by something else)
+    -- gets it here, from 0, so it delivers every entry: NOGROUP only then, not a BUSYGROUP per read.
+    local pending = redis.pcall("XREADGROUP", "GROUP", ARGV[1], ARGV[2], "STREAMS", key, "0")
+    if type(pending) == "table" and pending.err then
+      redis.call("XGROUP", "CREATE", key, ARGV[1], "0")
+      pending = redis.call("XREADGROUP", "GROUP", ARGV[1], ARGV[2], "STREAMS", key, "0")
+    end
+    collect(lane, pending, key)
     collect(lane, redis.call("XREADGROUP", "GROUP", ARGV[1], ARGV[2], "STREAMS", key, ">"), key)
   end
   result[index] = lane

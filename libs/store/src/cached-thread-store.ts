@@ -9,6 +9,7 @@ import type {
   ThreadTail,
 } from "@moniro/ports";
 import { compareEntryIds, systemClock } from "@moniro/ports";
+import { newestCompactionUpTo } from "./window-start.js";
 
 export interface ThreadCacheOptions {
   /** Most threads kept; the least recently used goes first. */
@@ -237,7 +238,8 @@ export class CachedThreadStore implements ThreadStore {
     if (this.options.maxThreads <= 0 || fields.entries.length === 0) return;
     const cached: Cached = {
       ...fields,
-      start: fields.mode === "window" ? windowStart(fields.entries) : undefined,
+      // Where a window starts: after the `upTo` of the newest compaction it holds; undefined: at the thread's start.
+      start: fields.mode === "window" ? newestCompactionUpTo(fields.entries) : undefined,
       bytes: COPY_OVERHEAD + sizeOfAll(fields.entries),
       usedAt: 0,
     };
@@ -281,12 +283,6 @@ const COPY_OVERHEAD = 200;
 
 function cacheKey(agent: string, context: string): string {
   return `${agent}\u0000${context}`;
-}
-
-/** Where a window starts: after the `upTo` of the newest compaction it holds; undefined: at the thread's start. */
-function windowStart(entries: readonly ThreadEntry[]): string | undefined {
-  const compaction = entries.findLast((entry) => entry.kind === "compaction");
-  return compaction?.kind === "compaction" ? compaction.upTo : undefined;
 }
 
 function sizeOfAll(entries: readonly ThreadEntry[]): number {

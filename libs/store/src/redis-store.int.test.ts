@@ -78,6 +78,34 @@ describe("Redis adapters", () => {
     ]);
   });
 
+  it("creates a lane's consumer group with the lane, and reads a lane written without one from its first entry", async () => {
+    const keys = createKeys(t.prefix);
+    const inbox = new RedisInbox(t.redis, { prefix: t.prefix });
+    const lane = keys.inbox("ada", "normal");
+    // Written by something else, with no group: the first read creates it from 0, so nothing is skipped.
+    const foreign = inbound({ text: "no group yet" }, { ids });
+    await t.redis.xadd(lane, "*", ENTRY_FIELD, JSON.stringify({ envelope: foreign, enqueuedAt: 1, preemptions: 0 }));
+    await inbox.append(inbound({ text: "appended after", priority: "normal" }, { ids }));
+    const first = await inbox.pending("ada");
+    expect(first.map((item) => item.envelope.text)).toEqual(["no group yet", "appended after"]);
+    expect((await inbox.pending("ada")).map((item) => item.entryId)).toEqual(first.map((item) => item.entryId));
+    await inbox.ack("ada", first);
+    expect(await inbox.depth("ada")).toEqual({ immediate: 0, normal: 0, background: 0 });
+    // A lane deleted meanwhile (its group with it) gets the group again with its next append or requeue.
+    await t.redis.del(lane, keys.inbox("ada", "background"));
+    await inbox.append(inbound({ text: "after the delete", priority: "normal" }, { ids }));
+    const [item] = await inbox.pending("ada");
+    if (!item) throw new Error("expected the input");
+    await inbox.requeue("ada", item, { lane: "background" });
+    expect((await inbox.pending("ada")).map((one) => [one.lane, one.envelope.text])).toEqual([
+      ["background", "after the delete"],
+    ]);
+    for (const key of [lane, keys.inbox("ada", "background")]) {
+      const groups = (await t.redis.xinfo("GROUPS", key)) as unknown[][];
+      expect(groups[0]).toContain(INBOX_GROUP);
+    }
+  });
+
   it("peek lists pending items without delivering them to the agent's consumer", async () => {
     const keys = createKeys(t.prefix);
     const inbox = new RedisInbox(t.redis, { prefix: t.prefix });

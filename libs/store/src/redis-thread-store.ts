@@ -19,6 +19,7 @@ import { isCluster, type RedisClient } from "./redis-client.js";
 import { INBOX_GROUP } from "./redis-inbox.js";
 import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
+import { newestCompactionUpTo } from "./window-start.js";
 import { WrittenEntries } from "./written-entries.js";
 
 type RawEntries = Array<[string, string[]]>;
@@ -109,8 +110,7 @@ export class RedisThreadStore implements ThreadStore {
     entries.forEach((entry, index) => {
       args.push(jsons[index] as string, envelopeArg(entry));
     });
-    const compaction = entries.findLast((entry) => entry.kind === "compaction");
-    args.push(compaction?.kind === "compaction" ? compaction.upTo : "");
+    args.push(newestCompactionUpTo(entries) ?? "");
     const patch = state ? statePatch(state, this.clock.now()) : undefined;
     args.push(acks.length, INBOX_GROUP, agent, indexChange(patch?.active));
     for (const item of acks) args.push(LANES.indexOf(item.lane) + 1, item.entryId);

@@ -9,7 +9,11 @@ local function appendEntry(dedupeKey, laneKey, record, group, ttl)
   if not redis.call("SET", dedupeKey, "1", "NX", "EX", ttl) then
     return 0
   end
-  -- The group starts at 0 so it sees the entry added below; BUSYGROUP (it exists) is expected.
-  redis.pcall("XGROUP", "CREATE", laneKey, group, "0", "MKSTREAM")
+  -- A new lane gets its group, starting at 0 so it sees the entry added below. An existing lane is
+  -- not asked again (a failing BUSYGROUP per input costs Redis more than EXISTS): a lane without the
+  -- group (written by something else) gets it at its first read (readInbox).
+  if redis.call("EXISTS", laneKey) == 0 then
+    redis.call("XGROUP", "CREATE", laneKey, group, "0", "MKSTREAM")
+  end
   return redis.call("XADD", laneKey, "*", "e", record)
 end

@@ -10,6 +10,9 @@ local function requeueEntry(oldLane, newLane, group, oldId, record)
     redis.call("XACK", oldLane, group, oldId)
     redis.call("XDEL", oldLane, oldId)
   end
-  redis.pcall("XGROUP", "CREATE", newLane, group, "0", "MKSTREAM")
+  -- As in appendEntry: the group with a new lane; a lane without one gets it at its first read.
+  if redis.call("EXISTS", newLane) == 0 then
+    redis.call("XGROUP", "CREATE", newLane, group, "0", "MKSTREAM")
+  end
   return redis.call("XADD", newLane, "*", "e", record)
 end

@@ -1,0 +1,40 @@
+import type { ThreadEntryData } from "@moniro/envelopes";
+import { describe, expect, it } from "vitest";
+import { newestCompactionUpTo } from "./window-start.js";
+
+const input = (text: string) =>
+  ({
+    kind: "input",
+    cycleId: "c1",
+    ts: 1,
+    envelopeId: "01J00000000000000000000000",
+    source: "http:bob",
+    replyTo: "http:bob",
+    context: "personal",
+    lane: "immediate",
+    text,
+    attachments: [],
+  }) as ThreadEntryData;
+const compaction = (upTo: string) =>
+  ({ kind: "compaction", cycleId: "c1", ts: 1, upTo, summary: "s" }) as ThreadEntryData;
+
+/** What the code did before: findLast over the entries. */
+function byFindLast(entries: readonly ThreadEntryData[]): string | undefined {
+  const found = entries.findLast((entry) => entry.kind === "compaction");
+  return found?.kind === "compaction" ? found.upTo : undefined;
+}
+
+describe("newestCompactionUpTo", () => {
+  it("gives what findLast over the entries gives", () => {
+    const cases: ThreadEntryData[][] = [
+      [],
+      [input("a")],
+      [compaction("1-0")],
+      [input("a"), compaction("1-0"), input("b")],
+      [compaction("1-0"), input("a"), compaction("2-0"), input("b")],
+      [input("a"), input("b"), compaction("3-0")],
+    ];
+    for (const entries of cases) expect(newestCompactionUpTo(entries)).toBe(byFindLast(entries));
+    expect(newestCompactionUpTo(cases[4] ?? [])).toBe("2-0");
+  });
+});
