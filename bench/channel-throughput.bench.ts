@@ -1,5 +1,4 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { createSubjects } from "@moniro/envelopes";
 import { RedisWorkspaceStore } from "@moniro/store";
@@ -7,6 +6,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { NATS_URL, REDIS_URL } from "./support/bench-runner.js";
+import { httpPoster } from "./support/http-post.js";
 import { cpuMs } from "./support/proc.js";
 import { ms, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
@@ -17,24 +17,6 @@ const RATE_PER_S = 1_000;
 const SECONDS = 5;
 const WARMUP_POSTS = 200;
 const CONNECTIONS = 32;
-
-function postJson(agent: Agent, port: number, path: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      { agent, host: "127.0.0.1", port, path, method: "POST", headers: { "content-type": "application/json" } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-        );
-        response.on("error", reject);
-      },
-    );
-    request.on("error", reject);
-    request.end(body);
-  });
-}
 
 const agentYaml = (name: string) => `name: ${name}\nmodel: bench-model\nbackend: mock\n`;
 
@@ -57,7 +39,7 @@ export async function run(): Promise<void> {
   });
   const redis = new Redis(REDIS_URL);
   /** Keep-alive connections, at most CONNECTIONS of them (a browser-like client pool). */
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const poster = httpPoster({ maxSockets: CONNECTIONS });
   const nc = await connect({ servers: NATS_URL });
   try {
     mkdirSync(join(stack.dir, ".workflows"), { recursive: true });
@@ -77,14 +59,12 @@ export async function run(): Promise<void> {
     const post = async (n: number, latencies?: number[]) => {
       const t0 = performance.now();
       try {
-        const answer = await postJson(
-          agent,
-          gateway.port,
-          "/v1/workflows/bench/instances/main/channel",
-          JSON.stringify({ from: "bench", text: `@m${n % MEMBERS} post ${n}` }),
-        );
+        const answer = await poster.post(`http://127.0.0.1:${gateway.port}/v1/workflows/bench/instances/main/channel`, {
+          from: "bench",
+          text: `@m${n % MEMBERS} post ${n}`,
+        });
         latencies?.push(performance.now() - t0);
-        if (answer.status !== 201) failures.push(`${answer.status} ${answer.body}`);
+        if (answer.status !== 201) failures.push(`${answer.status} ${answer.text}`);
       } catch (error) {
         failures.push(String((error as Error)?.message ?? error));
       }
@@ -168,7 +148,7 @@ export async function run(): Promise<void> {
       ],
     });
   } finally {
-    agent.destroy();
+    poster.close();
     await nc.close();
     redis.disconnect();
     await stack.stop();

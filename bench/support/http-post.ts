@@ -6,11 +6,11 @@ import http from "node:http";
  * spent ~0.5 ms of this process's time before the request reached the socket (its Request, headers and
  * web-stream machinery), which counted in the wake though no Moniro service did anything yet.
  */
-export function httpPoster(): {
+export function httpPoster(agentOptions: http.AgentOptions = {}): {
   post(url: string, body: unknown): Promise<{ status: number; text: string }>;
   close(): void;
 } {
-  const agent = new http.Agent({ keepAlive: true });
+  const agent = new http.Agent({ keepAlive: true, ...agentOptions });
   return {
     post(url, body) {
       const payload = Buffer.from(JSON.stringify(body));
