@@ -60,12 +60,12 @@ export function byKind(objects: K8sObject[], kind: string): K8sObject[] {
   return objects.filter((o) => o.kind === kind);
 }
 
-/** The command's entry file exists as TypeScript source (dist/ is its compiled form). */
 /** How every artefact starts a service: node, the service's own flags (SERVICE_EXTRA_NODE_FLAGS), its bundle. */
 export function serviceCommand(service: string): string[] {
   return ["node", ...(SERVICE_EXTRA_NODE_FLAGS[service] ?? []), `services/${service}/dist/main.js`];
 }
 
+/** The command's entry file exists as TypeScript source (dist/ is its compiled form). */
 export function entrySourceExists(command: string[]): boolean {
   const file = command.find((part) => /^services\/[a-z-]+\/dist\/main\.js$/.test(part));
   if (!file) return false;

@@ -70,6 +70,8 @@ describe("RequestJsonEncoder", () => {
       request({ messages: [{ role: "user", content: [{ type: "text", text: " " }] }] }),
       request({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }),
       request({ messages: [] }),
+      request({ tools: [] }),
+      request({ system: "" }),
     ];
     for (const req of cases) {
       for (const promptCaching of [true, false])

@@ -1,5 +1,5 @@
 import type { ThreadEntry } from "@moniro/envelopes";
-import { continuesTurn } from "./thread-shape.js";
+import { continuesTurn, startsWithSame } from "./thread-shape.js";
 
 type CompactionEntry = Extract<ThreadEntry, { kind: "compaction" }>;
 
@@ -38,7 +38,7 @@ export function scanThread(entries: readonly ThreadEntry[]): ThreadScan {
   const first = entries[0];
   if (first === undefined) return { visible: [], compaction: undefined, starts: [] };
   let kept = scans.get(first);
-  if (kept === undefined || !startsWith(entries, kept.scanned)) {
+  if (kept === undefined || !startsWithSame(entries, kept.scanned)) {
     kept = { scanned: [], skipped: new Set(), visible: [], compaction: undefined, starts: [], previous: undefined };
     scans.set(first, kept);
   }
@@ -78,10 +78,4 @@ function addVisible(kept: KeptScan, from: number): void {
     }
     visible.push(entry);
   }
-}
-
-function startsWith(entries: readonly ThreadEntry[], prefix: readonly ThreadEntry[]): boolean {
-  if (prefix.length > entries.length) return false;
-  for (let index = prefix.length - 1; index >= 0; index--) if (entries[index] !== prefix[index]) return false;
-  return true;
 }

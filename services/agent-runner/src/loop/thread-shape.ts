@@ -102,3 +102,13 @@ export function isUnfinished(entries: readonly Entry[]): boolean {
 export function lastInput(entries: readonly Entry[]): Extract<Entry, { kind: "input" }> | undefined {
   return entries.findLast((entry): entry is Extract<Entry, { kind: "input" }> => entry.kind === "input");
 }
+
+/**
+ * Whether `entries` begins with exactly the objects of `prefix` (by identity): the thread cache hands
+ * out the same entry objects run after run, so what was computed for `prefix` still holds for it.
+ */
+export function startsWithSame<E>(entries: readonly E[], prefix: readonly E[]): boolean {
+  if (prefix.length > entries.length) return false;
+  for (let index = prefix.length - 1; index >= 0; index--) if (entries[index] !== prefix[index]) return false;
+  return true;
+}

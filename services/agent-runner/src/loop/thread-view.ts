@@ -2,6 +2,7 @@ import { addDeliveredEnvelopeIds, type ThreadEntry, type ThreadEntryData } from 
 import type { Fence, ThreadAppendOptions, ThreadStore } from "@moniro/ports";
 import type { ContextPolicy } from "./settings.js";
 import { readForWindow } from "./thread-read.js";
+import { startsWithSame } from "./thread-shape.js";
 
 /**
  * The thread a cycle works on: read once when the run opens it, as much as
@@ -201,15 +202,9 @@ function collectDelivered(list: readonly ThreadEntryData[]): Set<string> {
   const first = list[0];
   if (first === undefined) return new Set();
   const known = deliveredByThread.get(first);
-  const reuse = known !== undefined && startsWith(list, known.entries);
+  const reuse = known !== undefined && startsWithSame(list, known.entries);
   const ids = reuse ? known.ids : new Set<string>();
   remember(ids, list, reuse ? known.entries.length : 0);
   deliveredByThread.set(first, { entries: list.slice(), ids });
   return ids;
-}
-
-function startsWith(list: readonly ThreadEntryData[], prefix: readonly ThreadEntryData[]): boolean {
-  if (prefix.length > list.length) return false;
-  for (let index = prefix.length - 1; index >= 0; index--) if (list[index] !== prefix[index]) return false;
-  return true;
 }

@@ -2,7 +2,7 @@ import type { AssistantEntry, InputEntry, ThreadEntry, ThreadEntryData } from "@
 import type { LlmContentBlock, LlmMessage } from "@moniro/ports";
 import type { ContextPolicy, QueueMode } from "./settings.js";
 import { scanThread } from "./thread-scan.js";
-import { afterCompaction } from "./thread-shape.js";
+import { afterCompaction, startsWithSame } from "./thread-shape.js";
 
 export interface WindowSettings {
   context: ContextPolicy;
@@ -114,16 +114,10 @@ function resume(
 ): { index: number; messages: LlmMessage[] } {
   const first = entries[0];
   const prefix = first === undefined ? undefined : prefixes.get(first);
-  if (prefix && prefix.queue === queue && prefix.preface === preface && startsWith(entries, prefix.entries)) {
+  if (prefix && prefix.queue === queue && prefix.preface === preface && startsWithSame(entries, prefix.entries)) {
     return { index: prefix.entries.length - 1, messages: prefix.messages.slice() };
   }
   return { index: 0, messages: preface ? [userText(preface)] : [] };
-}
-
-function startsWith(entries: readonly ThreadEntryData[], prefix: readonly ThreadEntryData[]): boolean {
-  if (prefix.length > entries.length) return false;
-  for (let index = prefix.length - 1; index >= 0; index--) if (entries[index] !== prefix[index]) return false;
-  return true;
 }
 
 /** The index of the first assistant entry at or after `from` (the length when there is none). */
