@@ -43,7 +43,7 @@ const IDLE_WINDOW_MS = 5_000;
 /**
  * RSS "settled": read this long after the last service became ready. V8
  * collects the start-up garbage only with its memory reducer, about 8 s
- * after the full collection during module loading (docs/performance.md).
+ * after the full collection during module loading (docs/performance.md at `6887727`).
  */
 const SETTLE_MS = 15_000;
 /** After the last cycle-ended: let the outbound delivery and any trailing work finish before reading CPU. */

@@ -13,7 +13,7 @@ const ITERATIONS = 200;
 /**
  * Unmeasured wakes through the gateway between the fresh-process figure and the steady-state one:
  * a gateway that has been running a while has its request path compiled by V8; a fresh process
- * is still compiling through its first hundreds of requests (docs/performance.md, §3).
+ * is still compiling through its first hundreds of requests (docs/performance.md, "`wake`").
  */
 const STEADY_AFTER = 1_000;
 /** Pause after the agent went idle, so the wake is from rest (lease released, loop gone). */

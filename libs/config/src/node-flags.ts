@@ -8,7 +8,7 @@
  * allocate little per message, so scavenges stay cheap: measured on
  * 2026-11-23 it took the five services' idle RSS from 440 to 389 MiB with no
  * change in the runner's CPU per input or inputs/s beyond run-to-run noise
- * (docs/performance.md).
+ * (docs/performance.md at `6887727`).
  *
  * `--v8-pool-size=1` gives V8 one background worker thread instead of Node's
  * default four. The services' heaps are small (tens of MiB), so one helper is
