@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ChannelEntry } from "@moniro/envelopes";
 import { type RedisClient, RedisWorkspaceStore } from "@moniro/store";
 import { randomToken, startPrivateRedis, testRedis } from "@moniro/store/test";
@@ -91,6 +92,7 @@ describe("the channel feed over a connection that drops", () => {
         },
         read: () => measured.reads++,
         reconnected: () => measured.reconnects++,
+        unblockRefused: () => undefined,
         delivered: (entries) => {
           measured.delivered += entries;
         },
@@ -132,4 +134,107 @@ describe("the channel feed over a connection that drops", () => {
       await t.cleanup();
     }
   });
+});
+
+/**
+ * A feed on a private Redis whose default user is refused CLIENT UNBLOCK, following channel "a"
+ * (reads block 100 ms meanwhile); `allow` lifts the refusal at run time (ACL SETUSER).
+ */
+async function refusedForAWhile(options: { unblockRetryMs: number }) {
+  const server = await startPrivateRedis();
+  const admin = testRedis(server.url);
+  const t = testRedis(server.url);
+  const name = `channel-feed-test-${randomToken()}`;
+  const seen = { reads: 0, refused: [] as boolean[], heard: [] as string[] };
+  const feed = new ChannelFeed(t.redis, {
+    prefix: t.prefix,
+    blockMs: 30_000,
+    fallbackBlockMs: 100,
+    unblockRetryMs: options.unblockRetryMs,
+    name,
+    metrics: {
+      watching: () => undefined,
+      read: () => seen.reads++,
+      reconnected: () => undefined,
+      unblockRefused: (refused) => seen.refused.push(refused),
+      delivered: () => undefined,
+    },
+  });
+  const stop = async () => {
+    await feed.close();
+    await t.cleanup();
+    await admin.cleanup();
+    await server.stop();
+  };
+  const acl = (rule: string) => admin.redis.call("ACL", "SETUSER", "default", rule);
+  const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
+  const follow = (tag: string) =>
+    feed.watch("notes", tag, {
+      posts: (entries) => seen.heard.push(...entries.map((entry) => `${tag}: ${entry.text}`)),
+      failed: (error) => seen.heard.push(`${tag} failed: ${error.message}`),
+    });
+  try {
+    await acl("-client|unblock");
+    for (const tag of ["a", "b"])
+      await store.instance("notes", tag).start([{ name: "alice", agent: "alice", kind: "ref" }]);
+    await follow("a");
+    await expect.poll(() => seen.refused).toEqual([true]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  /** Reads sent over `ms` while nothing is posted. */
+  const readsOver = async (ms: number) => {
+    const before = seen.reads;
+    await sleep(ms);
+    return seen.reads - before;
+  };
+  return {
+    t,
+    name,
+    seen,
+    follow,
+    readsOver,
+    stop,
+    post: (tag: string, text: string) => store.instance("notes", tag).channel.post({ from: "http:jane", text }),
+    allow: () => acl("+client|unblock"),
+  };
+}
+
+describe("the channel feed where Redis refuses CLIENT UNBLOCK for a while", () => {
+  it("asks again after unblockRetryMs and, once allowed, goes back to long blocks that a new channel still interrupts", async () => {
+    const f = await refusedForAWhile({ unblockRetryMs: 300 });
+    try {
+      // Refused: reads of 100 ms, one after the other while nothing is posted.
+      expect(await f.readsOver(500)).toBeGreaterThanOrEqual(3);
+      await f.allow();
+      await expect.poll(() => f.seen.refused, { timeout: 2_000 }).toEqual([true, false]);
+      await parked(f.t.redis, f.name);
+      // Allowed: the read under way blocks 30 s, so an idle second sends at most the one that ended the short ones.
+      expect(await f.readsOver(1_000)).toBeLessThanOrEqual(1);
+      const started = Date.now();
+      await f.follow("b");
+      await f.post("b", "joined");
+      await expect.poll(() => f.seen.heard, { timeout: 2_000, interval: 10 }).toEqual(["b: joined"]);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      await f.stop();
+    }
+  }, 10_000);
+
+  it("asks again as its connection comes back, without waiting for unblockRetryMs", async () => {
+    const f = await refusedForAWhile({ unblockRetryMs: 60_000 });
+    try {
+      await f.allow();
+      const first = await parked(f.t.redis, f.name);
+      await f.t.redis.client("KILL", "ID", first);
+      await expect.poll(() => f.seen.refused, { timeout: 2_000 }).toEqual([true, false]);
+      await parked(f.t.redis, f.name, first);
+      expect(await f.readsOver(1_000)).toBeLessThanOrEqual(1);
+      await f.post("a", "after the reconnect");
+      await expect.poll(() => f.seen.heard, { timeout: 2_000 }).toEqual(["a: after the reconnect"]);
+    } finally {
+      await f.stop();
+    }
+  }, 10_000);
 });
