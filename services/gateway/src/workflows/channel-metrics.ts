@@ -16,7 +16,7 @@ export interface ChannelFeedMetrics {
 
 /** What the channel's SSE streams report. */
 export interface ChannelSseMetrics {
-  /** A client was disconnected for reading too slowly (its unsent bytes passed the limit). */
+  /** A client was disconnected for reading too slowly (its unsent bytes passed the limit, or it stalled catching up). */
   slowClientDropped(): void;
 }
 
@@ -66,7 +66,7 @@ export function channelMetrics(registry: Registry): ChannelMetrics {
   });
   const dropped = new Counter({
     name: "moniro_gateway_channel_sse_slow_clients_dropped_total",
-    help: "Channel SSE clients disconnected for reading too slowly (more than MONIRO_GATEWAY_SSE_BUFFER unsent bytes)",
+    help: "Channel SSE clients disconnected for reading too slowly (more than MONIRO_GATEWAY_SSE_BUFFER unsent bytes, or nothing taken for 30 s while catching up)",
     registers,
   });
   return {
