@@ -110,7 +110,8 @@ export class BlockingStreamReader {
       this.idle();
       return;
     }
-    if (this.reading) void this.unblock(this.read);
+    // Refused, it is not asked (nor its retry put off): the short read ends soon enough.
+    if (this.reading && this.unblockable) void this.unblock(this.read);
   }
 
   /** Stops reading and closes the connection; resolves once the loop has ended. */

@@ -138,9 +138,11 @@ describe("the channel feed over a connection that drops", () => {
 
 /**
  * A feed on a private Redis whose default user is refused CLIENT UNBLOCK, following channel "a"
- * (reads block 100 ms meanwhile); `allow` lifts the refusal at run time (ACL SETUSER).
+ * (reads block 100 ms meanwhile, 30 s once allowed); `allow` lifts the refusal at run time (ACL
+ * SETUSER). `later`: refused only once the feed is parked (blocking 1 s), found out as channel "b"
+ * is followed.
  */
-async function refusedForAWhile(options: { unblockRetryMs: number }) {
+async function refusedForAWhile(options: { unblockRetryMs: number; later?: boolean }) {
   const server = await startPrivateRedis();
   const admin = testRedis(server.url);
   const t = testRedis(server.url);
@@ -148,7 +150,7 @@ async function refusedForAWhile(options: { unblockRetryMs: number }) {
   const seen = { reads: 0, refused: [] as boolean[], heard: [] as string[] };
   const feed = new ChannelFeed(t.redis, {
     prefix: t.prefix,
-    blockMs: 30_000,
+    blockMs: options.later ? 1_000 : 30_000,
     fallbackBlockMs: 100,
     unblockRetryMs: options.unblockRetryMs,
     name,
@@ -174,10 +176,15 @@ async function refusedForAWhile(options: { unblockRetryMs: number }) {
       failed: (error) => seen.heard.push(`${tag} failed: ${error.message}`),
     });
   try {
-    await acl("-client|unblock");
+    if (!options.later) await acl("-client|unblock");
     for (const tag of ["a", "b"])
       await store.instance("notes", tag).start([{ name: "alice", agent: "alice", kind: "ref" }]);
     await follow("a");
+    if (options.later) {
+      await parked(t.redis, name);
+      await acl("-client|unblock");
+      await follow("b");
+    }
     await expect.poll(() => seen.refused).toEqual([true]);
   } catch (error) {
     await stop();
@@ -198,6 +205,9 @@ async function refusedForAWhile(options: { unblockRetryMs: number }) {
     stop,
     post: (tag: string, text: string) => store.instance("notes", tag).channel.post({ from: "http:jane", text }),
     allow: () => acl("+client|unblock"),
+    /** CLIENT ID commands the server has run (the feed asks it before CLIENT UNBLOCK). */
+    clientIds: async () =>
+      Number(/^cmdstat_client\|id:calls=(\d+)/m.exec(String(await admin.redis.info("commandstats")))?.[1] ?? 0),
   };
 }
 
@@ -205,8 +215,8 @@ describe("the channel feed where Redis refuses CLIENT UNBLOCK for a while", () =
   it("asks again after unblockRetryMs and, once allowed, goes back to long blocks that a new channel still interrupts", async () => {
     const f = await refusedForAWhile({ unblockRetryMs: 300 });
     try {
-      // Refused: reads of 100 ms, one after the other while nothing is posted.
-      expect(await f.readsOver(500)).toBeGreaterThanOrEqual(3);
+      // Refused: reads of 100 ms (up to 200 ms: Redis checks timeouts 10 times a second), one after the other.
+      expect(await f.readsOver(1_000)).toBeGreaterThanOrEqual(3);
       await f.allow();
       await expect.poll(() => f.seen.refused, { timeout: 2_000 }).toEqual([true, false]);
       await parked(f.t.redis, f.name);
@@ -217,6 +227,23 @@ describe("the channel feed where Redis refuses CLIENT UNBLOCK for a while", () =
       await f.post("b", "joined");
       await expect.poll(() => f.seen.heard, { timeout: 2_000, interval: 10 }).toEqual(["b: joined"]);
       expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      await f.stop();
+    }
+  }, 10_000);
+
+  it("refused while it runs, asks again every unblockRetryMs however often channels are followed meanwhile", async () => {
+    const f = await refusedForAWhile({ unblockRetryMs: 300, later: true });
+    try {
+      // A channel followed every 100 ms for 2 s (the first second in the read that was parked).
+      const before = await f.clientIds();
+      for (let n = 0; n < 20; n++) {
+        await f.follow(`joining-${n}`);
+        await sleep(100);
+      }
+      expect((await f.clientIds()) - before).toBeGreaterThanOrEqual(2);
+      await f.allow();
+      await expect.poll(() => f.seen.refused, { timeout: 2_000 }).toEqual([true, false]);
     } finally {
       await f.stop();
     }

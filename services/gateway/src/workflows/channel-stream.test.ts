@@ -165,10 +165,10 @@ describe("a channel's SSE stream and a client that reads slowly", () => {
   });
 
   it("waits for a client catching up that takes a little within each stallMs, however long it takes", async () => {
-    const s = await setup({ posts: 150, text: "x".repeat(100), maxBufferedBytes: 30_000, stallMs: 100 });
+    const s = await setup({ posts: 150, text: "x".repeat(100), maxBufferedBytes: 30_000, stallMs: 200 });
     await settle();
     expect(s.sse.frames).toHaveLength(100);
-    for (let step = 0; step < 8; step++) {
+    for (let step = 0; step < 12; step++) {
       await sleep(50);
       s.sse.take(500);
     }
