@@ -18,14 +18,23 @@ export interface BlockingStreamReaderOptions {
    * Redis): the longest a stream added meanwhile waits there, at one read per this many ms while idle.
    */
   fallbackBlockMs?: number;
+  /**
+   * How long after Redis refused CLIENT ID or CLIENT UNBLOCK they are tried again (also at every
+   * reconnect): once allowed, reads block `blockMs` again.
+   */
+  unblockRetryMs?: number;
   /** Entries per stream per read. */
   count: number;
   retryMs?: number;
-  /** Told of each read sent and each time the connection came back after it was lost. */
-  metrics?: { read(): void; reconnected(): void };
+  /**
+   * Told of each read sent, each time the connection came back after it was lost, and each time
+   * Redis began or stopped refusing CLIENT UNBLOCK (reads block `fallbackBlockMs` meanwhile).
+   */
+  metrics?: { read(): void; reconnected(): void; unblockRefused(refused: boolean): void };
 }
 
 const DEFAULT_FALLBACK_BLOCK_MS = 250;
+const DEFAULT_UNBLOCK_RETRY_MS = 60_000;
 const UNBLOCK_FIRST_RETRY_MS = 5;
 const UNBLOCK_MAX_RETRY_MS = 100;
 
@@ -40,7 +49,10 @@ const UNBLOCK_MAX_RETRY_MS = 100;
  * once. The connection's id is learnt, and CLIENT UNBLOCK tried on it, before
  * its first read and as it reconnects (before ioredis sends the read under way
  * again): where Redis refuses either, each read blocks only `fallbackBlockMs`,
- * the longest a new stream waits there.
+ * the longest a new stream waits there. A refusal may pass (the ACL is fixed,
+ * a failover lands on a server that allows it), so both are tried again every
+ * `unblockRetryMs` and at every reconnect, and reads block `blockMs` again once
+ * Redis allows them.
  * The streams of one read must share a slot on a Redis Cluster: there, give
  * each reader one stream (nothing is added to a read, so nothing is unblocked).
  */
@@ -50,8 +62,10 @@ export class BlockingStreamReader {
   /** Bumped when the connection closes: an id asked for before belongs to the connection gone. */
   private epoch = 0;
   private identifying: Promise<void> | undefined;
-  /** False once Redis refused CLIENT ID or CLIENT UNBLOCK: reads then block `fallbackBlockMs` only. */
+  /** False while Redis refuses CLIENT ID or CLIENT UNBLOCK: reads then block `fallbackBlockMs` only. */
   private unblockable = true;
+  /** When, refused, the reader asks again (performance.now()). */
+  private unblockRetryAt = 0;
   /** Bumped at every read: an unblock is meant for the read it was sent during. */
   private read = 0;
   private reading = false;
@@ -78,8 +92,9 @@ export class BlockingStreamReader {
     });
     // A reconnected connection has a new id, and ioredis sends the read under way again on it as soon as
     // it is ready: the id is asked for as it connects (CLIENT is a handshake command), ahead of that read.
+    // Refused before, it asks again: the refusal may have been this connection's or its server's.
     this.connection.on("connect", () => {
-      if (this.unblockable && !isCluster(this.connection)) void this.identify();
+      if (!isCluster(this.connection)) void this.identify();
     });
     let connected = false;
     this.connection.on("ready", () => {
@@ -95,7 +110,8 @@ export class BlockingStreamReader {
       this.idle();
       return;
     }
-    if (this.reading) void this.unblock(this.read);
+    // Refused, it is not asked (nor its retry put off): the short read ends soon enough.
+    if (this.reading && this.unblockable) void this.unblock(this.read);
   }
 
   /** Stops reading and closes the connection; resolves once the loop has ended. */
@@ -111,7 +127,7 @@ export class BlockingStreamReader {
     const retryMs = this.options.retryMs ?? 1_000;
     while (!this.closed) {
       // Before the cursors are asked: a stream added meanwhile is in this read.
-      if (this.connectionId === undefined && this.unblockable && !isCluster(this.connection)) await this.identify();
+      if (this.mayIdentify()) await this.identify();
       if (this.closed) break;
       const cursors = this.options.cursors();
       if (cursors.length === 0) {
@@ -158,6 +174,13 @@ export class BlockingStreamReader {
     }
   }
 
+  /** The id is unknown (where it can be used), or Redis refused CLIENT UNBLOCK long enough ago to ask again. */
+  private mayIdentify(): boolean {
+    if (isCluster(this.connection)) return false;
+    if (this.unblockable) return this.connectionId === undefined;
+    return performance.now() >= this.unblockRetryAt;
+  }
+
   /** `fail`, which must not end the loop whatever it does. */
   private async failed(keys: readonly string[], error: unknown): Promise<void> {
     try {
@@ -184,9 +207,24 @@ export class BlockingStreamReader {
       const id = Number(await this.connection.client("ID"));
       await this.source.client("UNBLOCK", id);
       if (epoch === this.epoch) this.connectionId = id;
+      this.allowed();
     } catch (error) {
-      if (isRefusal(error)) this.unblockable = false;
+      if (isRefusal(error)) this.refused();
     }
+  }
+
+  private allowed(): void {
+    if (this.unblockable) return;
+    this.unblockable = true;
+    this.options.metrics?.unblockRefused(false);
+  }
+
+  /** Reads block `fallbackBlockMs` until CLIENT ID and CLIENT UNBLOCK, tried again later, are allowed. */
+  private refused(): void {
+    this.unblockRetryAt = performance.now() + (this.options.unblockRetryMs ?? DEFAULT_UNBLOCK_RETRY_MS);
+    if (!this.unblockable) return;
+    this.unblockable = false;
+    this.options.metrics?.unblockRefused(true);
   }
 
   /**
@@ -201,7 +239,7 @@ export class BlockingStreamReader {
           if (Number(await this.source.client("UNBLOCK", this.connectionId)) === 1) return;
         } catch (error) {
           if (isRefusal(error)) {
-            this.unblockable = false;
+            this.refused();
             return;
           }
         }

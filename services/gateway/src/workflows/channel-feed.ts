@@ -37,7 +37,8 @@ const ALL = "";
  * on a dedicated connection, however many clients watch it, and each new post
  * goes to every listener of its channel as soon as it is written. Nothing is
  * read while nothing is posted, but one read per `blockMs` (per
- * `fallbackBlockMs` where Redis refuses CLIENT UNBLOCK).
+ * `fallbackBlockMs` while Redis refuses CLIENT UNBLOCK, asked again every
+ * `unblockRetryMs` and at every reconnect).
  */
 export class ChannelFeed implements ChannelWatch {
   private readonly channels = new Map<string, Watched>();
@@ -55,6 +56,8 @@ export class ChannelFeed implements ChannelWatch {
       blockMs?: number;
       /** How long a read blocks where Redis refuses CLIENT UNBLOCK (BlockingStreamReader). */
       fallbackBlockMs?: number;
+      /** How long after such a refusal CLIENT UNBLOCK is tried again (BlockingStreamReader; 60 s). */
+      unblockRetryMs?: number;
       count?: number;
       name?: string;
       metrics?: ChannelFeedMetrics;
@@ -134,6 +137,7 @@ export class ChannelFeed implements ChannelWatch {
         fail: (keys, error) => this.failRead(keys, error),
         blockMs: this.options.blockMs ?? 5_000,
         ...(this.options.fallbackBlockMs !== undefined ? { fallbackBlockMs: this.options.fallbackBlockMs } : {}),
+        ...(this.options.unblockRetryMs !== undefined ? { unblockRetryMs: this.options.unblockRetryMs } : {}),
         count: this.options.count ?? 100,
         metrics: this.metrics,
       },

@@ -10,6 +10,7 @@ describe("the channel feed's metrics", () => {
     metrics.read();
     metrics.read();
     metrics.reconnected();
+    metrics.unblockRefused(true);
     metrics.delivered(5);
     metrics.slowClientDropped();
     const values = new Map(
@@ -22,6 +23,7 @@ describe("the channel feed's metrics", () => {
       moniro_gateway_channel_feed_listeners: 7,
       moniro_gateway_channel_feed_reads_total: 2,
       moniro_gateway_channel_feed_reconnects_total: 1,
+      moniro_gateway_channel_feed_unblock_refused: 1,
       moniro_gateway_channel_feed_entries_delivered_total: 5,
       moniro_gateway_channel_sse_slow_clients_dropped_total: 1,
     });

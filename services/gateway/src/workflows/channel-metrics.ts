@@ -8,13 +8,15 @@ export interface ChannelFeedMetrics {
   read(): void;
   /** A reader's connection came back after it was lost. */
   reconnected(): void;
+  /** Redis began (true) or stopped (false) refusing CLIENT UNBLOCK: reads block 250 ms meanwhile, not 5 s. */
+  unblockRefused(refused: boolean): void;
   /** Posts read from one channel and handed to its listeners (each counted once, however many listen). */
   delivered(entries: number): void;
 }
 
 /** What the channel's SSE streams report. */
 export interface ChannelSseMetrics {
-  /** A client was disconnected for reading too slowly (its unsent bytes passed the limit). */
+  /** A client was disconnected for reading too slowly (its unsent bytes passed the limit, or it stalled catching up). */
   slowClientDropped(): void;
 }
 
@@ -24,6 +26,7 @@ export const noChannelMetrics: ChannelMetrics = {
   watching() {},
   read() {},
   reconnected() {},
+  unblockRefused() {},
   delivered() {},
   slowClientDropped() {},
 };
@@ -51,6 +54,11 @@ export function channelMetrics(registry: Registry): ChannelMetrics {
     help: "Times a channel feed connection came back after it was lost",
     registers,
   });
+  const unblockRefused = new Gauge({
+    name: "moniro_gateway_channel_feed_unblock_refused",
+    help: "1 while Redis refuses the channel feed CLIENT UNBLOCK, so its reads block 250 ms instead of 5 s (asked again every 60 s and at reconnects), else 0",
+    registers,
+  });
   const delivered = new Counter({
     name: "moniro_gateway_channel_feed_entries_delivered_total",
     help: "Channel posts the feed read and handed to their channel's SSE clients (each once, however many clients)",
@@ -58,7 +66,7 @@ export function channelMetrics(registry: Registry): ChannelMetrics {
   });
   const dropped = new Counter({
     name: "moniro_gateway_channel_sse_slow_clients_dropped_total",
-    help: "Channel SSE clients disconnected for reading too slowly (more than MONIRO_GATEWAY_SSE_BUFFER unsent bytes)",
+    help: "Channel SSE clients disconnected for reading too slowly (more than MONIRO_GATEWAY_SSE_BUFFER unsent bytes, or nothing taken for 30 s while catching up)",
     registers,
   });
   return {
@@ -68,6 +76,7 @@ export function channelMetrics(registry: Registry): ChannelMetrics {
     },
     read: () => reads.inc(),
     reconnected: () => reconnects.inc(),
+    unblockRefused: (refused) => unblockRefused.set(refused ? 1 : 0),
     delivered: (entries) => delivered.inc(entries),
     slowClientDropped: () => dropped.inc(),
   };

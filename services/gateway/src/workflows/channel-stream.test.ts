@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ChannelEntry } from "@moniro/envelopes";
 import type { Channel } from "@moniro/store";
 import { InMemoryWorkspaceStore } from "@moniro/store/test";
@@ -21,6 +22,10 @@ class FakeSink implements SseSink {
   }
   drained(): Promise<void> {
     return this.closed ? Promise.resolve() : new Promise((resolve) => this.waiting.push(resolve));
+  }
+  /** The client took `bytes`, not all that waits for it. */
+  take(bytes: number): void {
+    this.buffered = Math.max(0, this.buffered - bytes);
   }
   /** The client took everything. */
   drain(): void {
@@ -53,7 +58,7 @@ const settle = async () => {
   for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-async function setup(options: { posts: number; text: string; maxBufferedBytes: number }) {
+async function setup(options: { posts: number; text: string; maxBufferedBytes: number; stallMs?: number }) {
   const workspace = new InMemoryWorkspaceStore().instance("notes", "main");
   await workspace.start([{ name: "alice", agent: "alice", kind: "ref" }]);
   const channel: Channel = workspace.channel;
@@ -71,6 +76,7 @@ async function setup(options: { posts: number; text: string; maxBufferedBytes: n
     sse,
     request: new EventEmitter(),
     maxBufferedBytes: options.maxBufferedBytes,
+    ...(options.stallMs !== undefined ? { stallMs: options.stallMs } : {}),
     metrics: { slowClientDropped: () => dropped++ },
   });
   /** Posts a new entry and has the feed hand it out, as the real feed does once Redis has it. */
@@ -141,5 +147,36 @@ describe("a channel's SSE stream and a client that reads slowly", () => {
     s.sse.drain();
     await settle();
     expect(s.sse.frames).toHaveLength(100);
+  });
+
+  it("disconnects a client catching up that takes nothing for stallMs while nobody posts, with an overflow event naming the last post written", async () => {
+    const s = await setup({ posts: 150, text: "x".repeat(100), maxBufferedBytes: 30_000, stallMs: 100 });
+    await settle();
+    expect(s.sse.frames).toHaveLength(100);
+    expect(s.sse.closed).toBe(false);
+    await expect.poll(() => s.sse.closed, { timeout: 1_000, interval: 10 }).toBe(true);
+    expect(overflow(s.sse)).toMatchObject({ error: { code: "client_too_slow" }, lastEventId: s.before[99] });
+    expect(overflow(s.sse).error.message).toMatch(/more than 15000 bytes.*took none of them for 0.1 s.*Last-Event-ID/);
+    expect(s.feed.listeners.size).toBe(0);
+    expect(s.dropped()).toBe(1);
+    s.sse.drain();
+    await settle();
+    expect(s.sse.frames).toHaveLength(100);
+  });
+
+  it("waits for a client catching up that takes a little within each stallMs, however long it takes", async () => {
+    const s = await setup({ posts: 150, text: "x".repeat(100), maxBufferedBytes: 30_000, stallMs: 200 });
+    await settle();
+    expect(s.sse.frames).toHaveLength(100);
+    for (let step = 0; step < 12; step++) {
+      await sleep(50);
+      s.sse.take(500);
+    }
+    expect(s.sse.closed).toBe(false);
+    s.sse.drain();
+    await settle();
+    expect(s.sse.ids()).toEqual(s.before);
+    expect(s.sse.closed).toBe(false);
+    expect(s.dropped()).toBe(0);
   });
 });

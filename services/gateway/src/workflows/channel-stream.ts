@@ -1,10 +1,14 @@
 import type { EventEmitter } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ChannelEntry } from "@moniro/envelopes";
 import { type Channel, compareEntryIds, DEFAULT_READ_LIMIT } from "@moniro/store";
 import { overflowFrame, type SseSink } from "../http/sse-fanout.js";
 import { sseFrame } from "../http/sse-writer.js";
 import type { ChannelWatch } from "./channel-feed.js";
 import type { ChannelSseMetrics } from "./channel-metrics.js";
+
+/** How long a client catching up may take nothing of what waits for it before it is disconnected. */
+const CATCH_UP_STALL_MS = 30_000;
 
 const frame = (event: string, data: string, id?: string): Buffer =>
   Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id } : {}) }));
@@ -38,6 +42,9 @@ function postFrame(entry: ChannelEntry): Buffer {
  * the live posts held for it meanwhile) pass `maxBufferedBytes` is sent an
  * `overflow` event and disconnected, as the agent events stream does
  * (SseFanout): it reconnects with Last-Event-ID and gets every post since.
+ * So is a client catching up that takes nothing of the page waiting for it
+ * for `stallMs`: nothing may be posted to push it past the limit, and the
+ * gateway would hold its bytes and the rest of the channel for it forever.
  */
 export function streamChannel(options: {
   feed: ChannelWatch;
@@ -50,9 +57,13 @@ export function streamChannel(options: {
   request: EventEmitter;
   /** Bytes that may wait for this client before it is disconnected (MONIRO_GATEWAY_SSE_BUFFER). */
   maxBufferedBytes: number;
+  /** How long a client catching up may take nothing before it is disconnected (30 s). */
+  stallMs?: number;
   metrics?: ChannelSseMetrics;
 }): void {
   const { sse, maxBufferedBytes } = options;
+  const stallMs = options.stallMs ?? CATCH_UP_STALL_MS;
+  const stopping = new AbortController();
   let sent = options.after;
   let closed = false;
   let unwatch: (() => void) | undefined;
@@ -68,20 +79,26 @@ export function streamChannel(options: {
       sent = entry.id;
     }
   };
-  const tooSlow = () => {
+  const resume = "reconnect with Last-Event-ID to get every post written since";
+  const dropped = (final: Buffer) => {
     if (closed) return;
     stop();
     options.metrics?.slowClientDropped();
-    sse.close(
+    sse.close(final);
+  };
+  const tooSlow = () => dropped(overflowFrame({ maxBufferedBytes, lastEventId: sent ?? null, resume }));
+  // More than half the limit waits for it: the next page is written only past that (below).
+  const stalled = () =>
+    dropped(
       overflowFrame({
-        maxBufferedBytes,
+        maxBufferedBytes: Math.floor(maxBufferedBytes / 2),
         lastEventId: sent ?? null,
-        resume: "reconnect with Last-Event-ID to get every post written since",
+        resume: `it took none of them for ${stallMs / 1000} s; ${resume}`,
       }),
     );
-  };
   const stop = () => {
     closed = true;
+    stopping.abort();
     unwatch?.();
     unwatch = undefined;
   };
@@ -120,7 +137,10 @@ export function streamChannel(options: {
       send(page.entries);
       if (page.entries.length < DEFAULT_READ_LIMIT) break;
       // The next page once the client has taken most of this one (or the stream closed).
-      if (sse.buffered > maxBufferedBytes / 2) await sse.drained();
+      if (sse.buffered > maxBufferedBytes / 2 && !(await takenOrClosed(sse, stallMs, stopping.signal))) {
+        stalled();
+        return;
+      }
       if (closed) return;
     }
     const caughtUp = held;
@@ -129,4 +149,23 @@ export function streamChannel(options: {
     send(caughtUp);
     if (sse.buffered > maxBufferedBytes) tooSlow();
   })().catch(fail);
+}
+
+/**
+ * Waits until the client has taken what waits for it (or the stream stopped: true), or until it
+ * took nothing at all for `stallMs` (false). A client that takes some, however slowly, is waited for.
+ */
+async function takenOrClosed(sse: SseSink, stallMs: number, stopping: AbortSignal): Promise<boolean> {
+  const drained = sse.drained().then(() => true);
+  let waiting = sse.buffered;
+  for (;;) {
+    const pause = new AbortController();
+    const signal = AbortSignal.any([stopping, pause.signal]);
+    const taken = await Promise.race([drained, sleep(stallMs, false, { signal }).catch(() => true)]);
+    pause.abort();
+    if (taken) return true;
+    // Heartbeats are written meanwhile: a client that reads nothing has as much waiting, or more.
+    if (sse.buffered >= waiting) return false;
+    waiting = sse.buffered;
+  }
 }
