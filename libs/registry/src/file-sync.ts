@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type FSWatcher, watch } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
 import {
   type AgentDefinition,
@@ -8,11 +8,13 @@ import {
   displayPath,
   findProjectFile,
   parseAgentDefinition,
+  systemPromptFile,
   systemPromptOf,
 } from "@moniro/config";
 import type { AgentRegistry } from "./agent-registry.js";
 import { RegistryConflictError } from "./errors.js";
 import { removeAbsentFileAgents, type SyncReport, writeFileAgent } from "./file-records.js";
+import { fileStamp, STAMP_SETTLED_MS } from "./file-stamp.js";
 import { syncProjectOnce } from "./project-sync.js";
 
 const EXTENSIONS = [".yaml", ".yml"];
@@ -27,19 +29,51 @@ export type { SyncReport } from "./file-records.js";
 
 /**
  * The last good parse of each agent file, keyed by path: a periodic pass over
- * unchanged files re-reads their text (and `prompt.system_file`) but parses no
- * YAML and runs no schema.
+ * an unchanged file reads neither it nor its `prompt.system_file` (their
+ * stamps, file-stamp.ts, say they did not change), parses no YAML and runs no
+ * schema; a file whose stamp changed is read, and parsed only when its text did.
  */
-export type ParsedAgentFiles = Map<string, { text: string; definition: AgentDefinition }>;
+export type ParsedAgentFiles = Map<
+  string,
+  { text: string; definition: AgentDefinition; digest: string; stamp: string | undefined }
+>;
 
-async function definitionOf(file: string, text: string, parsed?: ParsedAgentFiles): Promise<AgentDefinition> {
+/** The definition, digest and stamp of one agent file: from `parsed` while unchanged, else read (and parsed when its text changed). */
+async function readAgentFile(file: string, parsed: ParsedAgentFiles | undefined, settledMs: number) {
   const known = parsed?.get(file);
-  if (known !== undefined && known.text === text) {
-    return { ...known.definition, systemPrompt: await systemPromptOf(file, known.definition.prompt) };
+  const now = Date.now();
+  // Stamped before the reads: a write after the stamp changes it, so the next pass reads again.
+  const yamlStamp = fileStamp(await stat(file, { bigint: true }), now, settledMs);
+  const stampedPrompt = known && systemPromptFile(file, known.definition.prompt);
+  const stamp =
+    yamlStamp !== undefined && stampedPrompt !== undefined
+      ? await optionalStamp(stampedPrompt, now, settledMs).then((prompt) => prompt && `${yamlStamp} ${prompt}`)
+      : yamlStamp;
+  if (known !== undefined && stamp !== undefined && known.stamp === stamp) return known;
+  const text = await readFile(file, "utf8");
+  const definition =
+    known !== undefined && known.text === text
+      ? { ...known.definition, systemPrompt: await systemPromptOf(file, known.definition.prompt) }
+      : await parseAgentDefinition(file, text);
+  const digest = createHash("sha256").update(text).update("\0").update(definition.systemPrompt).digest("hex");
+  // A system_file that was not stamped (new, or another one): stamped by the next pass, which reads once more.
+  const entry = {
+    text,
+    definition,
+    digest,
+    stamp: systemPromptFile(file, definition.prompt) === stampedPrompt ? stamp : undefined,
+  };
+  parsed?.set(file, entry);
+  return entry;
+}
+
+/** The stamp of a file that may be missing (a system_file being replaced): undefined then, so the YAML is read again. */
+async function optionalStamp(file: string, now: number, settledMs: number): Promise<string | undefined> {
+  try {
+    return fileStamp(await stat(file, { bigint: true }), now, settledMs);
+  } catch {
+    return undefined;
   }
-  const definition = await parseAgentDefinition(file, text);
-  parsed?.set(file, { text, definition });
-  return definition;
 }
 
 /**
@@ -58,6 +92,7 @@ export async function syncAgentsDirOnce(
   registry: AgentRegistry,
   dir: string,
   parsed?: ParsedAgentFiles,
+  options: { /** How old a change must be before a file's stamp is trusted (file-stamp.ts; tests). */ settledMs?: number } = {},
 ): Promise<SyncReport> {
   const root = resolve(dir);
   const report: SyncReport = { written: [], removed: [], problems: [], shadowed: [], missing: false };
@@ -81,9 +116,7 @@ export async function syncAgentsDirOnce(
     }
     present.add(agent);
     try {
-      const text = await readFile(file, "utf8");
-      const definition = await definitionOf(file, text, parsed);
-      const digest = createHash("sha256").update(text).update("\0").update(definition.systemPrompt).digest("hex");
+      const { definition, digest } = await readAgentFile(file, parsed, options.settledMs ?? STAMP_SETTLED_MS);
       await writeFileAgent(registry, definition, digest, report);
     } catch (error) {
       // Deleted between the listing and the read: the next pass removes its record.

@@ -22,6 +22,7 @@ export {
   loadAgentDefinitions,
   parseAgentDefinition,
   parseYaml,
+  systemPromptFile,
   systemPromptOf,
 } from "./load-agent-definitions.js";
 export { TOOL_POLICY_KEYS, type ToolPolicy, toolPolicySchema } from "./tool-policy.js";

@@ -56,8 +56,8 @@ export async function parseAgentDefinition(file: string, text: string): Promise<
 }
 
 export async function systemPromptOf(file: string, prompt: { system?: string; system_file?: string } | undefined) {
-  if (prompt?.system_file === undefined) return prompt?.system ?? "";
-  const promptFile = resolve(dirname(file), prompt.system_file);
+  const promptFile = systemPromptFile(file, prompt);
+  if (promptFile === undefined) return prompt?.system ?? "";
   try {
     return await readFile(promptFile, "utf8");
   } catch (error) {
@@ -68,6 +68,14 @@ export async function systemPromptOf(file: string, prompt: { system?: string; sy
         : `cannot read ${displayPath(promptFile)} (${(error as Error).message})`;
     return fail(file, "prompt.system_file", why);
   }
+}
+
+/** The absolute path of an agent file's `prompt.system_file` (relative to the YAML file), when it has one. */
+export function systemPromptFile(
+  file: string,
+  prompt: { system?: string; system_file?: string } | undefined,
+): string | undefined {
+  return prompt?.system_file === undefined ? undefined : resolve(dirname(file), prompt.system_file);
 }
 
 /** Reads and validates one `<name>.yaml`. */
