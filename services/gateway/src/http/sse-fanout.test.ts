@@ -1,6 +1,6 @@
 import { setTimeout as sleep, setImmediate as turn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { SseFanout, type SseFrame, type SseSink } from "./sse-fanout.js";
+import { overflowFrame, SseFanout, type SseFrame, type SseSink } from "./sse-fanout.js";
 
 /** A client's side of the wire: what it was sent, and how much it has not read yet. */
 function client(options: { unread?: number } = {}) {
@@ -145,5 +145,39 @@ describe("SseFanout", () => {
     fanout.publish("alice", event("state-changed"), true);
     await turn();
     expect(a.writes()).toBe(2);
+  });
+});
+
+describe("overflowFrame", () => {
+  const body = (frame: Buffer) =>
+    JSON.parse(frame.toString().replace(/^event: overflow\ndata: /, "")) as {
+      error: { code: string; message: string };
+      lastEventId: string | null;
+    };
+  const resume = "reconnect with Last-Event-ID";
+
+  it("says the limit a client fell behind by", () => {
+    const frame = overflowFrame({ maxBufferedBytes: 4096, lastEventId: "7", resume });
+    expect(frame.toString()).toMatch(/^event: overflow\ndata: .*\n\n$/);
+    expect(body(frame)).toEqual({
+      error: {
+        code: "client_too_slow",
+        message:
+          "this client read its events slower than they came (more than 4096 bytes waited for it), so the gateway closed the stream; reconnect with Last-Event-ID",
+      },
+      lastEventId: "7",
+    });
+  });
+
+  it("says a client that stalled catching up took nothing for that long, not that it passed the limit", () => {
+    const frame = overflowFrame({ maxBufferedBytes: 4096, lastEventId: null, resume, stalledMs: 30_000 });
+    expect(body(frame)).toEqual({
+      error: {
+        code: "client_too_slow",
+        message:
+          "this client took none of the events waiting for it for 30 s while it caught up, so the gateway closed the stream; reconnect with Last-Event-ID",
+      },
+      lastEventId: null,
+    });
   });
 });

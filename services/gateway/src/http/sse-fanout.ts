@@ -59,16 +59,23 @@ const NO_SEQ = -1;
 /**
  * The last frame of a stream closed because its client read too slowly: `overflow`, code
  * `client_too_slow`, the id it has everything up to, and how it gets what it missed (`resume`).
+ * The message says why: more than `maxBufferedBytes` (the stream's limit) waited for it, or, with
+ * `stalledMs`, it took none of what waited for it for that long while it caught up.
  */
 export function overflowFrame(options: {
   maxBufferedBytes: number;
   lastEventId: string | null;
   resume: string;
+  stalledMs?: number;
 }): Buffer {
+  const why =
+    options.stalledMs !== undefined
+      ? `this client took none of the events waiting for it for ${options.stalledMs / 1000} s while it caught up`
+      : `this client read its events slower than they came (more than ${options.maxBufferedBytes} bytes waited for it)`;
   const data = JSON.stringify({
     error: {
       code: "client_too_slow",
-      message: `this client read its events slower than they came (more than ${options.maxBufferedBytes} bytes waited for it), so the gateway closed the stream; ${options.resume}`,
+      message: `${why}, so the gateway closed the stream; ${options.resume}`,
     },
     lastEventId: options.lastEventId,
   });

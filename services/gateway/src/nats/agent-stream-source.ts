@@ -1,8 +1,9 @@
 import type { Subjects } from "@moniro/envelopes";
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos, type Subscription } from "@nats-io/transport-node";
-import { type FanoutClient, SseFanout, type SseFrame, type SseSink } from "../http/sse-fanout.js";
+import { type FanoutClient, overflowFrame, SseFanout, type SseFrame, type SseSink } from "../http/sse-fanout.js";
 import { encodeSseFrame } from "../http/sse-writer.js";
+import { awaitTaken, CATCH_UP_STALL_MS } from "../http/stall-watch.js";
 import type { AgentStream, AgentStreamSource, GatewayLogger } from "../ports.js";
 import type { NatsLink } from "./nats-link.js";
 import { forwardableEvent, forwardableOutbound } from "./sse-payload.js";
@@ -42,7 +43,11 @@ interface OutboundFeed {
  * - resume: a client with Last-Event-ID gets the stored messages after it
  *   from a consumer of its own that lives only for the replay (deleted after
  *   it), while the live frames for it are kept; then the kept frames it does
- *   not have yet, then live. Nothing lost, nothing twice, in order.
+ *   not have yet, then live. Nothing lost, nothing twice, in order. The
+ *   stored messages are written as the client takes them; one that takes
+ *   none for `stallMs` meanwhile is sent an `overflow` event and
+ *   disconnected, its consumers released (nothing new need be published to
+ *   push it past `maxBufferedBytes`, so it would otherwise be held forever).
  *
  * Without Last-Event-ID delivery starts with the next stored message.
  * Consumers are deleted when no longer needed; the server drops them by
@@ -58,8 +63,11 @@ export function natsAgentStreamSource(options: {
   maxBufferedBytes: number;
   /** How long frames may wait to be joined with those that follow (http/sse-fanout.ts); default 0. */
   flushMs?: number;
+  /** How long a client catching up may take nothing before it is disconnected (30 s). */
+  stallMs?: number;
 }): AgentStreamSource {
   const { link, subjects, logger } = options;
+  const stallMs = options.stallMs ?? CATCH_UP_STALL_MS;
   const stream = subjects.streams.out;
   const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes, flushMs: options.flushMs ?? 0 });
   // Shared by their users; a release only counts against the entry its user acquired, so the users of
@@ -225,28 +233,43 @@ export function natsAgentStreamSource(options: {
     void entry.ready.then((subscription) => subscription.unsubscribe()).catch(() => undefined);
   }
 
-  /** The stored messages of the client's agent in (after, upTo], through a consumer of its own. */
-  async function replay(client: FanoutClient, after: number, upTo: number): Promise<void> {
+  /**
+   * The stored messages of the client's agent in (after, upTo], through a consumer of its own, each once the
+   * client has taken most of those before; `stalledAfter`: it took none of them for `stallMs`, the sequence
+   * of the last one written to it.
+   */
+  async function replay(
+    client: FanoutClient,
+    sink: SseSink,
+    after: number,
+    upTo: number,
+  ): Promise<{ stalledAfter?: number }> {
     const { js, jsm } = link.get();
     const { name, num_pending } = await jsm.consumers.add(stream, consumerConfig(after + 1));
     let messages: ConsumerMessages | undefined;
     const stop = () => void messages?.close().catch(() => undefined);
     client.signal.addEventListener("abort", stop);
     try {
-      if (num_pending === 0 || client.signal.aborted) return;
+      if (num_pending === 0 || client.signal.aborted) return {};
       const consumer = await js.consumers.get(stream, name);
       messages = await consumer.consume({ expires: PULL_EXPIRES_MS, max_messages: 256 });
-      if (client.signal.aborted) return;
+      if (client.signal.aborted) return {};
       const wanted = (agent: string) => agent === client.agent;
       for await (const msg of messages) {
         if (msg.seq > upTo) break;
         const out = checkedOutbound(msg, wanted);
         if (out?.agent === client.agent) {
           client.replay(outboundFrame(msg, out.bytes));
-          await client.drained();
+          // The next once the client has taken most of what waits for it.
+          if (sink.buffered > options.maxBufferedBytes / 2) {
+            const buffered = () => sink.buffered;
+            const taken = await awaitTaken({ drained: sink.drained(), buffered, stallMs, stopping: client.signal });
+            if (taken === "stalled") return { stalledAfter: msg.seq };
+          }
         }
         if (client.signal.aborted || msg.seq >= upTo || msg.info.pending === 0) break;
       }
+      return {};
     } finally {
       client.signal.removeEventListener("abort", stop);
       await messages?.close().catch(() => undefined);
@@ -267,6 +290,14 @@ export function natsAgentStreamSource(options: {
       let client: FanoutClient | undefined;
       let closing: Promise<void> | undefined;
       const startsAfter = afterSequence ?? outbound.value.delivered;
+      const close = () => {
+        closing ??= (async () => {
+          client?.remove();
+          releaseEvents(agent, events);
+          releaseFeed(outbound.entry);
+        })();
+        return closing;
+      };
       return {
         startsAfter,
         attach(sink: SseSink) {
@@ -277,8 +308,19 @@ export function natsAgentStreamSource(options: {
           client = fanout.add(agent, sink, { afterSequence: startsAfter, replaying });
           if (!replaying) return;
           const resuming = client;
-          replay(resuming, startsAfter, upTo).then(
-            () => resuming.live(),
+          replay(resuming, sink, startsAfter, upTo).then(
+            ({ stalledAfter }) => {
+              if (stalledAfter === undefined) return resuming.live();
+              void close();
+              sink.close(
+                overflowFrame({
+                  maxBufferedBytes: options.maxBufferedBytes,
+                  lastEventId: String(stalledAfter),
+                  resume: "reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)",
+                  stalledMs: stallMs,
+                }),
+              );
+            },
             (error: unknown) => {
               logger.warn(
                 { agent, err: (error as Error).message },
@@ -289,14 +331,7 @@ export function natsAgentStreamSource(options: {
             },
           );
         },
-        close() {
-          closing ??= (async () => {
-            client?.remove();
-            releaseEvents(agent, events);
-            releaseFeed(outbound.entry);
-          })();
-          return closing;
-        },
+        close,
       };
     },
   };

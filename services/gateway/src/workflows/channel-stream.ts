@@ -1,14 +1,11 @@
 import type { EventEmitter } from "node:events";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ChannelEntry } from "@moniro/envelopes";
 import { type Channel, compareEntryIds, DEFAULT_READ_LIMIT } from "@moniro/store";
 import { overflowFrame, type SseSink } from "../http/sse-fanout.js";
 import { sseFrame } from "../http/sse-writer.js";
+import { awaitTaken, CATCH_UP_STALL_MS } from "../http/stall-watch.js";
 import type { ChannelWatch } from "./channel-feed.js";
 import type { ChannelSseMetrics } from "./channel-metrics.js";
-
-/** How long a client catching up may take nothing of what waits for it before it is disconnected. */
-const CATCH_UP_STALL_MS = 30_000;
 
 const frame = (event: string, data: string, id?: string): Buffer =>
   Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id } : {}) }));
@@ -87,15 +84,8 @@ export function streamChannel(options: {
     sse.close(final);
   };
   const tooSlow = () => dropped(overflowFrame({ maxBufferedBytes, lastEventId: sent ?? null, resume }));
-  // More than half the limit waits for it: the next page is written only past that (below).
   const stalled = () =>
-    dropped(
-      overflowFrame({
-        maxBufferedBytes: Math.floor(maxBufferedBytes / 2),
-        lastEventId: sent ?? null,
-        resume: `it took none of them for ${stallMs / 1000} s; ${resume}`,
-      }),
-    );
+    dropped(overflowFrame({ maxBufferedBytes, lastEventId: sent ?? null, resume, stalledMs: stallMs }));
   const stop = () => {
     closed = true;
     stopping.abort();
@@ -137,9 +127,10 @@ export function streamChannel(options: {
       send(page.entries);
       if (page.entries.length < DEFAULT_READ_LIMIT) break;
       // The next page once the client has taken most of this one (or the stream closed).
-      if (sse.buffered > maxBufferedBytes / 2 && !(await takenOrClosed(sse, stallMs, stopping.signal))) {
-        stalled();
-        return;
+      if (sse.buffered > maxBufferedBytes / 2) {
+        const buffered = () => sse.buffered;
+        const taken = await awaitTaken({ drained: sse.drained(), buffered, stallMs, stopping: stopping.signal });
+        if (taken === "stalled") return stalled();
       }
       if (closed) return;
     }
@@ -149,23 +140,4 @@ export function streamChannel(options: {
     send(caughtUp);
     if (sse.buffered > maxBufferedBytes) tooSlow();
   })().catch(fail);
-}
-
-/**
- * Waits until the client has taken what waits for it (or the stream stopped: true), or until it
- * took nothing at all for `stallMs` (false). A client that takes some, however slowly, is waited for.
- */
-async function takenOrClosed(sse: SseSink, stallMs: number, stopping: AbortSignal): Promise<boolean> {
-  const drained = sse.drained().then(() => true);
-  let waiting = sse.buffered;
-  for (;;) {
-    const pause = new AbortController();
-    const signal = AbortSignal.any([stopping, pause.signal]);
-    const taken = await Promise.race([drained, sleep(stallMs, false, { signal }).catch(() => true)]);
-    pause.abort();
-    if (taken) return true;
-    // Heartbeats are written meanwhile: a client that reads nothing has as much waiting, or more.
-    if (sse.buffered >= waiting) return false;
-    waiting = sse.buffered;
-  }
 }
