@@ -92,7 +92,9 @@ export async function syncAgentsDirOnce(
   registry: AgentRegistry,
   dir: string,
   parsed?: ParsedAgentFiles,
-  options: { /** How old a change must be before a file's stamp is trusted (file-stamp.ts; tests). */ settledMs?: number } = {},
+  options: {
+    /** How old a change must be before a file's stamp is trusted (file-stamp.ts; tests). */ settledMs?: number;
+  } = {},
 ): Promise<SyncReport> {
   const root = resolve(dir);
   const report: SyncReport = { written: [], removed: [], problems: [], shadowed: [], missing: false };

@@ -33,8 +33,6 @@ export interface FanoutClient {
   replay(frame: SseFrame): void;
   /** Replay done: writes the live frames kept meanwhile (those it does not have yet), then follows live. */
   live(): void;
-  /** Waits until the client's socket has taken most of what was written. */
-  drained(): Promise<void>;
   remove(): void;
 }
 
@@ -55,6 +53,10 @@ interface Batch {
 }
 
 const NO_SEQ = -1;
+
+/** How a client of an agent's events stream closed with `overflow` gets what it missed. */
+export const AGENT_STREAM_RESUME =
+  "reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)";
 
 /**
  * The last frame of a stream closed because its client read too slowly: `overflow`, code
@@ -152,9 +154,6 @@ export class SseFanout {
         client.pending = undefined;
         client.pendingBytes = 0;
         fanout.writeTo(client, { frames: kept, minSeq: NO_SEQ, maxSeq: NO_SEQ });
-      },
-      drained() {
-        return sink.buffered > fanout.maxBufferedBytes / 2 ? sink.drained() : Promise.resolve();
       },
       remove() {
         fanout.remove(client);
@@ -271,7 +270,7 @@ export class SseFanout {
       overflowFrame({
         maxBufferedBytes: this.maxBufferedBytes,
         lastEventId,
-        resume: "reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)",
+        resume: AGENT_STREAM_RESUME,
       }),
     );
   }

@@ -1,7 +1,14 @@
 import type { Subjects } from "@moniro/envelopes";
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos, type Subscription } from "@nats-io/transport-node";
-import { type FanoutClient, overflowFrame, SseFanout, type SseFrame, type SseSink } from "../http/sse-fanout.js";
+import {
+  AGENT_STREAM_RESUME,
+  type FanoutClient,
+  overflowFrame,
+  SseFanout,
+  type SseFrame,
+  type SseSink,
+} from "../http/sse-fanout.js";
 import { encodeSseFrame } from "../http/sse-writer.js";
 import { awaitTaken, CATCH_UP_STALL_MS } from "../http/stall-watch.js";
 import type { AgentStream, AgentStreamSource, GatewayLogger } from "../ports.js";
@@ -316,7 +323,7 @@ export function natsAgentStreamSource(options: {
                 overflowFrame({
                   maxBufferedBytes: options.maxBufferedBytes,
                   lastEventId: String(stalledAfter),
-                  resume: "reconnect with Last-Event-ID to get the messages sent since (live events are not replayed)",
+                  resume: AGENT_STREAM_RESUME,
                   stalledMs: stallMs,
                 }),
               );
