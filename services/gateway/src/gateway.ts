@@ -14,6 +14,7 @@ import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import { answerClientErrorsWithJson } from "./http/client-error.js";
 import { httpMetrics } from "./http/http-metrics.js";
+import { sseSlowClientsDropped } from "./http/sse-metrics.js";
 import { natsAgentStreamSource } from "./nats/agent-stream-source.js";
 import { natsControlClient } from "./nats/control-client.js";
 import { natsDeadLetterQueue } from "./nats/dead-letters.js";
@@ -112,6 +113,7 @@ export async function startGateway(options: {
       logger,
       maxBufferedBytes: config.MONIRO_GATEWAY_SSE_BUFFER,
       flushMs: config.MONIRO_GATEWAY_SSE_FLUSH_MS,
+      slowClientDropped: sseSlowClientsDropped(options.registry),
     }),
     inspector: new RedisInspector(redis, { prefix: config.MONIRO_REDIS_PREFIX }),
     children: new ChildRecords(redis, config.MONIRO_REDIS_PREFIX),

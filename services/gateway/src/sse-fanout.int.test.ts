@@ -91,7 +91,7 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
     expect(await consumerCountSettled(t.jsm, t.subjects.streams.out, 0)).toBe(0);
   }, 60_000);
 
-  it("a client that stops reading does not hold the others back, and is told why it was disconnected", async () => {
+  it("a client that stops reading does not hold the others back, is told why it was disconnected, and is counted in /metrics", async () => {
     await start({ MONIRO_GATEWAY_SSE_BUFFER: "512kb" });
     const slow = await stalledClient(t.base, "/v1/agents/alice/events", AUTH.authorization);
     const fast = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
@@ -124,6 +124,10 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
     // Everything before the overflow event reached it, in order.
     expect(frames.filter((frame) => frame.startsWith("event: llm-delta")).length).toBeLessThan(count);
     expect(frames[0]).toMatch(new RegExp(`^id: ${seq}\nevent: message`));
+
+    // Counted for operators.
+    const metrics = await (await fetch(`${t.base}/metrics`)).text();
+    expect(metrics).toMatch(/^moniro_gateway_sse_slow_clients_dropped_total(\{[^}]*\})? 1$/m);
 
     // The fast client is still served.
     const after = await outbound("alice", "after the flood");

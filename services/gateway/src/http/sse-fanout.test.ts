@@ -84,8 +84,9 @@ describe("SseFanout", () => {
     ]);
   });
 
-  it("closes a client that has too much unread with an overflow event naming its last id; the others go on", async () => {
-    const fanout = new SseFanout({ maxBufferedBytes: 100 });
+  it("closes a client that has too much unread with an overflow event naming its last id, counted once; the others go on", async () => {
+    let dropped = 0;
+    const fanout = new SseFanout({ maxBufferedBytes: 100, dropped: () => dropped++ });
     const slow = client({ unread: 101 });
     const fast = client();
     fanout.add("alice", slow.sink, { afterSequence: 0, replaying: false });
@@ -99,6 +100,7 @@ describe("SseFanout", () => {
     await turn();
     expect(fast.frames()).toHaveLength(2);
     expect(slow.frames()).toHaveLength(1);
+    expect(dropped).toBe(1);
   });
 
   it("with flushMs, the frames of later turns within the window join the same write, in order", async () => {

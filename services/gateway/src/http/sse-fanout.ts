@@ -110,11 +110,16 @@ export class SseFanout {
   private flushImmediate: NodeJS.Immediate | undefined;
   private readonly maxBufferedBytes: number;
   private readonly flushMs: number;
+  private readonly dropped: () => void;
 
-  /** `flushMs`: how long frames may wait to be joined with those that follow; 0 = the end of this turn only. */
-  constructor(options: { maxBufferedBytes: number; flushMs?: number }) {
+  /**
+   * `flushMs`: how long frames may wait to be joined with those that follow; 0 = the end of this turn only.
+   * `dropped`: called for each client disconnected for falling behind (a metric).
+   */
+  constructor(options: { maxBufferedBytes: number; flushMs?: number; dropped?: () => void }) {
     this.maxBufferedBytes = options.maxBufferedBytes;
     this.flushMs = options.flushMs ?? 0;
+    this.dropped = options.dropped ?? (() => {});
   }
 
   hasClients(agent: string): boolean {
@@ -265,6 +270,7 @@ export class SseFanout {
 
   private overflow(client: Client): void {
     this.remove(client);
+    this.dropped();
     const lastEventId = client.lastSeq > 0 ? String(client.lastSeq) : null;
     client.sink.close(
       overflowFrame({

@@ -27,12 +27,14 @@ async function serveEvents(options: { maxBufferedBytes: number; stallMs: number 
   await ensureStreams(jsm, subjects);
   const link = new NatsLink();
   link.set({ nc, js, jsm, bus: createBus(nc, js) });
+  let dropped = 0;
   const streams = natsAgentStreamSource({
     link,
     subjects,
     logger: createLogger({ service: "agent-stream-test", level: "silent" }),
     maxBufferedBytes: options.maxBufferedBytes,
     stallMs: options.stallMs,
+    slowClientDropped: () => dropped++,
   });
   const agents = { has: async (agent: string) => agent === "alice", names: () => ["alice"] };
   const app = express();
@@ -48,6 +50,8 @@ async function serveEvents(options: { maxBufferedBytes: number; stallMs: number 
       return (await js.publish(subjects.out("http"), JSON.stringify(envelope))).seq;
     },
     consumers: () => consumerCount(jsm, subjects.streams.out),
+    /** Clients dropped for falling behind (the metric's count). */
+    dropped: () => dropped,
     async stop() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -58,7 +62,7 @@ async function serveEvents(options: { maxBufferedBytes: number; stallMs: number 
 }
 
 describe("an agent events client that stops reading while its missed messages are replayed and nothing is published", () => {
-  it("is disconnected after the stall limit with an overflow event naming the last message written, its consumers released, and resumes from it", async () => {
+  it("is disconnected after the stall limit with an overflow event naming the last message written, its consumers released, counted, and resumes from it", async () => {
     const s = await serveEvents({ maxBufferedBytes: 64 * 1024, stallMs: 500 });
     try {
       const blob = "x".repeat(30_000);
@@ -89,6 +93,7 @@ describe("an agent events client that stops reading while its missed messages ar
       expect(got.length).toBeLessThan(count);
       expect(got).toEqual(seqs.slice(0, got.length).map(String));
       expect(body.lastEventId).toBe(got.at(-1));
+      expect(s.dropped()).toBe(1);
 
       const resumed = await openEvents(`${s.base}/v1/agents/alice/events`, { "last-event-id": body.lastEventId });
       const missed = await resumed.waitFor((event) => event.event === "message", count - got.length, 5_000);

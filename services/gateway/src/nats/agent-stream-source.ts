@@ -72,11 +72,14 @@ export function natsAgentStreamSource(options: {
   flushMs?: number;
   /** How long a client catching up may take nothing before it is disconnected (30 s). */
   stallMs?: number;
+  /** Called for each client disconnected for falling behind or stalling (a metric). */
+  slowClientDropped?: () => void;
 }): AgentStreamSource {
   const { link, subjects, logger } = options;
   const stallMs = options.stallMs ?? CATCH_UP_STALL_MS;
   const stream = subjects.streams.out;
-  const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes, flushMs: options.flushMs ?? 0 });
+  const dropped = options.slowClientDropped ?? (() => {});
+  const fanout = new SseFanout({ maxBufferedBytes: options.maxBufferedBytes, flushMs: options.flushMs ?? 0, dropped });
   // Shared by their users; a release only counts against the entry its user acquired, so the users of
   // one that failed and was replaced do not stop its successor.
   const eventSubscriptions = new Map<string, SharedEntry<Subscription>>();
@@ -319,6 +322,7 @@ export function natsAgentStreamSource(options: {
             ({ stalledAfter }) => {
               if (stalledAfter === undefined) return resuming.live();
               void close();
+              dropped();
               sink.close(
                 overflowFrame({
                   maxBufferedBytes: options.maxBufferedBytes,
