@@ -1,14 +1,29 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AgentRegistry } from "./agent-registry.js";
 import { type ParsedAgentFiles, syncAgentsDirOnce } from "./file-sync.js";
 import { deleteRegistryBuckets } from "./test/delete-registry-buckets.js";
 
+/** Every file the sync reads (node:fs/promises readFile), to show an unchanged file is not read again. */
+const reads = vi.hoisted(() => [] as string[]);
+vi.mock("node:fs/promises", async (importOriginal) => {
+  const fs = await importOriginal<typeof import("node:fs/promises")>();
+  return {
+    ...fs,
+    readFile: ((path: Parameters<typeof fs.readFile>[0], options?: Parameters<typeof fs.readFile>[1]) => {
+      reads.push(String(path));
+      return fs.readFile(path, options);
+    }) as typeof fs.readFile,
+  };
+});
+
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+/** More than one tick of the kernel's coarse file clock (≤ 10 ms), so a write gets a new mtime and ctime. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe("the agents directory synced into the registry", () => {
   const namespace = `t${randomBytes(5).toString("hex")}`;
@@ -68,5 +83,71 @@ describe("the agents directory synced into the registry", () => {
     const missing = await syncAgentsDirOnce(registry, join(dir, "nope"));
     expect(missing.missing).toBe(true);
     expect(registry.get("alice")).toBeDefined();
+  });
+
+  describe("the periodic pass over agent files that did not change", () => {
+    let stamped: string;
+    beforeAll(async () => {
+      stamped = join(dir, "stamped");
+      await mkdir(stamped);
+    });
+    // Stamps trusted at once (settledMs 0); the default window is file-stamp.test.ts's.
+    const pass = (parsed: ParsedAgentFiles) => syncAgentsDirOnce(registry, stamped, parsed, { settledMs: 0 });
+
+    it("reads no file of an unchanged agent, yet sees a same-size edit, a system_file edit, a rename over the file and a system_file added later", async () => {
+      const parsed: ParsedAgentFiles = new Map();
+      await writeFile(join(stamped, "dana.yaml"), "name: dana\nmodel: m1\nprompt:\n  system_file: dana.md\n");
+      await writeFile(join(stamped, "dana.md"), "You are Dana.");
+      await writeFile(join(stamped, "erin.yaml"), "name: erin\nmodel: m1\n");
+      expect((await pass(parsed)).written).toEqual(["dana", "erin"]);
+      // dana's system_file was not stamped before its first read: one more read stamps it.
+      reads.length = 0;
+      expect((await pass(parsed)).written).toEqual([]);
+      expect(reads).toEqual([join(stamped, "dana.yaml"), join(stamped, "dana.md")]);
+
+      reads.length = 0;
+      expect(await pass(parsed)).toMatchObject({ written: [], removed: [], problems: [] });
+      expect(reads).toEqual([]);
+
+      await tick();
+      await writeFile(join(stamped, "erin.yaml"), "name: erin\nmodel: m2\n");
+      reads.length = 0;
+      expect((await pass(parsed)).written).toEqual(["erin"]);
+      expect(registry.get("erin")?.definition.model).toBe("m2");
+      expect(reads).toEqual([join(stamped, "erin.yaml")]);
+
+      await tick();
+      await writeFile(join(stamped, "dana.md"), "You are Dana!");
+      expect((await pass(parsed)).written).toEqual(["dana"]);
+      expect(registry.get("dana")?.definition.prompt?.system).toBe("You are Dana!");
+
+      // An editor's save or a ConfigMap update: a new file renamed over the old one.
+      await writeFile(join(stamped, "erin.tmp"), "name: erin\nmodel: m3\n");
+      await rename(join(stamped, "erin.tmp"), join(stamped, "erin.yaml"));
+      expect((await pass(parsed)).written).toEqual(["erin"]);
+      expect(registry.get("erin")?.definition.model).toBe("m3");
+
+      // A system_file the last read did not stamp: the next pass reads once more, then edits of it are seen.
+      await writeFile(join(stamped, "erin.md"), "You are Erin.");
+      await writeFile(join(stamped, "erin.yaml"), "name: erin\nmodel: m3\nprompt:\n  system_file: erin.md\n");
+      expect((await pass(parsed)).written).toEqual(["erin"]);
+      await pass(parsed);
+      reads.length = 0;
+      expect((await pass(parsed)).written).toEqual([]);
+      expect(reads).toEqual([]);
+      await tick();
+      await writeFile(join(stamped, "erin.md"), "You are Erin!");
+      expect((await pass(parsed)).written).toEqual(["erin"]);
+      expect(registry.get("erin")?.definition.prompt?.system).toBe("You are Erin!");
+    });
+
+    it("reads a file that changed within the settled window on every pass", async () => {
+      const parsed: ParsedAgentFiles = new Map();
+      await writeFile(join(stamped, "fay.yaml"), "name: fay\nmodel: m1\n");
+      await syncAgentsDirOnce(registry, stamped, parsed);
+      reads.length = 0;
+      await syncAgentsDirOnce(registry, stamped, parsed);
+      expect(reads).toContain(join(stamped, "fay.yaml"));
+    });
   });
 });

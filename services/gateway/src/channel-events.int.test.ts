@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents } from "./test/sse-client.js";
-import { stalledClient } from "./test/stalled-sse-client.js";
+import { readToOverflow, stalledClient } from "./test/stalled-sse-client.js";
 
 // docs/workflows.md "The channel over HTTP": GET …/channel/events pushes each post to every client of the channel.
 
@@ -165,13 +165,7 @@ describe("the channel's SSE stream", () => {
     const posts = await fast.waitFor(isPost, count, 30_000);
     expect(posts.map((event) => event.id)).toEqual(ids);
 
-    const frames = (await slow.readAll()).split("\n\n").filter((frame) => frame.includes("event: "));
-    const last = frames.at(-1) ?? "";
-    expect(last).toMatch(/^event: overflow\ndata: /);
-    const body = JSON.parse(last.slice(last.indexOf("data: ") + 6)) as {
-      error: { code: string; message: string };
-      lastEventId: string;
-    };
+    const { frames, overflow: body } = await readToOverflow(slow);
     expect(body.error).toMatchObject({ code: "client_too_slow", message: expect.stringMatching(/Last-Event-ID/) });
     // It got the posts before the overflow event in order, and not all of them; lastEventId is the last one's.
     const got = frames.filter((frame) => frame.includes("event: post")).map((frame) => /^id: (\S+)/.exec(frame)?.[1]);

@@ -2,7 +2,7 @@ import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@mon
 import { afterEach, describe, expect, it } from "vitest";
 import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents, type ReceivedEvent } from "./test/sse-client.js";
-import { stalledClient } from "./test/stalled-sse-client.js";
+import { readToOverflow, stalledClient } from "./test/stalled-sse-client.js";
 import { consumerCount, consumerCountSettled } from "./test/stream-consumers.js";
 
 /** What a client saw, one string per event: `message:<text>#<id>` or `<event type>:<n>`. */
@@ -110,14 +110,7 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
       Array.from({ length: count }, (_, n) => n),
     );
 
-    const text = await slow.readAll();
-    const frames = text.split("\n\n").filter((frame) => frame.includes("event: "));
-    const last = frames.at(-1) ?? "";
-    expect(last).toMatch(/^event: overflow\ndata: /);
-    const body = JSON.parse(last.slice(last.indexOf("data: ") + 6)) as {
-      error: { code: string; message: string };
-      lastEventId: string;
-    };
+    const { frames, overflow: body } = await readToOverflow(slow);
     expect(body.error.code).toBe("client_too_slow");
     expect(body.error.message).toMatch(/reconnect with Last-Event-ID/);
     expect(body.lastEventId).toBe(String(seq));

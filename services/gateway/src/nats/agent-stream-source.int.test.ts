@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { eventsRouter } from "../routes/events.js";
 import { TEST_NATS_URL } from "../test/gateway-fixture.js";
 import { openEvents } from "../test/sse-client.js";
-import { stalledClient } from "../test/stalled-sse-client.js";
+import { readToOverflow, stalledClient } from "../test/stalled-sse-client.js";
 import { consumerCount } from "../test/stream-consumers.js";
 import { natsAgentStreamSource } from "./agent-stream-source.js";
 import { NatsLink } from "./nats-link.js";
@@ -75,13 +75,7 @@ describe("an agent events client that stops reading while its missed messages ar
       await expect.poll(() => s.consumers(), { timeout: 2_000, interval: 20 }).toBe(2);
       await expect.poll(() => s.consumers(), { timeout: 5_000, interval: 50 }).toBe(0);
 
-      const frames = (await slow.readAll()).split("\n\n").filter((frame) => frame.includes("event: "));
-      const last = frames.at(-1) ?? "";
-      expect(last).toMatch(/^event: overflow\ndata: /);
-      const body = JSON.parse(last.slice(last.indexOf("data: ") + 6)) as {
-        error: { code: string; message: string };
-        lastEventId: string;
-      };
+      const { frames, overflow: body } = await readToOverflow(slow);
       expect(body.error.code).toBe("client_too_slow");
       expect(body.error.message).toMatch(
         /^this client took none of the events waiting for it for 0.5 s while it caught up.*Last-Event-ID/,

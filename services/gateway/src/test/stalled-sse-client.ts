@@ -49,3 +49,26 @@ export function stalledClient(
     socket.on("error", reject);
   });
 }
+
+/** The data of the `overflow` event a stream closed for a slow client ends with. */
+export interface OverflowData {
+  error: { code: string; message: string };
+  lastEventId: string;
+}
+
+/**
+ * Everything a stalled client gets once it reads: its event frames, and the
+ * data of the `overflow` event they end with (throws, naming the last frame,
+ * when they end with anything else).
+ */
+export async function readToOverflow(client: { readAll(): Promise<string> }): Promise<{
+  frames: string[];
+  overflow: OverflowData;
+}> {
+  const frames = (await client.readAll()).split("\n\n").filter((frame) => frame.includes("event: "));
+  const last = frames.at(-1) ?? "";
+  if (!/^event: overflow\ndata: /.test(last)) {
+    throw new Error(`the stream did not end with an overflow event; its last frame: ${last.slice(0, 200)}`);
+  }
+  return { frames, overflow: JSON.parse(last.slice(last.indexOf("data: ") + 6)) as OverflowData };
+}

@@ -5,7 +5,7 @@ import express from "express";
 import { describe, expect, it } from "vitest";
 import { startSse } from "../http/sse-writer.js";
 import { openEvents } from "../test/sse-client.js";
-import { stalledClient } from "../test/stalled-sse-client.js";
+import { readToOverflow, stalledClient } from "../test/stalled-sse-client.js";
 import { ChannelFeed } from "./channel-feed.js";
 import { streamChannel } from "./channel-stream.js";
 
@@ -70,13 +70,7 @@ describe("a channel's SSE client that stops reading while it catches up and nobo
       await expect.poll(() => s.dropped(), { timeout: 5_000, interval: 50 }).toBe(1);
       expect(s.watched()).toBe(0);
 
-      const frames = (await slow.readAll()).split("\n\n").filter((frame) => frame.includes("event: "));
-      const last = frames.at(-1) ?? "";
-      expect(last).toMatch(/^event: overflow\ndata: /);
-      const body = JSON.parse(last.slice(last.indexOf("data: ") + 6)) as {
-        error: { code: string; message: string };
-        lastEventId: string;
-      };
+      const { frames, overflow: body } = await readToOverflow(slow);
       expect(body.error.code).toBe("client_too_slow");
       expect(body.error.message).toMatch(
         /^this client took none of the events waiting for it for 0.5 s while it caught up.*Last-Event-ID/,
