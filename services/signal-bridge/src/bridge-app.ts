@@ -154,7 +154,7 @@ async function startRelaying(
   const stopping = new AbortController();
 
   const agentEvents: Subscription[] = [];
-  for (const type of ["input-injected", "cycle-ended"] as const) {
+  for (const type of ["input-injected", "message-sent", "cycle-ended"] as const) {
     agentEvents.push(
       nc.subscribe(`${subjects.namespace}.evt.*.${type}`, {
         callback: (error, msg) => {
@@ -163,7 +163,9 @@ async function startRelaying(
           if (!decoded.ok) return;
           const event = decoded.value;
           if (event.type === "cycle-ended") typing.cycleEnded(event.agent);
-          else if (typeof event.data.envelopeId === "string") typing.injected(event.agent, event.data.envelopeId);
+          else if (event.type === "message-sent") {
+            if (typeof event.data.to === "string") typing.messageSent(event.agent, event.data.to);
+          } else if (typeof event.data.envelopeId === "string") typing.injected(event.agent, event.data.envelopeId);
         },
       }),
     );
@@ -176,6 +178,7 @@ async function startRelaying(
     logger,
     attempts: config.MONIRO_SIGNAL_SEND_ATTEMPTS,
     retryBaseMs: config.MONIRO_SIGNAL_RETRY_BASE_MS,
+    handled: (envelope) => typing.replyHandled(envelope.agent, envelope.to),
   });
   const consumer: EnvelopeConsumer = await outbound.started;
   const relay = createRelay({ js, subjects, routing, pairing: store, rpc, typing, logger, signal: stopping.signal });

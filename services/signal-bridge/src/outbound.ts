@@ -54,6 +54,8 @@ export function consumeOutbound(deps: {
   logger: Logger;
   attempts: number;
   retryBaseMs: number;
+  /** Told of each message handed to signal-cli or given up on (not of one retried): typing waits for it. */
+  handled?: (envelope: OutboundEnvelope) => void;
 }): { counters: OutboundCounters; started: Promise<EnvelopeConsumer> } {
   const counters: OutboundCounters = { sent: 0, retried: 0, deadLettered: 0 };
   const started = consumeEnvelopes({
@@ -70,18 +72,28 @@ export function consumeOutbound(deps: {
     onDlq: () => counters.deadLettered++,
     handler: async (envelope, msg) => {
       const target = sendTargetOf(envelope.to);
-      if (typeof target === "string") return { dlq: target };
+      if (typeof target === "string") {
+        deps.handled?.(envelope);
+        return { dlq: target };
+      }
       try {
         await deps.rpc.call("send", { ...target, ...sendParams(envelope) });
         counters.sent++;
+        deps.handled?.(envelope);
         return undefined;
       } catch (error) {
         const failure = error instanceof SignalRpcError ? error : new SignalRpcError(String(error), true);
-        if (!failure.retryable) return { dlq: `${failure.message}; not retried` };
         const deliveries = msg.info.deliveryCount;
-        if (deliveries >= deps.attempts) return { dlq: `${failure.message}; gave up after ${deliveries} attempts` };
-        counters.retried++;
-        throw failure;
+        if (failure.retryable && deliveries < deps.attempts) {
+          counters.retried++;
+          throw failure;
+        }
+        deps.handled?.(envelope);
+        return {
+          dlq: failure.retryable
+            ? `${failure.message}; gave up after ${deliveries} attempts`
+            : `${failure.message}; not retried`,
+        };
       }
     },
   });

@@ -57,4 +57,55 @@ describe("typing indicators follow the agent's work on a Signal input", () => {
     expect(calls.length).toBeGreaterThanOrEqual(3);
     expect(calls.every((method) => method === "sendTyping")).toBe(true);
   });
+
+  it("stops after the reply the agent sent to that chat is handed to signal-cli, in whichever order the two paths bring them", () => {
+    const { rpc, calls } = recordingRpc();
+    const typing = new TypingIndicators({ rpc, logger: silentLogger, readReceipts: false, refreshMs: 60_000 });
+    const on = (id: string) => {
+      typing.track(id, { agent: "alice", target: { recipient: "+15550002" }, sender: "+15550002", timestamp: 1 });
+      typing.injected("alice", id);
+    };
+    const stops = () => calls.filter((call) => call.params.stop === true).length;
+
+    // The cycle ends before the outbound consumer sent the reply: the indicator stays on until it has.
+    on("E1");
+    typing.messageSent("alice", "signal:+15550002");
+    typing.messageSent("alice", "signal:+15550009"); // another chat, no indicator of its own: not waited for
+    typing.cycleEnded("alice");
+    expect(stops()).toBe(0);
+    typing.replyHandled("alice", "signal:+15550002");
+    expect(stops()).toBe(1);
+
+    // The reply was sent before its message-sent event came: the cycle's end stops the indicator at once.
+    on("E2");
+    typing.replyHandled("alice", "signal:+15550002");
+    typing.messageSent("alice", "signal:+15550002");
+    typing.cycleEnded("alice");
+    expect(stops()).toBe(2);
+
+    // A new input while the indicator waits for a reply: it stays on (no second start), for the new cycle.
+    on("E3");
+    typing.messageSent("alice", "signal:+15550002");
+    typing.cycleEnded("alice");
+    on("E4");
+    typing.replyHandled("alice", "signal:+15550002");
+    expect(stops()).toBe(2);
+    typing.cycleEnded("alice");
+    expect(stops()).toBe(3);
+    expect(calls.filter((call) => call.method === "sendTyping" && call.params.stop === undefined)).toHaveLength(3);
+    typing.stop();
+  });
+
+  it("stops after replyWaitMs when the reply is never handed over here (another replica sent it)", async () => {
+    const { rpc, calls } = recordingRpc();
+    const typing = new TypingIndicators({ rpc, logger: silentLogger, readReceipts: false, replyWaitMs: 30 });
+    typing.track("E1", { agent: "alice", target: { groupId: "Zz==" }, sender: "+15550003", timestamp: 1 });
+    typing.injected("alice", "E1");
+    typing.messageSent("alice", "signal:group:Zz==");
+    typing.cycleEnded("alice");
+    expect(calls.some((call) => call.params.stop === true)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(calls.at(-1)).toEqual({ method: "sendTyping", params: { groupId: "Zz==", stop: true } });
+    typing.stop();
+  });
 });
