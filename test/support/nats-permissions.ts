@@ -119,7 +119,12 @@ export function natsAuthorization(namespace: string): string {
     "agent-runner": [`${ns}.ctl.*`, `${ns}.runner.input.*`],
     "tool-executor": [`${ns}.tool.>`, `${ns}.ws.files`],
     scheduler: [`${ns}.sched.*`],
-    "signal-bridge": [`${ns}.signal.pairing`, `${ns}.evt.*.input-injected`, `${ns}.evt.*.cycle-ended`],
+    "signal-bridge": [
+      `${ns}.signal.pairing`,
+      `${ns}.evt.*.input-injected`,
+      `${ns}.evt.*.message-sent`,
+      `${ns}.evt.*.cycle-ended`,
+    ],
   };
   const list = (subjects: string[]) => `[${subjects.map((subject) => JSON.stringify(subject)).join(", ")}]`;
   const users = NATS_USERS.map(
