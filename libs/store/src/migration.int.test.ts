@@ -8,6 +8,7 @@ import { createRedisStores } from "./connect.js";
 import { ENTRY_FIELD } from "./keys.js";
 import { INBOX_GROUP } from "./redis-inbox.js";
 import { type TestRedis, testRedis } from "./test/redis-fixture.js";
+import { inputEntry } from "./test/thread-entries.js";
 
 // The shipped migration (libs/store/migrations/hash-tag-layout.sh) over data
 // written in the first layout, on the shared Redis under a random prefix:
@@ -34,19 +35,7 @@ describe("migrating the first key layout to the hash-tagged one", () => {
     const inboxKey = `${old}:inbox:immediate`;
     await t.redis.xgroup("CREATE", inboxKey, INBOX_GROUP, "0", "MKSTREAM");
     await t.redis.xadd(inboxKey, "*", ENTRY_FIELD, encodeInboxRecord({ envelope, enqueuedAt: 1, preemptions: 0 }));
-    const entry = (text: string) =>
-      encodeThreadEntry({
-        kind: "input",
-        cycleId: "c1",
-        ts: 1,
-        envelopeId: "01J00000000000000000000000",
-        source: "http:bob",
-        replyTo: "http:bob",
-        context: "personal",
-        lane: "immediate",
-        text,
-        attachments: [],
-      });
+    const entry = (text: string) => encodeThreadEntry(inputEntry(text));
     await t.redis.xadd(`${old}:thread:personal`, "1-1", ENTRY_FIELD, entry("before the compaction"));
     await t.redis.xadd(`${old}:thread:personal`, "2-1", ENTRY_FIELD, entry("after the compaction"));
     await t.redis.hset(`${old}:thread:personal:meta`, "windowAfter", "1-1");

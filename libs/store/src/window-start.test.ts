@@ -1,20 +1,8 @@
 import type { ThreadEntryData } from "@moniro/envelopes";
 import { describe, expect, it } from "vitest";
+import { inputEntry } from "./test/thread-entries.js";
 import { newestCompactionUpTo } from "./window-start.js";
 
-const input = (text: string) =>
-  ({
-    kind: "input",
-    cycleId: "c1",
-    ts: 1,
-    envelopeId: "01J00000000000000000000000",
-    source: "http:bob",
-    replyTo: "http:bob",
-    context: "personal",
-    lane: "immediate",
-    text,
-    attachments: [],
-  }) as ThreadEntryData;
 const compaction = (upTo: string) =>
   ({ kind: "compaction", cycleId: "c1", ts: 1, upTo, summary: "s" }) as ThreadEntryData;
 
@@ -28,11 +16,11 @@ describe("newestCompactionUpTo", () => {
   it("gives what findLast over the entries gives", () => {
     const cases: ThreadEntryData[][] = [
       [],
-      [input("a")],
+      [inputEntry("a")],
       [compaction("1-0")],
-      [input("a"), compaction("1-0"), input("b")],
-      [compaction("1-0"), input("a"), compaction("2-0"), input("b")],
-      [input("a"), input("b"), compaction("3-0")],
+      [inputEntry("a"), compaction("1-0"), inputEntry("b")],
+      [compaction("1-0"), inputEntry("a"), compaction("2-0"), inputEntry("b")],
+      [inputEntry("a"), inputEntry("b"), compaction("3-0")],
     ];
     for (const entries of cases) expect(newestCompactionUpTo(entries)).toBe(byFindLast(entries));
     expect(newestCompactionUpTo(cases[4] ?? [])).toBe("2-0");

@@ -1,4 +1,3 @@
-import type { AddressInfo } from "node:net";
 import { connectNats, createBus, deleteStreams, ensureStreams } from "@moniro/bus";
 import { createSubjects, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
 import { randomToken } from "@moniro/store/test";
@@ -8,6 +7,7 @@ import express from "express";
 import { describe, expect, it } from "vitest";
 import { eventsRouter } from "../routes/events.js";
 import { TEST_NATS_URL } from "../test/gateway-fixture.js";
+import { listenOnLoopback } from "../test/listen.js";
 import { openEvents } from "../test/sse-client.js";
 import { readToOverflow, stalledClient } from "../test/stalled-sse-client.js";
 import { consumerCount } from "../test/stream-consumers.js";
@@ -39,12 +39,10 @@ async function serveEvents(options: { maxBufferedBytes: number; stallMs: number 
   const agents = { has: async (agent: string) => agent === "alice", names: () => ["alice"] };
   const app = express();
   app.use(eventsRouter({ agents, streams, heartbeatMs: 50 }));
-  const server = app.listen(0, "127.0.0.1");
   // A client that has read a closed stream to its end is let go at once, not after the default 5 s.
-  server.keepAliveTimeout = 100;
-  await new Promise((resolve) => server.once("listening", resolve));
+  const server = await listenOnLoopback(app, { keepAliveTimeoutMs: 100 });
   return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    base: server.base,
     async reply(text: string): Promise<number> {
       const envelope: OutboundEnvelopeInput = { ...stamp(), agent: "alice", to: "http:carol", text };
       return (await js.publish(subjects.out("http"), JSON.stringify(envelope))).seq;
@@ -53,8 +51,7 @@ async function serveEvents(options: { maxBufferedBytes: number; stallMs: number 
     /** Clients dropped for falling behind (the metric's count). */
     dropped: () => dropped,
     async stop() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
       await deleteStreams(jsm, subjects);
       await link.close();
     },

@@ -1,5 +1,3 @@
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ControlReply, InboundEnvelope } from "@moniro/envelopes";
 import { noopTracing } from "@moniro/ports";
 import { Registry } from "@moniro/telemetry";
@@ -7,6 +5,7 @@ import { afterEach } from "vitest";
 import { staticCatalog } from "../agents/definition-catalog.js";
 import { createGatewayApp, type GatewayAppOptions } from "../app.js";
 import { answerClientErrorsWithJson } from "../http/client-error.js";
+import { listenOnLoopback } from "./listen.js";
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -36,11 +35,8 @@ export async function startFakeGatewayApp(overrides: Partial<GatewayAppOptions> 
     logger: silent,
     ...overrides,
   });
-  const server: Server = app.listen(0, "127.0.0.1");
+  const { server, base, port, close } = await listenOnLoopback(app);
   answerClientErrorsWithJson(server);
-  await new Promise((resolve) => server.once("listening", resolve));
-  const port = (server.address() as AddressInfo).port;
-  const base = `http://127.0.0.1:${port}`;
   const post = (path: string, body: string, headers: Record<string, string> = { authorization: "Bearer k2" }) =>
     fetch(`${base}${path}`, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
   return {
@@ -48,11 +44,7 @@ export async function startFakeGatewayApp(overrides: Partial<GatewayAppOptions> 
     port,
     published,
     post,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close,
   };
 }
 

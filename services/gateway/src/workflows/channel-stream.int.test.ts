@@ -1,9 +1,9 @@
-import type { AddressInfo } from "node:net";
 import { RedisWorkspaceStore } from "@moniro/store";
 import { testRedis } from "@moniro/store/test";
 import express from "express";
 import { describe, expect, it } from "vitest";
 import { startSse } from "../http/sse-writer.js";
+import { listenOnLoopback } from "../test/listen.js";
 import { openEvents } from "../test/sse-client.js";
 import { readToOverflow, stalledClient } from "../test/stalled-sse-client.js";
 import { ChannelFeed } from "./channel-feed.js";
@@ -37,19 +37,15 @@ async function serveChannel(options: { maxBufferedBytes: number; stallMs: number
       metrics: { slowClientDropped: () => dropped++ },
     });
   });
-  const server = app.listen(0, "127.0.0.1");
   // A client that has read a closed stream to its end is let go at once, not after the default 5 s.
-  server.keepAliveTimeout = 100;
-  await new Promise((resolve) => server.once("listening", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = await listenOnLoopback(app, { keepAliveTimeoutMs: 100 });
   return {
-    base,
+    base: server.base,
     channel: workspace.channel,
     dropped: () => dropped,
     watched: () => feed.size,
     async stop() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
       await feed.close();
       await t.cleanup();
     },
