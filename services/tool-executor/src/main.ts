@@ -5,6 +5,7 @@ import { createSubjects } from "@moniro/envelopes";
 import { AgentRegistry } from "@moniro/registry";
 import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
+import { closeSandbox, type ExecSandbox } from "@moniro/tool-catalog";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type ExecutorApp, startExecutorApp } from "./executor-app.js";
 import { type ExecutorConfig, execLimitsOf, executorIdOf, loadExecutorConfig } from "./executor-config.js";
@@ -28,6 +29,7 @@ const redis = connectRedis(config, { logger, name: `tool-executor:${executorId}`
 let nats: NatsConnection | undefined;
 let app: ExecutorApp | undefined;
 let agents: AgentRegistry | undefined;
+let sandbox: ExecSandbox | undefined;
 
 const ops = await startOpsServer({
   host: config.MONIRO_HTTP_HOST,
@@ -53,6 +55,7 @@ onShutdown(
     await app?.stop(config.MONIRO_SHUTDOWN_GRACE_MS);
     agents?.close();
     app = undefined;
+    if (sandbox) closeSandbox(sandbox);
     await drainNats(nats, logger);
     await redis.quit().catch(() => {});
     await ops.close();
@@ -68,7 +71,7 @@ try {
   // Team tools publish to MONIRO_IN, `message` to MONIRO_OUT, invalid calls go to MONIRO_DLQ: make sure all exist (idempotent).
   await ensureStreams(nats, subjects, ["in", "out", "dlq"]);
   const limits = execLimitsOf(config);
-  const sandbox = await setUpSandbox({
+  sandbox = await setUpSandbox({
     limits,
     workspacesRoot: resolve(config.MONIRO_WORKSPACES_DIR),
     unsafeNoSandbox: config.MONIRO_EXEC_UNSAFE_NO_SANDBOX,

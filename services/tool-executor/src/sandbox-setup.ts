@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LogSink } from "@moniro/telemetry";
 import {
@@ -24,6 +25,8 @@ export interface SandboxSetupOptions {
   /** MONIRO_EXEC_UNSAFE_NO_SANDBOX */
   unsafeNoSandbox: boolean;
   logger: LogSink;
+  /** Where the sandbox's /etc copy is made (default: the OS temporary directory). */
+  etcCopyIn?: string | undefined;
 }
 
 /**
@@ -47,9 +50,14 @@ export async function setUpSandbox(options: SandboxSetupOptions): Promise<ExecSa
           kind: "unavailable",
           reason: `commands are to run as uid ${user.uid} (MONIRO_EXEC_RUN_AS), but the executor runs as uid ${executorUid} and cannot switch users: unset MONIRO_EXEC_RUN_AS (commands then run as the executor's user) or run the executor as root`,
         }
-      : await probeSandbox(limits, join(options.workspacesRoot, PROBE_DIRECTORY));
+      : await probeSandbox(limits, join(options.workspacesRoot, PROBE_DIRECTORY), {
+          etcCopyIn: options.etcCopyIn ?? tmpdir(),
+          onEtcCopyFailed: (reason) =>
+            logger.warn({ reason }, "the sandbox's /etc is one bind per whitelisted entry (slower to start)"),
+        });
   if (sandbox.kind === "bubblewrap") {
-    logger.info({ sandbox: "bubblewrap", runAs, maxProcesses: limits.maxProcesses }, "exec sandbox ready");
+    const etc = sandbox.etcCopy ? "copy" : "binds";
+    logger.info({ sandbox: "bubblewrap", runAs, maxProcesses: limits.maxProcesses, etc }, "exec sandbox ready");
   } else if (sandbox.kind === "unavailable") {
     logger.error(
       { sandbox: "unavailable", reason: sandbox.reason },

@@ -1,5 +1,8 @@
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createMetricsRegistry, type LogSink } from "@moniro/telemetry";
-import { execLimits } from "@moniro/tool-catalog";
+import { closeSandbox, execLimits } from "@moniro/tool-catalog";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PROBE_DIRECTORY, setUpSandbox } from "./sandbox-setup.js";
 import { type ExecutorFixture, executorFixture } from "./test/executor-fixture.js";
@@ -27,18 +30,56 @@ describe("the executor's sandbox", () => {
   });
   afterEach(() => world.cleanup());
 
-  it("probes at start: bubblewrap works here with the real arguments and user", async () => {
+  it("probes at start: bubblewrap works here with the real arguments and user, /etc one bind of a copy, removed at stop", async () => {
+    const { logger, lines } = recordingLogger();
+    const copies = mkdtempSync(join(tmpdir(), "moniro-etc-copies-"));
+    chmodSync(copies, 0o755); // bwrap runs as the command user, who must reach the copy
+    const sandbox = await setUpSandbox({
+      limits: execLimits(),
+      workspacesRoot: world.workspacesDir,
+      unsafeNoSandbox: false,
+      logger,
+      etcCopyIn: copies,
+    });
+    expect(sandbox.kind).toBe("bubblewrap");
+    const ready = lines.find((line) => line.message === "exec sandbox ready");
+    expect(ready?.level).toBe("info");
+    expect(ready?.fields).toMatchObject({ etc: "copy" });
+    expect(lines.filter((line) => line.level === "warn")).toEqual([]);
+    // The probe ran in a directory no agent can be named after.
+    expect(PROBE_DIRECTORY.startsWith(".")).toBe(true);
+    // The executor's commands see the host's whitelisted /etc files through the copy, and nothing else of /etc.
+    await world.startExecutor({ sandbox });
+    const result = await world.call(world.callEnvelope("exec", { command: "cat /etc/passwd; ls /etc" }));
+    expect(result.content).toContain("root:x:0:0:");
+    expect(result.content).not.toMatch(/^(shadow|sudoers|ssh)$/m);
+    const [copy] = readdirSync(copies);
+    expect(copy).toMatch(/^moniro-sandbox-etc-/);
+    closeSandbox(sandbox);
+    expect(existsSync(join(copies, copy as string))).toBe(false);
+    rmSync(copies, { recursive: true });
+  });
+
+  it("falls back to one bind per /etc entry, with a warning, when the copy cannot be made", async () => {
     const { logger, lines } = recordingLogger();
     const sandbox = await setUpSandbox({
       limits: execLimits(),
       workspacesRoot: world.workspacesDir,
       unsafeNoSandbox: false,
       logger,
+      etcCopyIn: join(tmpdir(), `moniro-no-such-dir-${process.pid}`, "deeper"),
     });
-    expect(sandbox.kind).toBe("bubblewrap");
-    expect(lines.find((line) => line.message === "exec sandbox ready")?.level).toBe("info");
-    // The probe ran in a directory no agent can be named after.
-    expect(PROBE_DIRECTORY.startsWith(".")).toBe(true);
+    expect(sandbox).toMatchObject({ kind: "bubblewrap" });
+    expect(sandbox.kind === "bubblewrap" && sandbox.etcCopy).toBeUndefined();
+    const warned = lines.find((line) => line.level === "warn");
+    expect(warned?.message).toMatch(/one bind per whitelisted entry/);
+    expect(warned?.fields).toMatchObject({
+      reason: expect.stringMatching(/the copy of \/etc could not be made in .*moniro-no-such-dir/),
+    });
+    expect(lines.find((line) => line.message === "exec sandbox ready")?.fields).toMatchObject({ etc: "binds" });
+    await world.startExecutor({ sandbox });
+    const result = await world.call(world.callEnvelope("exec", { command: "cat /etc/passwd" }));
+    expect(result.content).toContain("root:x:0:0:");
   });
 
   it("the unsafe opt-out is logged at warn level at start and reported in every exec result", async () => {

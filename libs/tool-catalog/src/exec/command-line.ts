@@ -23,6 +23,8 @@ export interface BubblewrapOptions {
   layout: SystemLayout;
   /** Keep the host's network (the agent's tool policy says `network: true`). */
   network: boolean;
+  /** A copy of the whitelisted /etc entries (etc-copy.ts) bound at /etc in one mount; else one bind per entry. */
+  etcDir?: string | undefined;
 }
 
 export function prlimitArguments(limits: ExecLimits): string[] {
@@ -53,7 +55,8 @@ export function bwrapArguments(workspace: string, options: Omit<BubblewrapOption
     if (entry.symlinkTo !== undefined) args.push("--symlink", entry.symlinkTo, entry.path);
     else args.push("--ro-bind", entry.path, entry.path);
   }
-  for (const path of options.layout.etc) args.push("--ro-bind-try", path, path);
+  if (options.etcDir !== undefined) args.push("--ro-bind", options.etcDir, "/etc");
+  else for (const path of options.layout.etc) args.push("--ro-bind-try", path, path);
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
   args.push("--bind", workspace, workspace, "--chdir", workspace);
   // The sandbox's own root (a tmpfs holding the mount points) is read-only too: nothing but the workspace and the private /tmp is writable.

@@ -188,6 +188,12 @@ describe("command line and environment (pure)", () => {
     expect(bwrapArguments("/ws", { layout, network: true })).toContain("--share-net");
   });
 
+  it("binds a copy of the /etc entries as /etc in one mount when the executor made one", () => {
+    const args = bwrapArguments("/ws", { layout, network: false, etcDir: "/tmp/moniro-sandbox-etc-x" }).join(" ");
+    expect(args).toContain("--ro-bind /tmp/moniro-sandbox-etc-x /etc --proc /proc");
+    expect(args).not.toContain("--ro-bind-try");
+  });
+
   it("the /etc whitelist has no secrets and the default process cap is 256", () => {
     for (const secret of ["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl", "/etc/ssl/private"]) {
       expect(ETC_WHITELIST).not.toContain(secret);

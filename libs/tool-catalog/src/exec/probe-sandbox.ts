@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ExecLimits } from "../limits.js";
+import { EtcCopy } from "./etc-copy.js";
 import { runCommand } from "./run-command.js";
 import { commandUser, detectSandbox, type ExecSandbox } from "./sandbox.js";
 import { handToCommandUser } from "./workspace-owner.js";
@@ -13,29 +14,66 @@ const PROBE_TIMEOUT_MS = 10_000;
  * directory permissions apply). Returns the sandbox to use, or why there is
  * none and how to fix it. The caller checks first that it may switch to the
  * command user at all.
+ *
+ * With `etcCopyIn` (the executor's temporary directory), the sandbox's /etc is
+ * one bind of a copy of the whitelisted entries made there (etc-copy.ts), when
+ * the copy can be made and the probe passes with it; otherwise one bind per
+ * entry, and `onEtcCopyFailed` hears why. Whoever gets a sandbox with a copy
+ * closes it (`closeSandbox`) when the executor stops.
  */
-export async function probeSandbox(limits: ExecLimits, probeWorkspace: string): Promise<ExecSandbox> {
+export async function probeSandbox(
+  limits: ExecLimits,
+  probeWorkspace: string,
+  options: { etcCopyIn?: string; onEtcCopyFailed?: (reason: string) => void } = {},
+): Promise<ExecSandbox> {
   const detected = detectSandbox();
   if (detected.kind !== "bubblewrap") return detected;
-  const user = commandUser(limits);
+  if (options.etcCopyIn !== undefined) {
+    let etcCopy: EtcCopy | undefined;
+    try {
+      etcCopy = await EtcCopy.create(detected.layout.etc, options.etcCopyIn);
+    } catch (error) {
+      options.onEtcCopyFailed?.(`the copy of /etc could not be made in ${options.etcCopyIn}: ${String(error)}`);
+    }
+    if (etcCopy !== undefined) {
+      const copied = await probe({ ...detected, etcCopy }, limits, probeWorkspace);
+      if (copied === "passed") return { ...detected, etcCopy };
+      etcCopy.close();
+      options.onEtcCopyFailed?.(`the sandbox did not start with the copy of /etc in ${options.etcCopyIn}: ${copied}`);
+    }
+  }
+  const result = await probe(detected, limits, probeWorkspace);
+  return result === "passed" ? detected : unavailable(result, limits, probeWorkspace);
+}
+
+/** Releases what a sandbox holds: its /etc copy (the executor is stopping). */
+export function closeSandbox(sandbox: ExecSandbox): void {
+  if (sandbox.kind === "bubblewrap") sandbox.etcCopy?.close();
+}
+
+/** Runs `true` in the sandbox: "passed", or what went wrong. */
+async function probe(sandbox: ExecSandbox, limits: ExecLimits, probeWorkspace: string): Promise<"passed" | string> {
   try {
     await mkdir(probeWorkspace, { recursive: true });
     await handToCommandUser(limits, probeWorkspace);
   } catch (error) {
-    return {
-      kind: "unavailable",
-      reason: `the probe directory ${probeWorkspace} cannot be prepared: ${String(error)}`,
-    };
+    return `the probe directory ${probeWorkspace} cannot be prepared: ${String(error)}`;
   }
   const result = await runCommand("true", probeWorkspace, limits, {
     timeoutMs: PROBE_TIMEOUT_MS,
     signal: new AbortController().signal,
-    sandbox: detected,
+    sandbox,
     network: false,
   });
-  if (result.exitCode === 0) return detected;
+  if (result.exitCode === 0) return "passed";
+  return (result.spawnError ?? result.output).trim() || `exit code ${result.exitCode}, signal ${result.signal}`;
+}
+
+/** Why there is no sandbox, and how to fix it. */
+function unavailable(output: string, limits: ExecLimits, probeWorkspace: string): ExecSandbox {
+  const user = commandUser(limits);
   const who = user === undefined ? "the executor's user" : `uid ${user.uid}`;
-  const output = (result.spawnError ?? result.output).trim() || `exit code ${result.exitCode}, signal ${result.signal}`;
+  if (output.startsWith("the probe directory")) return { kind: "unavailable", reason: output };
   if (/source path.*Permission denied/i.test(output)) {
     return {
       kind: "unavailable",

@@ -1,15 +1,17 @@
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
 import { processesWith, sleepMarker } from "../test/processes.js";
 import { testToolContext } from "../test/test-context.js";
 import { commandLine, GATE_FD } from "./command-line.js";
+import { EtcCopy } from "./etc-copy.js";
 import { probeSandbox } from "./probe-sandbox.js";
-import { commandUser, detectSandbox } from "./sandbox.js";
+import { commandUser, detectSandbox, type ExecSandbox } from "./sandbox.js";
+import { ETC_WHITELIST } from "./system-layout.js";
 import { handToCommandUser } from "./workspace-owner.js";
 
 const sandbox = detectSandbox();
@@ -30,6 +32,19 @@ function twoWorkspaces() {
 
 describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
   const saved = { ...process.env };
+  /** The executor's way: /etc one bind of a copy (etc-copy.ts). */
+  let withEtcCopy: ExecSandbox;
+  let copies: string;
+  beforeAll(async () => {
+    copies = mkdtempSync(join(tmpdir(), "moniro-etc-copies-"));
+    chmodSync(copies, 0o755); // bwrap runs as the command user, who must reach the copy
+    if (sandbox.kind !== "bubblewrap") throw new Error("bwrap is not installed");
+    withEtcCopy = { ...sandbox, etcCopy: await EtcCopy.create(sandbox.layout.etc, copies) };
+  });
+  afterAll(() => {
+    if (withEtcCopy?.kind === "bubblewrap") withEtcCopy.etcCopy?.close();
+    rmSync(copies, { recursive: true, force: true });
+  });
   afterEach(() => {
     process.env = { ...saved };
   });
@@ -38,51 +53,69 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
     expect(sandbox).toMatchObject({ kind: "bubblewrap" });
   });
 
-  it("shows a minimal read-only root: no /etc/shadow, no other workspace, no host /tmp; only the workspace is writable", async () => {
-    const { attacker, victim } = twoWorkspaces();
-    const hostProbe = join(tmpdir(), `moniro-host-probe-${process.pid}`);
-    const ctx = testToolContext({ workspace: attacker });
-    const outcome = await runTool(
-      "exec",
-      {
-        command: [
-          "ls /",
-          "cat /etc/shadow /etc/gshadow 2>&1",
-          "cat ../victim/secret.txt 2>&1",
-          `cat ${victim}/secret.txt 2>&1`,
-          `echo x > ${victim}/planted 2>&1`,
-          `echo x > ${hostProbe} && echo "tmp-write-ok"`,
-          "echo x > /etc/planted 2>&1",
-          "echo x > /planted 2>&1",
-          "echo x > /usr/planted 2>&1",
-          "ls /root /home /var/lib /opt 2>&1",
-          "echo mine > ok.txt && echo workspace-ok",
-        ].join("; "),
-      },
-      ctx,
-    );
-    const text = outcome.content;
-    const top = text.split("\n").slice(0, text.split("\n").indexOf("usr") + 1);
-    expect(
-      top.filter(
-        (entry) => !["bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr", "var"].includes(entry),
-      ),
-    ).toEqual(attacker.startsWith("/tmp/") ? [] : [attacker.split("/")[1]]);
-    expect(text).toContain("/etc/shadow: No such file or directory");
-    expect(text).toContain("/etc/gshadow: No such file or directory");
-    expect(text).not.toContain("victim secret");
-    expect(text).toMatch(/victim\/planted: No such file or directory/);
-    expect(text).toContain("/etc/planted: Read-only file system");
-    expect(text).toContain("/planted: Read-only file system");
-    expect(text).toContain("/usr/planted: Read-only file system");
-    expect(text).toContain("/root': No such file or directory");
-    expect(text).toContain("workspace-ok");
-    // The sandbox's /tmp is its own: the write "worked" there, but the host's /tmp never saw it.
-    expect(existsSync(hostProbe)).toBe(false);
-    expect(existsSync(join(victim, "planted"))).toBe(false);
-    expect(readFileSync(join(victim, "secret.txt"), "utf8")).toBe("victim secret\n");
-    expect(readFileSync(join(attacker, "ok.txt"), "utf8")).toBe("mine\n");
-  });
+  it.each([
+    ["one bind per whitelisted /etc entry", () => sandbox],
+    ["/etc one bind of a copy of the entries", () => withEtcCopy],
+  ])(
+    "shows a minimal read-only root (%s): no /etc/shadow, no other workspace, no host /tmp; only the workspace is writable",
+    async (_, which) => {
+      const { attacker, victim } = twoWorkspaces();
+      const hostProbe = join(tmpdir(), `moniro-host-probe-${process.pid}`);
+      const ctx = testToolContext({ workspace: attacker, sandbox: which() });
+      const outcome = await runTool(
+        "exec",
+        {
+          command: [
+            "ls /",
+            "cat /etc/shadow /etc/gshadow 2>&1",
+            "cat ../victim/secret.txt 2>&1",
+            `cat ${victim}/secret.txt 2>&1`,
+            `echo x > ${victim}/planted 2>&1`,
+            `echo x > ${hostProbe} && echo "tmp-write-ok"`,
+            "echo x > /etc/planted 2>&1",
+            "echo x > /etc/passwd 2>&1",
+            "echo x > /planted 2>&1",
+            "echo x > /usr/planted 2>&1",
+            "ls /root /home /var/lib /opt 2>&1",
+            "echo mine > ok.txt && echo workspace-ok",
+            "echo etc-start; ls -A /etc; echo etc-end",
+            "grep -c . /etc/passwd",
+          ].join("; "),
+        },
+        ctx,
+      );
+      const text = outcome.content;
+      const top = text.split("\n").slice(0, text.split("\n").indexOf("usr") + 1);
+      expect(
+        top.filter(
+          (entry) => !["bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr", "var"].includes(entry),
+        ),
+      ).toEqual(attacker.startsWith("/tmp/") ? [] : [attacker.split("/")[1]]);
+      expect(text).toContain("/etc/shadow: No such file or directory");
+      expect(text).toContain("/etc/gshadow: No such file or directory");
+      expect(text).not.toContain("victim secret");
+      expect(text).toMatch(/victim\/planted: No such file or directory/);
+      expect(text).toContain("/etc/planted: Read-only file system");
+      expect(text).toMatch(/\/etc\/passwd: (Read-only file system|Permission denied)/);
+      expect(text).toContain("/planted: Read-only file system");
+      expect(text).toContain("/usr/planted: Read-only file system");
+      expect(text).toContain("/root': No such file or directory");
+      expect(text).toContain("workspace-ok");
+      // /etc holds the whitelisted entries present on the host, nothing else; /etc/passwd is the host's.
+      const lines = text.split("\n");
+      const etc = lines.slice(lines.indexOf("etc-start") + 1, lines.indexOf("etc-end"));
+      const expected = ETC_WHITELIST.filter((path) => existsSync(path)).map((path) => path.split("/")[2]);
+      expect(etc.sort()).toEqual([...new Set(expected)].sort());
+      expect(lines[lines.indexOf("etc-end") + 1]).toBe(
+        String(readFileSync("/etc/passwd", "utf8").split("\n").filter(Boolean).length),
+      );
+      // The sandbox's /tmp is its own: the write "worked" there, but the host's /tmp never saw it.
+      expect(existsSync(hostProbe)).toBe(false);
+      expect(existsSync(join(victim, "planted"))).toBe(false);
+      expect(readFileSync(join(victim, "secret.txt"), "utf8")).toBe("victim secret\n");
+      expect(readFileSync(join(attacker, "ok.txt"), "utf8")).toBe("mine\n");
+    },
+  );
 
   it("has no network but loopback by default: Redis on the host's 127.0.0.1 is unreachable", async () => {
     const ctx = testToolContext();

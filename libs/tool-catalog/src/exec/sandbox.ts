@@ -1,17 +1,20 @@
 import type { ExecLimits } from "../limits.js";
+import type { EtcCopy } from "./etc-copy.js";
 import { type SystemLayout, systemLayout } from "./system-layout.js";
 import { which } from "./which.js";
 
 /**
  * How this executor runs commands, decided once at start (probeSandbox):
- * - `bubblewrap`: every exec / process command runs in the sandbox;
+ * - `bubblewrap`: every exec / process command runs in the sandbox (its /etc
+ *   one bind of `etcCopy` when the executor made one, else one bind per
+ *   whitelisted entry);
  * - `unavailable`: the sandbox cannot start here, so exec / process are
  *   refused with `reason` (what failed and how to fix it);
  * - `unsafe-none`: the operator opted out: commands run without isolation
  *   and every result carries `warning`.
  */
 export type ExecSandbox =
-  | { kind: "bubblewrap"; bwrapPath: string; layout: SystemLayout }
+  | { kind: "bubblewrap"; bwrapPath: string; layout: SystemLayout; etcCopy?: EtcCopy }
   | { kind: "unavailable"; reason: string }
   | { kind: "unsafe-none"; prlimitPath: string | undefined; warning: string };
 

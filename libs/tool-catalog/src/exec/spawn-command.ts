@@ -31,6 +31,8 @@ export function spawnCommand(
 ): ChildProcess {
   const { sandbox } = options;
   if (sandbox.kind === "unavailable") throw new Error(`the sandbox is unavailable: ${sandbox.reason}`);
+  // The /etc copy this sandbox binds is kept until the sandbox is gone (etc-copy.ts).
+  const etc = sandbox.kind === "bubblewrap" ? sandbox.etcCopy?.acquire() : undefined;
   const argv = commandLine({
     command,
     workspace,
@@ -38,7 +40,7 @@ export function spawnCommand(
     prlimitPath: sandbox.kind === "unsafe-none" ? sandbox.prlimitPath : undefined,
     bubblewrap:
       sandbox.kind === "bubblewrap"
-        ? { bwrapPath: sandbox.bwrapPath, layout: sandbox.layout, network: options.network }
+        ? { bwrapPath: sandbox.bwrapPath, layout: sandbox.layout, network: options.network, etcDir: etc?.dir }
         : undefined,
   });
   const [program, ...args] = argv as [string, ...string[]];
@@ -47,14 +49,24 @@ export function spawnCommand(
   const switchUser = user !== undefined && (user.uid !== process.getuid?.() || user.gid !== process.getgid?.());
   const gated = sandbox.kind === "bubblewrap";
   const stdin = options.stdin === "none" ? "ignore" : "pipe";
-  const child = spawn(program, args, {
-    cwd: workspace,
-    env: scrubbedEnvironment(process.env, workspace),
-    detached: true,
-    // GATE_FD: the start gate of a sandboxed command (command-line.ts).
-    stdio: gated ? [stdin, "pipe", "pipe", "pipe"] : [stdin, "pipe", "pipe"],
-    ...(switchUser ? { uid: user.uid, gid: user.gid } : {}),
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(program, args, {
+      cwd: workspace,
+      env: scrubbedEnvironment(process.env, workspace),
+      detached: true,
+      // GATE_FD: the start gate of a sandboxed command (command-line.ts).
+      stdio: gated ? [stdin, "pipe", "pipe", "pipe"] : [stdin, "pipe", "pipe"],
+      ...(switchUser ? { uid: user.uid, gid: user.gid } : {}),
+    });
+  } catch (error) {
+    etc?.release();
+    throw error;
+  }
+  if (etc) {
+    child.once("exit", etc.release);
+    child.once("error", etc.release);
+  }
   if (gated) openGate(child);
   return child;
 }
