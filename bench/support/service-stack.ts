@@ -112,6 +112,8 @@ export async function startServiceStack(options: {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? dir,
+        // The services' temporary files (the executor's /etc copy) go with the stack's directory.
+        TMPDIR: dir,
         // What the deployment sets for every service (the Dockerfile's ENV) reaches them here too.
         ...Object.fromEntries(
           ["NODE_OPTIONS", "MALLOC_ARENA_MAX"].flatMap((key) => {

@@ -118,6 +118,8 @@ export async function startStack(options: StackOptions = {}) {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? dir,
+          // The services' temporary files (the executor's /etc copy) go with the stack's directory, a SIGKILLed executor's too.
+          TMPDIR: dir,
           ...baseEnv,
           ...(startOptions.ownDefaultPort === undefined ? { MONIRO_HTTP_PORT: String(port) } : {}),
           ...env,
