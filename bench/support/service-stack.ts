@@ -6,6 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serviceNodeFlags } from "@moniro/config/service";
 import { AgentRegistry, deleteRegistryBuckets, syncAgentsOnce } from "@moniro/registry";
+import { defaultEtcCopyParent } from "@moniro/tool-catalog";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
@@ -76,6 +77,9 @@ export async function startServiceStack(options: {
   const namespace = options.namespace?.namespace ?? randomToken("bench");
   const prefix = options.namespace?.prefix ?? `${namespace}:`;
   const dir = mkdtempSync(join(tmpdir(), "moniro-bench-"));
+  // The services' TMPDIR (where the executor makes its /etc copy; on /dev/shm when there is one, as by default).
+  const servicesTmp = mkdtempSync(join(defaultEtcCopyParent({}), "moniro-bench-tmp-"));
+  chmodSync(servicesTmp, 0o755);
   // Sandboxed commands run as nobody when the executor is root: bwrap, as nobody, must reach the workspaces.
   chmodSync(dir, 0o755);
   const agentsDir = join(dir, "agents");
@@ -112,8 +116,8 @@ export async function startServiceStack(options: {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? dir,
-        // The services' temporary files (the executor's /etc copy) go with the stack's directory.
-        TMPDIR: dir,
+        // The services' temporary files (the executor's /etc copy) are the stack's, a SIGKILLed executor's too.
+        TMPDIR: servicesTmp,
         // What the deployment sets for every service (the Dockerfile's ENV) reaches them here too.
         ...Object.fromEntries(
           ["NODE_OPTIONS", "MALLOC_ARENA_MAX"].flatMap((key) => {
@@ -186,6 +190,7 @@ export async function startServiceStack(options: {
     await Promise.all(running.map(kill));
     if (!options.namespace) await cleanupNamespace(namespace, prefix);
     rmSync(dir, { recursive: true, force: true });
+    rmSync(servicesTmp, { recursive: true, force: true });
   }
 
   return { namespace, prefix, dir, running, start, kill, stop };

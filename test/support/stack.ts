@@ -6,6 +6,7 @@ import { serviceNodeFlags } from "@moniro/config/service";
 import { AgentRegistry, deleteRegistryBuckets, syncAgentsOnce } from "@moniro/registry";
 import { deleteKeys, scanKeys } from "@moniro/store";
 import { testClient } from "@moniro/store/test";
+import { defaultEtcCopyParent } from "@moniro/tool-catalog";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { afterEach } from "vitest";
@@ -64,6 +65,9 @@ export async function startStack(options: StackOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), "moniro-e2e-"));
   // Sandboxed commands run as nobody when the tests run as root: bwrap, as nobody, must reach the workspaces.
   chmodSync(dir, 0o755);
+  // The services' TMPDIR (where the executor makes its /etc copy; on /dev/shm when there is one, as by default).
+  const servicesTmp = mkdtempSync(join(defaultEtcCopyParent({}), "moniro-e2e-tmp-"));
+  chmodSync(servicesTmp, 0o755);
   const agentsDir = join(dir, "agents");
   const workspacesDir = join(dir, "workspaces");
   mkdirSync(agentsDir, { recursive: true });
@@ -118,8 +122,8 @@ export async function startStack(options: StackOptions = {}) {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? dir,
-          // The services' temporary files (the executor's /etc copy) go with the stack's directory, a SIGKILLed executor's too.
-          TMPDIR: dir,
+          // The services' temporary files (the executor's /etc copy) are the stack's, a SIGKILLed executor's too.
+          TMPDIR: servicesTmp,
           ...baseEnv,
           ...(startOptions.ownDefaultPort === undefined ? { MONIRO_HTTP_PORT: String(port) } : {}),
           ...env,
@@ -183,6 +187,7 @@ export async function startStack(options: StackOptions = {}) {
     );
     await cleanupNamespace(namespace, prefix, redis);
     rmSync(dir, { recursive: true, force: true });
+    rmSync(servicesTmp, { recursive: true, force: true });
   }
 
   return {

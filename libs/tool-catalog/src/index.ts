@@ -2,7 +2,7 @@ export { TEAM_TOOL_NAMES } from "@moniro/config";
 export { allToolSpecs, toolCatalog, toolNames, toolSpec } from "./catalog.js";
 export { compactSchema } from "./compact-schema.js";
 export { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
-export { EtcCopy } from "./exec/etc-copy.js";
+export { defaultEtcCopyParent, EtcCopy } from "./exec/etc-copy.js";
 export { closeSandbox, probeSandbox } from "./exec/probe-sandbox.js";
 export { type CommandResult, runCommand } from "./exec/run-command.js";
 export {

@@ -1,8 +1,8 @@
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LogSink } from "@moniro/telemetry";
 import {
   commandUser,
+  defaultEtcCopyParent,
   type ExecLimits,
   type ExecSandbox,
   probeSandbox,
@@ -25,7 +25,7 @@ export interface SandboxSetupOptions {
   /** MONIRO_EXEC_UNSAFE_NO_SANDBOX */
   unsafeNoSandbox: boolean;
   logger: LogSink;
-  /** Where the sandbox's /etc copy is made (default: the OS temporary directory). */
+  /** Where the sandbox's /etc copy is made (default: defaultEtcCopyParent(): $TMPDIR, else /dev/shm, else the OS temporary directory). */
   etcCopyIn?: string | undefined;
 }
 
@@ -51,7 +51,7 @@ export async function setUpSandbox(options: SandboxSetupOptions): Promise<ExecSa
           reason: `commands are to run as uid ${user.uid} (MONIRO_EXEC_RUN_AS), but the executor runs as uid ${executorUid} and cannot switch users: unset MONIRO_EXEC_RUN_AS (commands then run as the executor's user) or run the executor as root`,
         }
       : await probeSandbox(limits, join(options.workspacesRoot, PROBE_DIRECTORY), {
-          etcCopyIn: options.etcCopyIn ?? tmpdir(),
+          etcCopyIn: options.etcCopyIn ?? defaultEtcCopyParent(),
           onEtcCopyFailed: (reason) =>
             logger.warn({ reason }, "the sandbox's /etc is one bind per whitelisted entry (slower to start)"),
         });

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EtcCopy } from "./etc-copy.js";
+import { defaultEtcCopyParent, EtcCopy } from "./etc-copy.js";
 
 /** A fake host: `<root>/etc` with a file, a symlinked file, a directory holding a symlink, and a secret not whitelisted. */
 function fakeHost() {
@@ -132,9 +132,18 @@ describe("EtcCopy: the sandbox's /etc as one directory", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(readFileSync(join(copy.acquire().dir, "passwd"), "utf8")).toContain("/bin/bash");
     clock.t += 1;
-    copy.acquire().release(); // starts the check; this sandbox still binds the copy it got
-    await copy.check(); // joins the check under way
-    expect(readFileSync(join(copy.acquire().dir, "passwd"), "utf8")).toContain("/bin/zsh");
+    const due = copy.acquire(); // this sandbox still binds the copy it got; the check runs after it
+    due.release();
+    expect(readFileSync(join(due.dir, "passwd"), "utf8")).toContain("/bin/bash");
+    const deadline = Date.now() + 5_000;
+    let seen = "";
+    while (!seen.includes("/bin/zsh") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const next = copy.acquire();
+      next.release();
+      seen = readFileSync(join(next.dir, "passwd"), "utf8");
+    }
+    expect(seen).toContain("/bin/zsh");
     copy.close();
   });
 
@@ -144,5 +153,10 @@ describe("EtcCopy: the sandbox's /etc as one directory", () => {
     await expect(
       EtcCopy.create(host.entries, join(host.copies, "missing", "deeper"), { etcRoot: host.etc }),
     ).rejects.toThrow(/ENOENT/);
+  });
+
+  it("is made in $TMPDIR when it is set, else on /dev/shm (a tmpfs) when writable, else in the OS temporary directory", () => {
+    expect(defaultEtcCopyParent({ TMPDIR: "/srv/tmp" })).toBe("/srv/tmp");
+    expect(defaultEtcCopyParent({})).toBe(existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
   });
 });

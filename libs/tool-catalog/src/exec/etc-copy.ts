@@ -1,24 +1,28 @@
-import { rmSync } from "node:fs";
-import { chmod, cp, lstat, mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { accessSync, constants, existsSync, lstatSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
 
 /**
  * The sandbox's /etc as one directory: a copy of the whitelisted /etc entries
  * (system-layout.ts), bound read-only at /etc with one mount instead of one
  * `--ro-bind-try` per entry. Each bind costs bwrap and the kernel about 0.2 ms
  * of CPU in the new mount namespace: the 24 binds were 4.9 ms of the 10.8 ms a
- * sandboxed `bash -c true` cost (docs/tool-executor.md, "The sandbox's /etc").
+ * sandboxed `bash -c true` cost (docs/sandbox.md, "The sandbox's /etc").
  *
- * The copy shows what the binds showed: a whitelisted entry that is a symlink
- * is followed (its target's content is copied, as a bind mounts the target),
- * symlinks inside a whitelisted directory stay symlinks (resolved inside the
- * sandbox, as before), absent entries are left out, modes are kept. Nothing but
- * the whitelist is in it. Its directory is 0755: bwrap, running as the command
- * user, must reach it to bind it.
+ * The copy shows what the binds showed: `cp -R -H` follows a whitelisted entry
+ * that is a symlink (as a bind mounts its target) and keeps the symlinks inside
+ * a whitelisted directory (resolved inside the sandbox, as before); absent
+ * entries are left out, modes are kept. Nothing but the whitelist is in it.
+ * Its directory is 0755: bwrap, running as the command user, must reach it.
  *
  * It follows the host. A sandbox started QUICK_CHECK_MS or more after the last
- * check starts one in the background (the call does not wait): the stat stamps
- * of the entries and of every directory under them and, once per FULL_CHECK_MS,
+ * check has one run right after it (off the call's path): the stat stamps of
+ * the entries and of every directory under them and, once per FULL_CHECK_MS,
  * of every file (an in-place edit inside a whitelisted directory leaves the
  * directory's stamp alone). When they changed, a new copy is made and later
  * sandboxes bind it. An older copy is deleted once no sandbox started on it
@@ -48,8 +52,8 @@ export class EtcCopy {
 
   /**
    * Copies `entries` (absolute paths under `etcRoot`, default /etc) into a new
-   * directory under `parent` (the executor's temporary directory). Rejects when
-   * the copy cannot be made: the caller then binds each entry as before.
+   * directory under `parent`. Rejects when the copy cannot be made: the caller
+   * then binds each entry as before.
    */
   static async create(
     entries: readonly string[],
@@ -64,7 +68,10 @@ export class EtcCopy {
   acquire(): { dir: string; release: () => void } {
     const generation = this.current;
     generation.users++;
-    if (this.now() - this.lastQuick >= EtcCopy.QUICK_CHECK_MS) this.check().catch(() => {});
+    if (this.checking === undefined && this.now() - this.lastQuick >= EtcCopy.QUICK_CHECK_MS) {
+      // After the spawn that asked: the stamps are read while bwrap starts.
+      setImmediate(() => this.check().catch(() => {}));
+    }
     let released = false;
     return {
       dir: generation.dir,
@@ -92,7 +99,9 @@ export class EtcCopy {
   /** Deletes every copy (the executor is stopping and its sandboxes are gone). */
   close(): void {
     this.closed = true;
-    for (const generation of [this.current, ...this.retired]) rmSync(generation.dir, { recursive: true, force: true });
+    for (const generation of [this.current, ...this.retired]) {
+      rmSync(dirname(generation.dir), { recursive: true, force: true });
+    }
     this.retired.clear();
   }
 
@@ -101,7 +110,7 @@ export class EtcCopy {
     const full = forceFull || this.now() - this.lastFull >= EtcCopy.FULL_CHECK_MS;
     this.lastQuick = this.now();
     if (full) this.lastFull = this.lastQuick;
-    const stamp = await stamps(this.source.entries, full);
+    const stamp = stamps(this.source.entries, full);
     if (stamp === (full ? this.current.stamp.full : this.current.stamp.quick)) return false;
     const next = await makeCopy(this.source);
     if (this.closed) {
@@ -117,8 +126,25 @@ export class EtcCopy {
 
   private remove(generation: Generation): void {
     this.retired.delete(generation);
-    rmSync(generation.dir, { recursive: true, force: true });
+    rmSync(dirname(generation.dir), { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the executor makes the copy by default: `$TMPDIR` when it is set,
+ * else /dev/shm when it is a writable directory (a tmpfs: creating the
+ * copy's ~700 symlinks cost 1.1 ms of CPU each on one VM's ext4 /tmp, a
+ * few µs on tmpfs), else the OS temporary directory.
+ */
+export function defaultEtcCopyParent(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TMPDIR) return env.TMPDIR;
+  try {
+    accessSync("/dev/shm", constants.W_OK | constants.X_OK);
+    if (statSync("/dev/shm").isDirectory()) return "/dev/shm";
+  } catch {
+    // no writable /dev/shm here
+  }
+  return tmpdir();
 }
 
 interface Source {
@@ -128,6 +154,7 @@ interface Source {
 }
 
 interface Generation {
+  /** The directory bound at /etc (`<copy>/etc`; the copy's own directory is its parent). */
   dir: string;
   /** What the copy was made from: the entries' and directories' stamps (`quick`), every file's too (`full`). */
   stamp: { quick: string; full: string };
@@ -136,50 +163,53 @@ interface Generation {
 }
 
 async function makeCopy(source: Source): Promise<Generation> {
-  const dir = await mkdtemp(join(source.parent, "moniro-sandbox-etc-"));
+  const base = await mkdtemp(join(source.parent, "moniro-sandbox-etc-"));
   try {
-    await chmod(dir, 0o755);
+    await chmod(base, 0o755);
     // Stamped before copying: a change during the copy makes the next check copy again.
-    const stamp = { quick: await stamps(source.entries, false), full: await stamps(source.entries, true) };
-    for (const entry of source.entries) await copyEntry(entry, join(dir, relativeTo(source.etcRoot, entry)));
+    const stamp = { quick: stamps(source.entries, false), full: stamps(source.entries, true) };
+    const root = dirname(source.etcRoot);
+    const present = source.entries.filter((entry) => existsSync(entry)).map((entry) => relativeTo(root, entry));
+    const dir = join(base, relativeTo(root, source.etcRoot));
+    if (present.length === 0) {
+      await mkdir(dir, { mode: 0o755 });
+    } else {
+      // -H: the entries themselves are followed, what is inside them is not; --parents: <base>/etc/ssl/certs.
+      await run("cp", ["-R", "-H", "--preserve=mode,timestamps,links", "--parents", "--", ...present, base], {
+        cwd: root,
+      });
+    }
     return { dir, stamp, users: 0 };
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true });
     throw error;
   }
 }
 
 function relativeTo(root: string, entry: string): string {
-  if (!entry.startsWith(`${root}/`)) throw new Error(`${entry} is not under ${root}`);
-  return entry.slice(root.length + 1);
+  const prefix = root.endsWith("/") ? root : `${root}/`;
+  if (!entry.startsWith(prefix)) throw new Error(`${entry} is not under ${root}`);
+  return entry.slice(prefix.length);
 }
 
-/** One whitelisted entry, followed when it is a symlink (as a bind follows it); absent: nothing. */
-async function copyEntry(entry: string, target: string): Promise<void> {
-  let source: string;
-  try {
-    source = await realpath(entry);
-  } catch {
-    return;
-  }
-  // The directories between the copy's root and the entry (ssl for ssl/certs), as bwrap makes them.
-  await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-  await cp(source, target, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+function stampOf(path: string, info: { ino: number; size: number; mode: number; mtimeMs: number; ctimeMs: number }) {
+  return `${path}:${info.ino}:${info.size}:${info.mode}:${info.mtimeMs}:${info.ctimeMs}`;
 }
 
-function stampOf(path: string, info: { ino: bigint; size: bigint; mode: bigint; mtimeNs: bigint; ctimeNs: bigint }) {
-  return `${path}:${info.ino}:${info.size}:${info.mode}:${info.mtimeNs}:${info.ctimeNs}`;
-}
-
-/** The stamps of the entries (the link and what it points to), of every directory under them and, `full`, of every file. */
-async function stamps(entries: readonly string[], full: boolean): Promise<string> {
+/**
+ * The stamps of the entries (the link and what it points to), of every
+ * directory under them and, `full`, of every file. Synchronous: ~0.5 ms for the
+ * quick one and ~5 ms for the full one over Debian's whitelisted /etc
+ * (700 entries), far less than the same walk through promises.
+ */
+function stamps(entries: readonly string[], full: boolean): string {
   const parts: string[] = [];
   for (const entry of entries) {
     try {
-      parts.push(stampOf(entry, await lstat(entry, { bigint: true })));
-      const info = await stat(entry, { bigint: true });
+      parts.push(stampOf(entry, lstatSync(entry)));
+      const info = statSync(entry);
       parts.push(stampOf(entry, info));
-      if (info.isDirectory()) await walk(entry, full, parts);
+      if (info.isDirectory()) walk(entry, full, parts);
     } catch {
       parts.push(`${entry}:absent`);
     }
@@ -187,14 +217,14 @@ async function stamps(entries: readonly string[], full: boolean): Promise<string
   return parts.join("\n");
 }
 
-async function walk(dir: string, full: boolean, parts: string[]): Promise<void> {
-  for (const child of await readdir(dir, { withFileTypes: true })) {
+function walk(dir: string, full: boolean, parts: string[]): void {
+  for (const child of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, child.name);
     if (child.isDirectory()) {
-      parts.push(stampOf(path, await lstat(path, { bigint: true })));
-      await walk(path, full, parts);
+      parts.push(stampOf(path, lstatSync(path)));
+      walk(path, full, parts);
     } else if (full) {
-      parts.push(stampOf(path, await lstat(path, { bigint: true })));
+      parts.push(stampOf(path, lstatSync(path)));
     }
   }
 }
