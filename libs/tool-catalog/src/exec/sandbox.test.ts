@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
@@ -159,6 +159,38 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
     const count = Number(outcome.content.split("\n")[0]);
     expect(count).toBeLessThanOrEqual(6); // bwrap's init, bash, and the pipeline
     expect(outcome.content).toMatch(/bwrap/); // PID 1 is the sandbox's own init, not the host's
+  });
+
+  it("cannot change the /etc copy from inside, even where the command user owns it (an executor that is not root)", async () => {
+    const user = commandUser(execLimits());
+    const copy = withEtcCopy.kind === "bubblewrap" ? withEtcCopy.etcCopy : undefined;
+    if (!copy) throw new Error("no /etc copy");
+    const { dir, release } = copy.acquire();
+    release();
+    const hosts = readFileSync(join(dir, "hosts"), "utf8");
+    // As root, hand the copy to the command user: what a non-root executor's copy is (owner = command user).
+    if (asRoot && user) spawnSync("chown", ["-R", `${user.uid}:${user.gid}`, dirname(dir)]);
+    const { attacker } = twoWorkspaces();
+    const outcome = await runTool(
+      "exec",
+      {
+        command: [
+          "echo planted >> /etc/hosts 2>&1",
+          "mount -o remount,rw /etc 2>&1 || echo REMOUNT-REFUSED",
+          "mount -o remount,bind,rw /etc 2>&1 || echo BIND-REMOUNT-REFUSED",
+          "echo planted >> /etc/hosts 2>&1",
+          "rm -f /etc/passwd 2>&1",
+          "unshare -Urm sh -c 'mount -o remount,rw /etc && echo planted >> /etc/hosts' 2>&1 || echo USERNS-REFUSED",
+        ].join("; "),
+      },
+      testToolContext({ workspace: attacker, sandbox: withEtcCopy }),
+    );
+    expect(outcome.content).toMatch(/\/etc\/hosts: (Read-only file system|Permission denied)/);
+    expect(outcome.content).toContain("REMOUNT-REFUSED");
+    expect(outcome.content).toContain("BIND-REMOUNT-REFUSED");
+    expect(outcome.content).toContain("USERNS-REFUSED");
+    expect(readFileSync(join(dir, "hosts"), "utf8")).toBe(hosts);
+    expect(existsSync(join(dir, "passwd"))).toBe(true);
   });
 
   it("cannot open a user namespace of its own inside the sandbox", async () => {
