@@ -1,9 +1,10 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { OutboundEnvelopeInput } from "@moniro/envelopes";
 import type { PersonalContext } from "@moniro/ports";
 import { InMemoryPersonalContext } from "@moniro/ports/test";
+import { onTestFinished } from "vitest";
 import { detectSandbox, type ExecSandbox } from "../exec/sandbox.js";
 import { type ExecLimitsInput, execLimits } from "../limits.js";
 import { ProcessRegistry } from "../process/process-registry.js";
@@ -39,9 +40,15 @@ export interface TestToolContextOptions {
   scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
 }
 
-/** A workspace in a fresh temp directory. */
+/** A workspace in a fresh temp directory, deleted when the test that made it ends (made outside a test: kept). */
 export function tempWorkspace(): string {
-  return mkdtempSync(join(tmpdir(), "moniro-ws-"));
+  const dir = mkdtempSync(join(tmpdir(), "moniro-ws-"));
+  try {
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  } catch {
+    // not inside a test (a suite's setup): its caller owns the directory
+  }
+  return dir;
 }
 
 /** A ToolContext over fakes that records what the tools publish and request. */

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type InboundEnvelope, notAParticipant, refusalText, workflowNotRunning } from "@moniro/envelopes";
@@ -44,6 +44,7 @@ describe("team tools over Redis", () => {
   });
   afterEach(async () => {
     await t.cleanup();
+    rmSync(root, { recursive: true, force: true });
   });
 
   describe("channel_send", () => {
