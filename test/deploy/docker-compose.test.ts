@@ -6,11 +6,11 @@
 // `${VAR:-default}` / `${VAR:?error}` interpolated against a given environment) and compared
 // with the Dockerfile and the services' own config loaders.
 // Not checked here: `docker compose up` (needs an engine and the images).
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
+import { tempDir } from "../support/temp-dir.js";
 import { execForm, parseDockerfile } from "./dockerfile.js";
 import { entrySourceExists, ROOT, readText, run, SERVICES, serviceCommand } from "./manifests.js";
 import { configErrorOf, loadConfigOf, unknownEnvNames } from "./service-env.js";
@@ -104,7 +104,7 @@ function natsConfigOf(nats: ComposeService): string {
 describe("docker-compose.yml", () => {
   it("is accepted by docker-compose config (v1, offline) with the passwords set, and refused without, naming them", () => {
     const binary = dockerCompose();
-    const dir = mkdtempSync(join(tmpdir(), "moniro-compose-"));
+    const dir = tempDir("moniro-compose-");
     const empty = join(dir, "empty.env");
     writeFileSync(empty, "");
     expect(() => run(binary, ["--env-file", empty, "-f", join(ROOT, "docker-compose.yml"), "config", "-q"])).toThrow(

@@ -4,12 +4,12 @@
 // the Kubernetes OpenAPI schema (kubernetes-models), and every service's
 // rendered environment run through that service's own config loader.
 // Not checked here: applying to a real API server (no cluster on this machine).
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadWorkflowDefinitions } from "@moniro/config";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { tempDir } from "../support/temp-dir.js";
 import { envOf, parseDockerfile } from "./dockerfile.js";
 import {
   byKind,
@@ -41,7 +41,7 @@ const runtimeStage = parseDockerfile(readText("Dockerfile")).stages.at(-1);
 const IMAGE_ENV = runtimeStage ? envOf(runtimeStage) : {};
 
 function valuesFile(text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "moniro-helm-"));
+  const dir = tempDir("moniro-helm-");
   const file = join(dir, "values.yaml");
   writeFileSync(file, text);
   return file;
@@ -418,7 +418,7 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(workflows?.data).toEqual({ "review.yaml": review });
     await expectWorkflowsMountedInGatewayOnly(objects, IMAGE_ENV);
     // The files as the kubelet projects them load as the gateway loads its directory.
-    const dir = mkdtempSync(join(tmpdir(), "moniro-workflows-"));
+    const dir = tempDir("moniro-workflows-");
     for (const [file, text] of Object.entries(workflows?.data ?? {})) writeFileSync(join(dir, file), text);
     expect([...(await loadWorkflowDefinitions(dir)).keys()]).toEqual(["review"]);
   });

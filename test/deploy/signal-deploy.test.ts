@@ -4,13 +4,13 @@
 // renders them, each object validated against the Kubernetes schema. The
 // bridge's environment goes through its own config loader and routing.
 // Not checked here: pulling and running the signal-cli image.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { resolveRouting } from "../../services/signal-bridge/src/routing.js";
 import { loadSignalBridgeConfig } from "../../services/signal-bridge/src/signal-config.js";
+import { tempDir } from "../support/temp-dir.js";
 import {
   byKind,
   containerOf,
@@ -40,7 +40,7 @@ interface ComposeFile {
 }
 
 function composeConfig(env: Record<string, string>, profile?: string): ComposeFile {
-  const dir = mkdtempSync(join(tmpdir(), "moniro-signal-compose-"));
+  const dir = tempDir("moniro-signal-compose-");
   const envFile = join(dir, "signal.env");
   writeFileSync(
     envFile,
