@@ -185,6 +185,10 @@ describe("moniro CLI: agents, context, apply, status, schedules, DLQ", () => {
     expect(conflict.stderr).toMatch(
       /^moniro agent edit: agent 'bob' was changed by someone else while you edited it \(you started from revision \d+, it is now at \d+\): nothing applied; your version is in .+; run `moniro agent edit bob` again\n$/,
     );
+    // The edit is kept where the message says, and it is the user's version.
+    const kept = /your version is in (.+); run/.exec(conflict.stderr)?.[1] ?? "";
+    expect(readFileSync(kept, "utf8")).toContain("quickly");
+    rmSync(kept);
 
     const fileAgent = await moniro(["agent", "delete", "alice", "--yes"]);
     expect(fileAgent.code).toBe(1);
