@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { serviceNodeFlags } from "@moniro/config/service";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { startFakeAnthropic, toolUseReply } from "@moniro/llm/test";
 import { testClient } from "@moniro/store/test";
@@ -60,7 +60,7 @@ async function measure(variant: Variant, fakeUrl: string): Promise<PerDm> {
   if (variant.history > 0) await seedHistory({ prefix, agents: names, messages: variant.history });
   const child: ChildProcess = fork(CHILD, [namespace, prefix, names.join(","), `${namespace}-r`], {
     execArgv: [
-      ...SERVICE_NODE_FLAGS,
+      ...serviceNodeFlags("agent-runner"),
       ...(process.env.MONIRO_BENCH_CPU_PROF
         ? ["--cpu-prof", `--cpu-prof-dir=${process.env.MONIRO_BENCH_CPU_PROF}`]
         : []),

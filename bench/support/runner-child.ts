@@ -6,6 +6,7 @@ import { createSubjects } from "@moniro/envelopes";
 import { connectRedis } from "@moniro/store";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
+import { startAllocationSampling } from "./allocation-sampling.js";
 import { countRedisCommands, countSocketWrites, natsMessagesOut } from "./diagnostics.js";
 import { inputNumbers } from "./input-counter.js";
 import { instantLlm, newUserText } from "./instant-llm.js";
@@ -26,6 +27,8 @@ if (!namespace || !prefix || !agentPrefix || !count || !holder) {
   throw new Error("usage: runner-child.js <namespace> <redisPrefix> <agentPrefix> <agentCount> <holder>");
 }
 const send = (message: unknown) => process.send?.(message);
+// MONIRO_BENCH_ALLOC_PROF=<dir>: a sampling heap profile of every allocation, collected ones included.
+const sampling = process.env.MONIRO_BENCH_ALLOC_PROF ? await startAllocationSampling() : undefined;
 const socketWrites = countSocketWrites();
 // The longest event-loop stall (a runner starved of CPU renews its leases late: a lease lasts 2 s).
 const loopDelay = monitorEventLoopDelay({ resolution: 20 });
@@ -108,6 +111,7 @@ process.on("message", async (message: ParentMessage) => {
   } else if (message.type === "stop") {
     clearInterval(flush);
     await runner.stop();
+    if (sampling && process.env.MONIRO_BENCH_ALLOC_PROF) await sampling.stop(process.env.MONIRO_BENCH_ALLOC_PROF);
     await nc.drain();
     redis.disconnect();
     send({ type: "stopped" });

@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVICE_NODE_FLAGS } from "@moniro/config/service";
+import { serviceNodeFlags } from "@moniro/config/service";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { createKeys } from "@moniro/store";
 import { testClient } from "@moniro/store/test";
@@ -83,9 +83,10 @@ export async function startRunnerProcesses(options: {
   for (let i = 0; i < options.runners; i++) {
     const child = fork(CHILD, [namespace, prefix, agentPrefix, String(options.agents), `${namespace}-r${i}`], {
       // MONIRO_BENCH_CPU_PROF=<dir> profiles the runner processes (docs/performance.md).
-      // SERVICE_NODE_FLAGS: the runner runs as deployed (the image's NODE_OPTIONS).
+      // The runner runs with the flags it is deployed with: the image's NODE_OPTIONS and its own command line
+      // (serviceNodeFlags; the runner's larger young generation changes its GC cost per input a lot).
       execArgv: [
-        ...SERVICE_NODE_FLAGS,
+        ...serviceNodeFlags("agent-runner"),
         "--expose-gc",
         // MONIRO_BENCH_RUNNER_FLAGS="--trace-gc …": more node flags for the runner processes.
         ...(process.env.MONIRO_BENCH_RUNNER_FLAGS?.split(" ").filter(Boolean) ?? []),
