@@ -2,9 +2,10 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { type FakeRequestBody, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
 import { sleep } from "./support/bench-runner.js";
+import { type CpuProbe, measureCpuProbe } from "./support/cpu-probe.js";
 import { measureFloor } from "./support/floor.js";
 import { httpPoster } from "./support/http-post.js";
-import { cpuMs, mainThreadCpuMs, rssBytes, syscalls } from "./support/proc.js";
+import { cpuMs, mainThreadCpuMs, minorFaults, pageFaultCostUs, rssBytes, syscalls } from "./support/proc.js";
 import { bytes, ms, type Row, report } from "./support/report.js";
 import { seedHistory } from "./support/seed-history.js";
 import { SERVICES, type ServiceProcess, serviceMain, startServiceStack } from "./support/service-stack.js";
@@ -53,6 +54,11 @@ const START_ROUNDS = 3;
 
 function agentYaml(name: string): string {
   return `name: ${name}\nmodel: claude-bench\nbackend: anthropic\nprompt:\n  system: You are ${name}, a helpful assistant.\n`;
+}
+
+/** A CPU probe's runs (ms of CPU): min–max, median in parentheses. */
+function probeText(probe: CpuProbe): string {
+  return `${probe.min.toFixed(1)}–${probe.max.toFixed(1)} (${probe.median.toFixed(1)}) ms`;
 }
 
 /** RSS of a Node process that loads nothing: the floor each service process starts from. */
@@ -112,6 +118,10 @@ export async function run(): Promise<void> {
   });
   // The floor first, on the quiet machine this run has (nothing of the stack started yet).
   const floor = await measureFloor(2_000);
+  // What a page fault costs here and how fast a core runs fixed work (machine facts, like the floor),
+  // before the services start; the probe again after the DMs.
+  const faultUs = pageFaultCostUs();
+  const probeBefore = await measureCpuProbe();
   const freshNames = Array.from({ length: FRESH_AGENTS }, (_, i) => `dm-${i}`);
   const steadyNames = Array.from({ length: STEADY_AGENTS }, (_, i) => `steady-${i}`);
   const jitNames = Array.from({ length: JIT_AGENTS }, (_, i) => `jit-${i}`);
@@ -197,6 +207,7 @@ export async function run(): Promise<void> {
     async function measure(agents: readonly string[], count: number) {
       const before = cpuOf();
       const callsBefore = services.map((service) => syscalls(service.pid));
+      const faultsBefore = services.map((service) => minorFaults(service.pid));
       const mainBefore = runner ? mainThreadCpuMs(runner.pid) : Number.NaN;
       const requestsBefore = fake.requests.length;
       const wakes: number[] = [];
@@ -210,6 +221,7 @@ export async function run(): Promise<void> {
         const then = callsBefore[i] ?? now;
         return { reads: (now.reads - then.reads) / count, writes: (now.writes - then.writes) / count };
       });
+      const faults = services.map((service, i) => (minorFaults(service.pid) - (faultsBefore[i] ?? 0)) / count);
       return {
         /** CPU per DM per service, net of the idle rates given. */
         net: (idleRates: readonly number[]) => {
@@ -219,6 +231,8 @@ export async function run(): Promise<void> {
         runnerMain: runner ? (mainThreadCpuMs(runner.pid) - mainBefore) / count : Number.NaN,
         /** Read / write system calls per DM per service (socket reads and writes, idle timers' included). */
         calls,
+        /** Minor page faults per DM per service (memory the process touched for the first time, or again after giving it back). */
+        faults,
         wake: summarize(wakes),
         llmCalls: (fake.requests.length - requestsBefore) / count,
       };
@@ -243,6 +257,7 @@ export async function run(): Promise<void> {
     await sleep(1_000);
     const afterRss = services.map((service) => rssBytes(service.pid));
     const idleAfter = await idleRate();
+    const probeAfter = await measureCpuProbe();
     const idleRates = idleBefore.map((rate, i) => Math.min(rate, idleAfter[i] ?? rate));
     const fresh = { ...freshRun, ...freshRun.net(idleRates) };
     const steady = { ...steadyRun, ...steadyRun.net(idleRates) };
@@ -283,6 +298,10 @@ export async function run(): Promise<void> {
       { metric: "floor: NATS request/reply p50 (same run)", value: ms(nats) },
       { metric: "floor: Redis round trip p50 (same run)", value: ms(floor.redisRoundTrip.p50) },
       {
+        metric: "CPU probe: fixed JavaScript, CPU per run min / median / max, before / after the DMs",
+        value: `${probeText(probeBefore)} / ${probeText(probeAfter)}`,
+      },
+      {
         metric: "CPU per DM, five services, steady state (net of idle)",
         value: `${ms(steady.total)} (${ratio(steady.total)} NATS req/reply)`,
         goal: "≤ 4 ms",
@@ -298,6 +317,10 @@ export async function run(): Promise<void> {
         metric: `  ${service.name}`,
         value: `${steady.calls[i]?.reads.toFixed(1)} / ${steady.calls[i]?.writes.toFixed(1)}`,
       })),
+      {
+        metric: "minor page faults per DM, steady state (runner / gateway / all); one fault's system time here",
+        value: `${steady.faults[runnerIndex]?.toFixed(1)} / ${steady.faults[gatewayIndex]?.toFixed(1)} / ${sum(steady.faults).toFixed(1)}; ${faultUs.toFixed(1)} µs`,
+      },
       {
         metric: `CPU per DM, the first ${FRESH_DMS} DMs of fresh processes`,
         value: `${ms(fresh.total)} (${ratio(fresh.total)} NATS req/reply)`,
@@ -403,6 +426,7 @@ export async function run(): Promise<void> {
       `CPU is utime+stime from /proc/<pid>/stat (10 ms ticks) over the DMs, minus each service's idle rate over the same time (read over ${IDLE_WINDOW_MS / 1000} s once settled and again after the DMs, with the SSE clients attached; the lower of the two), divided by the DMs; the per-service lines add up to the total. Fresh: the first ${FRESH_DMS} DMs the five processes ever handled (${FRESH_DMS / FRESH_AGENTS} to each of ${FRESH_AGENTS} agents). Steady state: after ${JIT_WARMUP_DMS} more DMs to ${JIT_AGENTS} other agents, measured in blocks of ${JIT_BLOCK_DMS} (V8's optimising compiler still compiles hundreds of functions over a service's first ~3,000 DMs, on its worker thread, whose CPU counts), ${STEADY_DMS / STEADY_AGENTS} DMs to each of ${STEADY_AGENTS} agents, so their history grows as the fresh ones' did.`,
       `Wake: from the POST being sent (node:http with a keep-alive agent; the global fetch added ~0.5 ms of its own before the request reached the socket) to the DM's first LLM request having arrived at the fake server (its body read, before the fake parses and checks it, which stands for the API's own work). The floor (NATS request/reply to a responder, Redis XADD round trip; bench/support/floor.ts) is measured in this run before the services start; ratios divide by its NATS p50.`,
       `RSS is VmRSS from /proc/<pid>/status with no DM sent yet: ${SETTLE_MS / 1000} s after the last service became ready (V8's memory reducer has usually collected the start-up garbage by then; it can come later, so a service's figure varies by a few MiB between runs), and 2 s after it. VmRSS counts the node binary's pages each process has touched (about 40 MiB each, the same pages for all five); PSS splits shared pages between the processes that map them (/proc/<pid>/smaps_rollup).`,
+      "CPU probe (bench/support/cpu-probe.ts): the same fixed JavaScript (5,000 envelopes built, serialised, parsed and indexed) timed in CPU time 15 times, 100 ms apart, in this process before the services start and after the DMs. On a VM whose host is busy the guest is charged for time its vCPU did not run, so the same work costs more CPU time (one VM measured 3× between minutes): read the CPU figures of a run against its probe, and a wide min–max as a machine that was not steady. Page fault: the system time of one minor fault when touching fresh memory (lowest of three 64 MiB runs), beside the faults each service took per steady DM.",
       `Tools sent: ${(first.tools ?? []).map((tool) => tool.name).join(", ")}. Input tokens: of the first request of an agent without history ("Claude tokenizer" is @anthropic-ai/tokenizer when installed, pre-Claude-3 vocabulary; else chars/4).`,
       `Start-to-ready: spawn → first 200 from /readyz (polled every 5 ms); services start one at a time, ${START_ROUNDS} times each: median, max, and the median CPU the process had used by then; the median counts against the goal.`,
     );
