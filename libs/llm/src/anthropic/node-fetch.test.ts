@@ -90,7 +90,7 @@ describe("the SDK's fetch over node:http", () => {
       });
     const { port } = server.address() as AddressInfo;
     const provider = createAnthropicProvider({ apiKey: "k", baseURL: `http://127.0.0.1:${port}` });
-    const text = "Grüße, 日本語, emoji 🙂 and a \"quote\"";
+    const text = 'Grüße, 日本語, emoji 🙂 and a "quote"';
     await provider.stream({ ...request, messages: [{ role: "user", content: [{ type: "text", text }] }] });
     const [sent] = received;
     expect(sent?.length).toBe(String(sent?.bytes.byteLength));
