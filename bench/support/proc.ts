@@ -15,27 +15,32 @@ export function clockTicksPerSecond(): number {
   return ticksPerSecond;
 }
 
+/**
+ * The fields of a /proc `stat` file after "pid (comm) ": index 0 is field 3 (state), so field n of
+ * proc(5) is index n - 3 (minflt 10 → 7, utime 14 → 11, stime 15 → 12, ppid 4 → 1).
+ */
+function statFields(path: string): string[] {
+  const stat = readFileSync(path, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after "pid (comm) ": state is field 3, utime 14, stime 15 (proc(5)).
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(`/proc/${pid}/stat`);
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / clockTicksPerSecond();
 }
 
 /** CPU time (user + system, ms) of a process's main thread alone (`/proc/<pid>/task/<pid>/stat`); the rest is V8's and libuv's threads. */
 export function mainThreadCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(`/proc/${pid}/task/${pid}/stat`);
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / clockTicksPerSecond();
 }
 
 /** Minor page faults a process has taken so far (`minflt`, field 10 of /proc/<pid>/stat; its threads' included). */
 export function minorFaults(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7]);
+  return Number(statFields(`/proc/${pid}/stat`)[7]);
 }
 
 /**
@@ -70,13 +75,12 @@ function kernelThreadTicks(): Map<string, number> {
   const ticks = new Map<string, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+    let fields: string[];
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      fields = statFields(`/proc/${entry}/stat`);
     } catch {
       continue; // gone meanwhile
     }
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (entry === "2" || fields[1] === "2") ticks.set(entry, Number(fields[11]) + Number(fields[12]));
   }
   return ticks;

@@ -30,17 +30,23 @@ describe("the executor's sandbox", () => {
   });
   afterEach(() => world.cleanup());
 
-  it("probes at start: bubblewrap works here with the real arguments and user, /etc one bind of a copy, removed at stop", async () => {
+  /** The executor's start-up sandbox set-up over this world's workspaces, recorded by a logger. */
+  async function setUp(options: { unsafeNoSandbox?: boolean; etcCopyIn?: string } = {}) {
     const { logger, lines } = recordingLogger();
-    const copies = mkdtempSync(join(tmpdir(), "moniro-etc-copies-"));
-    chmodSync(copies, 0o755); // bwrap runs as the command user, who must reach the copy
     const sandbox = await setUpSandbox({
       limits: execLimits(),
       workspacesRoot: world.workspacesDir,
-      unsafeNoSandbox: false,
+      unsafeNoSandbox: options.unsafeNoSandbox ?? false,
       logger,
-      etcCopyIn: copies,
+      ...(options.etcCopyIn !== undefined ? { etcCopyIn: options.etcCopyIn } : {}),
     });
+    return { sandbox, lines };
+  }
+
+  it("probes at start: bubblewrap works here with the real arguments and user, /etc one bind of a copy, removed at stop", async () => {
+    const copies = mkdtempSync(join(tmpdir(), "moniro-etc-copies-"));
+    chmodSync(copies, 0o755); // bwrap runs as the command user, who must reach the copy
+    const { sandbox, lines } = await setUp({ etcCopyIn: copies });
     expect(sandbox.kind).toBe("bubblewrap");
     const ready = lines.find((line) => line.message === "exec sandbox ready");
     expect(ready?.level).toBe("info");
@@ -61,12 +67,7 @@ describe("the executor's sandbox", () => {
   });
 
   it("falls back to one bind per /etc entry, with a warning, when the copy cannot be made", async () => {
-    const { logger, lines } = recordingLogger();
-    const sandbox = await setUpSandbox({
-      limits: execLimits(),
-      workspacesRoot: world.workspacesDir,
-      unsafeNoSandbox: false,
-      logger,
+    const { sandbox, lines } = await setUp({
       etcCopyIn: join(tmpdir(), `moniro-no-such-dir-${process.pid}`, "deeper"),
     });
     expect(sandbox).toMatchObject({ kind: "bubblewrap" });
@@ -83,13 +84,7 @@ describe("the executor's sandbox", () => {
   });
 
   it("the unsafe opt-out is logged at warn level at start and reported in every exec result", async () => {
-    const { logger, lines } = recordingLogger();
-    const sandbox = await setUpSandbox({
-      limits: execLimits(),
-      workspacesRoot: world.workspacesDir,
-      unsafeNoSandbox: true,
-      logger,
-    });
+    const { sandbox, lines } = await setUp({ unsafeNoSandbox: true });
     expect(sandbox.kind).toBe("unsafe-none");
     const warned = lines.find((line) => line.level === "warn");
     expect(warned?.message).toMatch(/^exec runs WITHOUT a sandbox \(MONIRO_EXEC_UNSAFE_NO_SANDBOX=true\)/);

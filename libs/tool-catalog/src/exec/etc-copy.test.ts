@@ -3,24 +3,23 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
   renameSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "../test/test-context.js";
 import { defaultEtcCopyParent, EtcCopy } from "./etc-copy.js";
 
 /** A fake host: `<root>/etc` with a file, a symlinked file, a directory holding a symlink, and a secret not whitelisted. */
 function fakeHost() {
-  const root = mkdtempSync(join(tmpdir(), "moniro-etc-host-"));
+  const root = tempDir("moniro-etc-host-");
   const etc = join(root, "etc");
   mkdirSync(join(etc, "ssl", "certs"), { recursive: true });
   mkdirSync(join(root, "run"));
@@ -32,18 +31,12 @@ function fakeHost() {
   symlinkSync("bundle.crt", join(etc, "ssl", "certs", "abcd1234.0"));
   writeFileSync(join(etc, "shadow"), "root:$6$secret\n");
   const entries = ["passwd", "resolv.conf", "ssl/certs", "timezone"].map((entry) => join(etc, entry));
-  const copies = mkdtempSync(join(tmpdir(), "moniro-etc-copies-"));
+  const copies = tempDir("moniro-etc-copies-");
   return { root, etc, entries, copies };
 }
 
 describe("EtcCopy: the sandbox's /etc as one directory", () => {
-  const made: string[] = [];
-  afterEach(() => {
-    for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   async function copyOf(host: ReturnType<typeof fakeHost>, clock?: { t: number }) {
-    made.push(host.root, host.copies);
     return EtcCopy.create(host.entries, host.copies, {
       etcRoot: host.etc,
       ...(clock ? { now: () => clock.t } : {}),
@@ -149,7 +142,6 @@ describe("EtcCopy: the sandbox's /etc as one directory", () => {
 
   it("refuses to be made where it cannot write, so the executor can fall back to one bind per entry", async () => {
     const host = fakeHost();
-    made.push(host.root, host.copies);
     await expect(
       EtcCopy.create(host.entries, join(host.copies, "missing", "deeper"), { etcRoot: host.etc }),
     ).rejects.toThrow(/ENOENT/);

@@ -99,10 +99,7 @@ export class EtcCopy {
   /** Deletes every copy (the executor is stopping and its sandboxes are gone). */
   close(): void {
     this.closed = true;
-    for (const generation of [this.current, ...this.retired]) {
-      rmSync(dirname(generation.dir), { recursive: true, force: true });
-    }
-    this.retired.clear();
+    for (const generation of [this.current, ...this.retired]) this.remove(generation);
   }
 
   private async compareAndCopy(forceFull: boolean): Promise<boolean> {

@@ -28,6 +28,15 @@ export async function probeSandbox(
 ): Promise<ExecSandbox> {
   const detected = detectSandbox();
   if (detected.kind !== "bubblewrap") return detected;
+  try {
+    await mkdir(probeWorkspace, { recursive: true });
+    await handToCommandUser(limits, probeWorkspace);
+  } catch (error) {
+    return {
+      kind: "unavailable",
+      reason: `the probe directory ${probeWorkspace} cannot be prepared: ${String(error)}`,
+    };
+  }
   if (options.etcCopyIn !== undefined) {
     let etcCopy: EtcCopy | undefined;
     try {
@@ -51,14 +60,8 @@ export function closeSandbox(sandbox: ExecSandbox): void {
   if (sandbox.kind === "bubblewrap") sandbox.etcCopy?.close();
 }
 
-/** Runs `true` in the sandbox: "passed", or what went wrong. */
+/** Runs `true` in the sandbox, in the prepared probe directory: "passed", or what went wrong. */
 async function probe(sandbox: ExecSandbox, limits: ExecLimits, probeWorkspace: string): Promise<"passed" | string> {
-  try {
-    await mkdir(probeWorkspace, { recursive: true });
-    await handToCommandUser(limits, probeWorkspace);
-  } catch (error) {
-    return `the probe directory ${probeWorkspace} cannot be prepared: ${String(error)}`;
-  }
   const result = await runCommand("true", probeWorkspace, limits, {
     timeoutMs: PROBE_TIMEOUT_MS,
     signal: new AbortController().signal,
@@ -73,7 +76,6 @@ async function probe(sandbox: ExecSandbox, limits: ExecLimits, probeWorkspace: s
 function unavailable(output: string, limits: ExecLimits, probeWorkspace: string): ExecSandbox {
   const user = commandUser(limits);
   const who = user === undefined ? "the executor's user" : `uid ${user.uid}`;
-  if (output.startsWith("the probe directory")) return { kind: "unavailable", reason: output };
   if (/source path.*Permission denied/i.test(output)) {
     return {
       kind: "unavailable",

@@ -2,11 +2,11 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
 import { processesWith, sleepMarker } from "../test/processes.js";
-import { testToolContext } from "../test/test-context.js";
+import { tempDir, testToolContext } from "../test/test-context.js";
 import { commandLine, GATE_FD } from "./command-line.js";
 import { EtcCopy } from "./etc-copy.js";
 import { probeSandbox } from "./probe-sandbox.js";
@@ -20,8 +20,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Two agents' workspaces side by side, as the executor lays them out. */
 function twoWorkspaces() {
-  const root = mkdtempSync(join(tmpdir(), "moniro-sandbox-"));
-  onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+  const root = tempDir("moniro-sandbox-");
   chmodSync(root, 0o755);
   const attacker = join(root, "attacker");
   const victim = join(root, "victim");
@@ -305,17 +304,14 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
 
 describe("when the sandbox cannot be had", () => {
   it("the probe passes here, with the real arguments and user", async () => {
-    const root = mkdtempSync(join(tmpdir(), "moniro-probe-"));
-    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+    const root = tempDir("moniro-probe-");
     chmodSync(root, 0o755);
     expect(await probeSandbox(execLimits(), join(root, ".sandbox-probe"))).toMatchObject({ kind: "bubblewrap" });
   });
 
   it("the probe names a missing bwrap and the fix", async () => {
     const saved = process.env.PATH;
-    process.env.PATH = mkdtempSync(join(tmpdir(), "moniro-empty-path-"));
-    const emptyPath = process.env.PATH;
-    onTestFinished(() => rmSync(emptyPath, { recursive: true, force: true }));
+    process.env.PATH = tempDir("moniro-empty-path-");
     try {
       const result = await probeSandbox(execLimits(), join(tmpdir(), "unused"));
       expect(result).toMatchObject({ kind: "unavailable" });
@@ -329,8 +325,7 @@ describe("when the sandbox cannot be had", () => {
 
   it("the probe names a workspaces directory the command user cannot reach (as root)", async () => {
     if (!asRoot) return; // only root switches to another user that could be locked out
-    const closed = mkdtempSync(join(tmpdir(), "moniro-closed-")); // mode 0700, owned by root
-    onTestFinished(() => rmSync(closed, { recursive: true, force: true }));
+    const closed = tempDir("moniro-closed-"); // mode 0700, owned by root
     const result = await probeSandbox(execLimits(), join(closed, "workspaces", ".sandbox-probe"));
     expect(result.kind === "unavailable" && result.reason).toMatch(/cannot reach the workspaces directory.*chmod o\+x/);
   });

@@ -1,16 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PathOutsideWorkspaceError } from "../errors.js";
 import { runTool } from "../run-tool.js";
-import { tempWorkspace, testToolContext } from "../test/test-context.js";
+import { tempDir, tempWorkspace, testToolContext } from "../test/test-context.js";
 import { resolveInWorkspace } from "./workspace-path.js";
 
 function setup() {
   const workspace = tempWorkspace();
-  const outside = mkdtempSync(join(tmpdir(), "moniro-outside-"));
-  onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
+  const outside = tempDir("moniro-outside-");
   writeFileSync(join(outside, "secret.txt"), "top secret\n");
   mkdirSync(join(workspace, "src"));
   writeFileSync(join(workspace, "src", "a.txt"), "hello\n");

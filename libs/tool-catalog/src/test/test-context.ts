@@ -40,15 +40,20 @@ export interface TestToolContextOptions {
   scheduler?: (op: SchedulerOp, request: unknown) => Promise<unknown> | unknown;
 }
 
-/** A workspace in a fresh temp directory, deleted when the test that made it ends (made outside a test: kept). */
-export function tempWorkspace(): string {
-  const dir = mkdtempSync(join(tmpdir(), "moniro-ws-"));
+/** A fresh directory under the OS temporary directory, deleted when the test that made it ends (made outside a test: kept). */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   try {
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   } catch {
     // not inside a test (a suite's setup): its caller owns the directory
   }
   return dir;
+}
+
+/** A workspace in a fresh temp directory, deleted as `tempDir`'s are. */
+export function tempWorkspace(): string {
+  return tempDir("moniro-ws-");
 }
 
 /** A ToolContext over fakes that records what the tools publish and request. */
