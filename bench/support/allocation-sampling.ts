@@ -7,6 +7,10 @@ import { join } from "node:path";
  * allocation even when the garbage collector has collected it since (what
  * `--heap-prof` leaves out): where the bytes the GC has to process come
  * from. `stop(dir)` writes `alloc-<pid>.heapprofile` (open it in Chrome DevTools).
+ *
+ * `MONIRO_BENCH_ALLOC_PROF_PROMOTED=1` leaves out what a young-generation collection freed: what
+ * is left is what survived one (copied, then promoted to the old generation: the scavenges' own
+ * cost, and the major collections' garbage later), and what is still live when it stops.
  */
 export async function startAllocationSampling(samplingInterval = 16_384) {
   const session = new Session();
@@ -19,7 +23,7 @@ export async function startAllocationSampling(samplingInterval = 16_384) {
   await post("HeapProfiler.startSampling", {
     samplingInterval,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.MONIRO_BENCH_ALLOC_PROF_PROMOTED !== "1",
   });
   return {
     async stop(dir: string): Promise<string> {

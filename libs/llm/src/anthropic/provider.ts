@@ -80,12 +80,12 @@ function clientFor(apiKey: string, baseURL: string, timeoutMs: number): Anthropi
   return client;
 }
 
-/** The body's JSON text is sent as it is (the SDK passes a string with a content-type verbatim). */
+/** The body's JSON bytes are sent as they are (the SDK passes bytes verbatim). */
 const JSON_BODY = { "content-type": "application/json" } as const;
 
 async function streamMessage(
   client: Anthropic,
-  body: string,
+  body: Uint8Array,
   { signal, onTextDelta }: LlmCallOptions,
   timeoutMs: number,
 ): Promise<LlmResponse> {
@@ -93,7 +93,7 @@ async function streamMessage(
   const accumulator = new MessageAccumulator(onTextDelta);
   try {
     // `client.post` is the SDK's generic request (what `messages.create` ends in), so the body
-    // can be our JSON text (built mostly from pieces cached between calls) instead of
+    // can be our JSON bytes (built mostly from pieces cached between calls) instead of
     // params the SDK would serialise whole on every call. Same bytes, same SSE stream.
     const events = await client.post<Stream<Anthropic.RawMessageStreamEvent>>("/v1/messages", {
       body,
