@@ -62,7 +62,10 @@ export class RequestJsonEncoder {
       const last = request.tools.length - 1;
       for (let t = 0; t <= last; t++) {
         if (t > 0) pieces.push(COMMA);
-        pieces.push(this.tool(request.tools[t] as LlmToolSpec), cache && t === last ? CACHE_CONTROL_TAIL : CLOSE_OBJECT);
+        pieces.push(
+          this.tool(request.tools[t] as LlmToolSpec),
+          cache && t === last ? CACHE_CONTROL_TAIL : CLOSE_OBJECT,
+        );
       }
       pieces.push(CLOSE_ARRAY);
     }
