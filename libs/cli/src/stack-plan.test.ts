@@ -13,7 +13,7 @@ describe("planService", () => {
     // The runner adds its own flags after the shared ones (SERVICE_EXTRA_NODE_FLAGS).
     const runner = planService("agent-runner", options, { PATH: "/usr/bin" }, "/usr/bin/node");
     expect(runner.args).toEqual([...serviceNodeFlags("agent-runner"), "/repo/services/agent-runner/dist/main.js"]);
-    expect(runner.args).toContain("--max-semi-space-size=8");
+    expect(runner.args).toContain("--max-semi-space-size=32");
     expect(plan.readyUrl).toBe("http://127.0.0.1:9103/readyz");
     expect(plan.env).toMatchObject({
       PATH: "/usr/bin",

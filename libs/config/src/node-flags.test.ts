@@ -19,7 +19,7 @@ process.stdout.write(String(v8.getHeapSpaceStatistics().find((s) => s.space_name
 describe("service node flags", () => {
   it("are the shared flags, then the service's own", () => {
     expect(serviceNodeFlags("gateway")).toEqual([...SERVICE_NODE_FLAGS]);
-    expect(serviceNodeFlags("agent-runner")).toEqual([...SERVICE_NODE_FLAGS, "--max-semi-space-size=8"]);
+    expect(serviceNodeFlags("agent-runner")).toEqual([...SERVICE_NODE_FLAGS, "--max-semi-space-size=32"]);
   });
 
   it("give the runner its larger young generation over the image's NODE_OPTIONS, and the others 2 MiB semi-spaces", () => {

@@ -26,18 +26,22 @@ export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=2",
  * `NODE_OPTIONS` and each deployment's runner command (compose, the chart, `k8s/`, `moniro up`,
  * the test and bench stacks) carries these; test/deploy checks they agree.
  *
- * The agent-runner: `--max-semi-space-size=8`. Its heap holds every active agent's thread and
+ * The agent-runner: `--max-semi-space-size=32`. Its heap holds every active agent's thread and
  * the request pieces built from it (50–70 MiB live after 4,000 DMs in the services bench), and
  * each DM allocates about 0.5 MB. With 2 MiB semi-spaces it scavenged every ~2.5 DMs at
  * 1.0–2.7 ms each (`--trace-gc`: 1,738 scavenges, 3.17 s over the bench's ~4,400 DMs), most of
- * each a fixed cost of scanning its large old generation; with larger semi-spaces it scavenges
- * several times less often (16 MiB: 243 scavenges, 1.37 s). Its idle RSS does not change (the
- * young generation grows only under allocation: 62.4 MiB at idle with 16 MiB semi-spaces, as
- * with 2), while the other services stay at 2 MiB: the gateway's start-up alone grew its idle
- * RSS from 79 to 112 MiB at 16 (docs/performance.md).
+ * each a fixed cost of scanning its large old generation. Under many agents at once (the
+ * `throughput` bench) half of the young generation is still in flight at each scavenge, so each
+ * copies megabytes: one runner did 1,702–1,818 inputs/s at 8 MiB, 1,674–2,052 at 16 and
+ * 1,971–2,152 at 32 in alternated rounds (2026-11-27), and `services` read a steady CPU per DM
+ * of 3.49–4.00 ms at 32 against 4.15–4.92 at 8. Its idle RSS does not change (the young
+ * generation grows only under allocation: 314–324 MiB for the five either way); under load the
+ * young generation may hold up to 64 MiB (two semi-spaces) where 8 held 16. The other services
+ * stay at 2 MiB: the gateway's start-up alone grew its idle RSS from 79 to 112 MiB at 16
+ * (docs/performance.md).
  */
 export const SERVICE_EXTRA_NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
-  "agent-runner": ["--max-semi-space-size=8"],
+  "agent-runner": ["--max-semi-space-size=32"],
 };
 
 /** The node flags one service runs with: SERVICE_NODE_FLAGS, then its own (SERVICE_EXTRA_NODE_FLAGS). */
