@@ -6,6 +6,7 @@ import { LlmError } from "@moniro/ports";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatSse, messageEvents } from "../test/message-events.js";
 import { type FakeMessageReply, textReply } from "../test/replies.js";
+import { nodeHttpFetch } from "./node-fetch.js";
 import { createAnthropicProvider } from "./provider.js";
 
 // The SDK's fetch over node:http (node-fetch.ts), seen through the provider against raw servers.
@@ -59,6 +60,7 @@ async function serve(answer: (request: IncomingMessage, response: ServerResponse
     });
   const { port } = server.address() as AddressInfo;
   return {
+    url: `http://127.0.0.1:${port}`,
     provider: createAnthropicProvider({ apiKey: "k", baseURL: `http://127.0.0.1:${port}` }),
     connections: () => connections,
   };
@@ -71,6 +73,25 @@ describe("the SDK's fetch over node:http", () => {
     });
     for (let call = 0; call < 3; call++) expect((await provider.stream(request)).text).toBe("hi");
     expect(connections()).toBe(1);
+  });
+
+  it("a string body (fetch's other shape) goes out as its UTF-8 bytes, its Content-Length counting bytes, not characters", async () => {
+    const received: Array<{ length: string | undefined; bytes: Buffer }> = [];
+    const { url } = await serve((incoming, response, bytes) => {
+      received.push({ length: incoming.headers["content-length"], bytes });
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    const body = JSON.stringify({ text: 'Grüße, 日本語, emoji 🙂 and a "quote"' });
+    const response = await nodeHttpFetch(`${url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      redirect: "error",
+    });
+    expect(response.status).toBe(200);
+    const [sent] = received;
+    expect(sent?.length).toBe(String(Buffer.byteLength(body)));
+    expect(sent?.bytes.toString("utf8")).toBe(body);
   });
 
   it("the request body arrives as the JSON the provider built, its Content-Length its UTF-8 bytes, non-ASCII text included", async () => {
