@@ -1,6 +1,7 @@
 import { inputEnvelopeIds, type ThreadEntryData } from "@moniro/envelopes";
 import type { InboxItem } from "@moniro/ports";
 import { dropHeartbeats } from "./heartbeat.js";
+import type { InboxAhead } from "./inbox-ahead.js";
 import { injectInputs } from "./inject.js";
 import { laneRank, orderPending, type PendingInput, requeueLane, topLane } from "./lanes.js";
 import { handledInputs, noteInstruction } from "./report.js";
@@ -20,17 +21,22 @@ import { inputText } from "./window.js";
  * That step's last result (`turnEnded`) is written here: with the run's end
  * when the inbox is empty (`released`, one round trip: run-end.ts), else
  * before the inbox is read as after any step.
+ * `ahead`: the inbox read taken during the step when input was announced
+ * (inbox-ahead.ts); when it may be used, the checkpoint waits on no round
+ * trip: the step's last result is on its way (written ahead, tools.ts).
  */
 export async function checkpoint(
   cycle: CycleRun,
-  options: { turnEnded?: ThreadEntryData } = {},
+  options: { turnEnded?: ThreadEntryData; ahead?: InboxAhead } = {},
 ): Promise<"continue" | "preempted" | "turn-ended" | "released"> {
   const { run } = cycle;
   const { settings } = run;
   const last = options.turnEnded;
-  if (last && (await writeWithRunEnd(cycle, last, async () => cycle.thread.appendBehind([last])))) return "released";
-  // The inbox read goes out alongside the step's last tool result (appendBehind); both must succeed.
-  const [drained] = await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]);
+  if (last && (await writeWithRunEnd(cycle, last, async () => cycle.thread.appendAhead([last])))) return "released";
+  const early = options.ahead?.take(now(run));
+  // Else the inbox read goes out alongside the step's last tool result; both must succeed.
+  const drained =
+    (early && (await early)) ?? (await Promise.all([run.deps.inbox.pending(run.agent), cycle.thread.settled()]))[0];
   // Mid-cycle the agent is active: a heartbeat is dropped, never injected.
   const items = dropHeartbeats(run, drained, true);
   const pending = orderPending(items, now(run), settings);

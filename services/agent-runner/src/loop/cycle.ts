@@ -9,6 +9,7 @@ import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
 import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
+import { readInboxAhead } from "./inbox-ahead.js";
 import { announceInputs, injectInputs } from "./inject.js";
 import { watchStep } from "./interrupt.js";
 import type { PendingInput } from "./lanes.js";
@@ -176,14 +177,20 @@ async function steps(
     if (opening && !record.written) noteState(run, { ...opening, step: cycle.step });
     opening = undefined;
     const watch = watchStep(cycle);
+    const ahead = readInboxAhead(run);
     let end: CycleEnd | TurnEnded | undefined;
+    let next: Awaited<ReturnType<typeof checkpoint>>;
     try {
-      end = await step(cycle, watch.signal);
+      try {
+        end = await step(cycle, watch.signal);
+      } finally {
+        watch.done();
+      }
+      if (typeof end === "string") return endCycle(cycle, end);
+      next = await checkpoint(cycle, end ? { turnEnded: end.last, ahead } : { ahead });
     } finally {
-      watch.done();
+      ahead.stop();
     }
-    if (typeof end === "string") return endCycle(cycle, end);
-    const next = await checkpoint(cycle, end ? { turnEnded: end.last } : {});
     if (next === "preempted") return endCycle(cycle, "preempted");
     if (next === "turn-ended" || next === "released") {
       return endCycle(cycle, "completed", { endedBy: "final-message" });

@@ -11,7 +11,7 @@ import { startsWithSame } from "./thread-shape.js";
  * is its only writer). A run's cost does not grow with the agent's history.
  */
 export class ThreadView {
-  /** An append started by `appendBehind` and not yet waited for. */
+  /** An `appendAhead` write in flight, not yet waited for. */
   private behind: Promise<unknown> | undefined;
   /** The envelope ids the thread delivers (exactly-once injection), collected at the first lookup. */
   private envelopeIds: Set<string> | undefined;
@@ -36,7 +36,7 @@ export class ThreadView {
     return new ThreadView(store, fence, context, entries);
   }
 
-  /** Everything appended so far, except an `appendBehind` not yet waited for (see `settled`). */
+  /** Everything appended so far, with the entries of an `appendAhead` write in flight (see `settled`). */
   get entries(): readonly ThreadEntry[] {
     return this.list;
   }
@@ -65,20 +65,9 @@ export class ThreadView {
   }
 
   /**
-   * Starts an append and returns at once, so the caller can start another
-   * round trip (the checkpoint's inbox read) alongside. The next `append`
-   * or `settled()` waits for it and throws its error (a lost lease).
-   */
-  appendBehind(entries: readonly ThreadEntryData[]): void {
-    const write = this.append(entries);
-    write.catch(() => {}); // surfaced by settled()
-    this.behind = write;
-  }
-
-  /**
    * Appends without waiting, the entries in `entries` at once: the caller's next LLM request
-   * carries them while their write is in flight (issue 17: injected inputs, one round trip less
-   * between a wake or a tool result and the model). Nothing the model answers is written before
+   * carries them while their write is in flight (issue 17: injected inputs and a step's last tool
+   * result, one round trip less between a wake or a tool result and the model). Nothing the model answers is written before
    * this write: the next `append` or `settled()` waits for it and throws its error (a lost lease),
    * and a failed write leaves nothing here. The returned entries get their `entryId` once the
    * store answers; an input the store skipped (its envelope already in the thread, older than
@@ -141,7 +130,7 @@ export class ThreadView {
     }
   }
 
-  /** Waits for an `appendBehind` or `appendAhead` still in flight and throws its error. */
+  /** Waits for an `appendAhead` write still in flight and throws its error. */
   async settled(): Promise<void> {
     const behind = this.behind;
     if (!behind) return;

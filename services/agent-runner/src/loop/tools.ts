@@ -80,11 +80,12 @@ export async function runToolCalls(
       };
     }
     if (result.isError) endsTurn = false;
-    // The step's last result is written behind: the checkpoint's inbox read goes out alongside it.
+    // The step's last result is written ahead: the checkpoint's inbox read goes out alongside it, or
+    // the next LLM request when the inbox was read during the step (inbox-ahead.ts).
     // One that ends the turn is left to the checkpoint, which may write it with the run's end.
     if (index === uses.length - 1) {
       if (endsTurn) last = resultEntry(cycle, use, { ...result, endsTurn });
-      else cycle.thread.appendBehind([resultEntry(cycle, use, result)]);
+      else cycle.thread.appendAhead([resultEntry(cycle, use, result)]);
     } else await persistResult(cycle, use, result);
     emit(run, "tool-call-ended", {
       cycleId: cycle.cycleId,
