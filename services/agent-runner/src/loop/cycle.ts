@@ -9,7 +9,7 @@ import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
 import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
-import { readInboxAhead } from "./inbox-ahead.js";
+import { type InboxAhead, readInboxAhead } from "./inbox-ahead.js";
 import { announceInputs, injectInputs } from "./inject.js";
 import { watchStep } from "./interrupt.js";
 import type { PendingInput } from "./lanes.js";
@@ -22,7 +22,7 @@ import { writeWithRunEnd } from "./run-end.js";
 import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
-import { isSoloSkip, runToolCalls } from "./tools.js";
+import { isSoloSkip, requestsTurnEnd, runToolCalls } from "./tools.js";
 import { inputText } from "./window.js";
 import type { CycleWorkspace } from "./workspace-sections.js";
 
@@ -182,7 +182,7 @@ async function steps(
     let next: Awaited<ReturnType<typeof checkpoint>>;
     try {
       try {
-        end = await step(cycle, watch.signal);
+        end = await step(cycle, watch.signal, ahead);
       } finally {
         watch.done();
       }
@@ -204,7 +204,11 @@ async function steps(
  * then the next step). New input in queue mode `interrupt` aborts the stream
  * or the running tool call; the cycle goes on with the input injected.
  */
-async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | TurnEnded | undefined> {
+async function step(
+  cycle: CycleRun,
+  signal: AbortSignal,
+  ahead: InboxAhead,
+): Promise<CycleEnd | TurnEnded | undefined> {
   const result = await callModel(cycle, signal);
   if (result.kind === "failed") {
     await failInstruction(cycle, result.error, result.attempts);
@@ -220,8 +224,12 @@ async function step(cycle: CycleRun, signal: AbortSignal): Promise<CycleEnd | Tu
     await writeWithRunEnd(cycle, assistantEntry(cycle, response), () => persistAssistant(cycle, response));
     return "completed";
   }
+  const solo = cycle.step === 1 && isSoloSkip(response.toolUses);
+  // The checkpoint's inbox read rides with the assistant message (inbox-ahead.ts), unless no checkpoint
+  // follows (a lone skip) or it writes the turn's end first (`message` calls that end the turn: run-end.ts).
+  if (!solo && !requestsTurnEnd(response.toolUses)) ahead.read();
   await persistAssistant(cycle, response);
-  if (cycle.step === 1 && isSoloSkip(response.toolUses)) return skip(cycle, response);
+  if (solo) return skip(cycle, response);
 
   const { aborted, endsTurn } = await runToolCalls(cycle, response.toolUses, signal);
   if (aborted === "cancel") return cancel(cycle, cycle.signal.reason);

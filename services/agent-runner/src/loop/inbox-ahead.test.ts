@@ -1,33 +1,13 @@
-import type { ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadAppendOptions } from "@moniro/ports";
 import { textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
 import { INBOX_AHEAD_MAX_AGE_MS } from "./inbox-ahead.js";
-import { allText, harness, shapes } from "./test-harness.js";
+import { allText, harness, holdWrites, settle, shapes } from "./test-harness.js";
 
 type Harness = Awaited<ReturnType<typeof harness>>;
 
-/**
- * The thread store's appends of tool results wait for `hold`; appends are applied in the order they
- * were issued, as Redis applies the commands of one connection.
- */
+/** The thread store's appends of tool results wait for `hold` (the others land in order behind them). */
 function holdResultWrites(h: Harness, hold: () => Promise<void>) {
-  const append = h.threads.append.bind(h.threads);
-  let tail: Promise<unknown> = Promise.resolve();
-  h.deps.threads.append = (
-    fence: Fence,
-    context: string,
-    entries: readonly ThreadEntryData[],
-    options?: ThreadAppendOptions,
-  ) => {
-    const held = entries.some((entry) => entry.kind === "tool-result");
-    const write = tail.then(async () => {
-      if (held) await hold();
-      return append(fence, context, entries, options);
-    });
-    tail = write.catch(() => undefined);
-    return write;
-  };
+  holdWrites(h, (entry) => entry.kind === "tool-result", hold);
 }
 
 /** Counts the loop's inbox reads; each answers `delayMs` after it read the inbox. */
@@ -43,8 +23,6 @@ function countReads(h: Harness, delayMs = 0): { count: number } {
   return reads;
 }
 
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
 describe("the checkpoint's inbox read taken during the step (issue 17: injection)", () => {
   it("an input announced during a tool call goes to the model with the tool result, neither the result's write nor another read waited for", async () => {
     const inThreadWhenAsked: string[][] = [];
@@ -59,9 +37,8 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       },
       tools: {
         ls: async () => {
+          // The runtime ingested it here and tells the running loop (as the harness's send does).
           await h.send("did the deploy finish?", { source: "signal:+15551234567" });
-          // The runtime ingested it here and tells the running loop.
-          h.control.notifyInput();
           await settle();
           readsAtAnswer = reads.count;
           return "deploy.log";
@@ -85,7 +62,38 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
-  it("without an announcement the checkpoint reads the inbox once the tool answered, and the result is written first", async () => {
+  it("a step's quick tool: the checkpoint uses the read that went out with the assistant message, and waits on no round trip", async () => {
+    const inThreadWhenAsked: string[][] = [];
+    let readsWhenAsked = 0;
+    let readsAtAnswer = 0;
+    let step = 0;
+    const h = await harness({
+      llm: () => {
+        inThreadWhenAsked.push(h.kinds());
+        readsWhenAsked = reads.count;
+        step++;
+        return step === 1 ? toolReply(toolUse("ls", {}, "t1")) : textReply("listed");
+      },
+      tools: {
+        ls: () => {
+          readsAtAnswer = reads.count;
+          return "listing";
+        },
+      },
+    });
+    holdResultWrites(h, () => new Promise((resolve) => setTimeout(resolve, 20)));
+    const reads = countReads(h);
+    await h.send("list");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(shapes(h.llm.requests[1]).at(-1)).toBe("user: tool_result:t1");
+    expect(inThreadWhenAsked[1]).toEqual(["input", "assistant"]);
+    expect(readsWhenAsked).toBe(readsAtAnswer);
+    expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "assistant"]);
+  });
+
+  it(`a tool that answers more than ${INBOX_AHEAD_MAX_AGE_MS} ms after the read: the checkpoint reads again once it answered, after the result's write, and finds an input no one announced`, async () => {
     const inThreadWhenAsked: string[][] = [];
     let step = 0;
     const h = await harness({
@@ -96,8 +104,9 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       },
       tools: {
         ls: async () => {
-          // Ingested by another runner: this one is not told.
-          await h.send("and this too", { source: "http:bob" });
+          // Ingested by another runner whose notice was lost.
+          await h.send("and this too", { source: "http:bob" }, { announced: false });
+          h.clock.advance(INBOX_AHEAD_MAX_AGE_MS + 1);
           return "listing";
         },
       },
@@ -110,6 +119,18 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
     expect(allText(h.llm.requests[1])).toContain("and this too");
     expect(inThreadWhenAsked[1]?.slice(0, 3)).toEqual(["input", "assistant", "tool-result"]);
     expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
+  it("no read ahead for a step that ends the turn: the run's end decides there, with no read of the inbox", async () => {
+    const h = await harness({ llm: toolReply(toolUse("message", { text: "Hi!", final: true }, "m1")) });
+    const reads = countReads(h);
+    await h.send("hello");
+    const before = reads.count;
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    // The run's start drains the inbox once; the step that ends the turn reads nothing more.
+    expect(reads.count - before).toBe(1);
   });
 
   it("an input announced while the read of an earlier one is on its way is read again during the call: both are injected", async () => {
@@ -125,10 +146,8 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       tools: {
         ls: async () => {
           await h.send("first", { source: "http:bob" });
-          h.control.notifyInput();
           // The second lands before the first read has answered.
           await h.send("second", { source: "http:carol" });
-          h.control.notifyInput();
           await new Promise((resolve) => setTimeout(resolve, 30));
           readsAtAnswer = reads.count;
           return "listing";
@@ -153,10 +172,9 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       tools: {
         ls: async () => {
           await h.send("announced", { source: "http:bob" });
-          h.control.notifyInput();
           await settle();
-          // Another runner ingests one later (no announcement here), and the tool runs on.
-          await h.send("from elsewhere", { source: "http:carol" });
+          // Another runner ingests one later (its notice lost), and the tool runs on.
+          await h.send("from elsewhere", { source: "http:carol" }, { announced: false });
           h.clock.advance(INBOX_AHEAD_MAX_AGE_MS + 1);
           return "listing";
         },
@@ -177,9 +195,8 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       tools: {
         ls: async () => {
           await h.send("announced", { source: "http:bob" });
-          h.control.notifyInput();
           await settle();
-          await h.send("from elsewhere", { source: "http:carol" });
+          await h.send("from elsewhere", { source: "http:carol" }, { announced: false });
           return "listing";
         },
       },
@@ -201,7 +218,6 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       tools: {
         ls: async () => {
           await h.send("announced", { source: "http:bob" });
-          h.control.notifyInput();
           await settle();
           // Another runner takes the agent over before the result comes back.
           await h.lease.release(h.fence);
@@ -225,7 +241,6 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       tools: {
         ls: async (_input, _call, { signal }) => {
           await h.send("stop that", { source: "http:bob" });
-          h.control.notifyInput();
           await new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true }));
           return "listing";
         },

@@ -11,6 +11,8 @@ export const INBOX_AHEAD_MAX_AGE_MS = 50;
 
 /** The checkpoint's inbox read, taken while the step runs (see `readInboxAhead`). */
 export interface InboxAhead {
+  /** Reads the inbox now (or once the read on its way has answered). */
+  read(): void;
   /**
    * The read the checkpoint may use at time `at`: the latest one, when it started no more than
    * INBOX_AHEAD_MAX_AGE_MS before `at` and no input was announced since it started. Resolves to
@@ -21,19 +23,20 @@ export interface InboxAhead {
   stop(): void;
 }
 
-const NONE: InboxAhead = { take: () => undefined, stop: () => {} };
+const NONE: InboxAhead = { read: () => {}, take: () => undefined, stop: () => {} };
 
 /**
- * Issue 17, injection: an input this runner ingests for the agent while a
- * step runs (`LoopControl.notifyInput`) has the inbox read at once, not after
- * the step's tool results. A tool result that follows within
- * INBOX_AHEAD_MAX_AGE_MS finds the input read: the checkpoint injects it
- * without a round trip, and the result is written ahead of the next LLM
- * request (tools.ts), so that request goes out without waiting on Redis. One
- * read at a time: an announcement during a read starts another once it is
- * done, and a read the checkpoint may use has started after the last
- * announcement. Queue mode `interrupt` reads on each announcement already
- * (interrupt.ts), and its checkpoint reads as before.
+ * Issue 17: the checkpoint's inbox read, taken before the step's tool results
+ * are in. The step reads the inbox as it writes the assistant message that
+ * calls the tools (the read rides in the same Redis write, cycle.ts), and
+ * again at once when this runner ingests an input for the agent meanwhile
+ * (`LoopControl.notifyInput`). When the results follow within
+ * INBOX_AHEAD_MAX_AGE_MS of the latest read and nothing was announced since
+ * it started, the checkpoint uses it: the step's last result is written
+ * ahead (tools.ts) and the next LLM request, with any input injected, goes
+ * out without waiting on a round trip. One read at a time: a read asked for
+ * during one starts once it has answered. Queue mode `interrupt` reads on
+ * each announcement already (interrupt.ts), and its checkpoint reads as before.
  */
 export function readInboxAhead(run: AgentRun): InboxAhead {
   if (run.settings.queue === "interrupt") return NONE;
@@ -41,7 +44,11 @@ export function readInboxAhead(run: AgentRun): InboxAhead {
   let latest: { startedAt: number; announced: number; items: Promise<InboxItem[] | undefined> } | undefined;
   let reading = false;
   let again = false;
-  const start = () => {
+  const read = () => {
+    if (reading) {
+      again = true;
+      return;
+    }
     reading = true;
     const items = run.deps.inbox.pending(run.agent).then(
       (found) => found,
@@ -52,15 +59,15 @@ export function readInboxAhead(run: AgentRun): InboxAhead {
       reading = false;
       if (!again) return;
       again = false;
-      start();
+      read();
     });
   };
   const stop = run.control.onInput(() => {
     announced++;
-    if (reading) again = true;
-    else start();
+    read();
   });
   return {
+    read,
     take(at) {
       if (!latest || latest.announced !== announced || at - latest.startedAt > INBOX_AHEAD_MAX_AGE_MS) return undefined;
       return latest.items;

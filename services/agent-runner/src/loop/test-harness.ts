@@ -1,5 +1,5 @@
-import type { InboundEnvelope, Lane, ThreadEntry } from "@moniro/envelopes";
-import type { Fence, LlmContentBlock, LlmMessage, LlmRequest } from "@moniro/ports";
+import type { InboundEnvelope, Lane, ThreadEntry, ThreadEntryData } from "@moniro/envelopes";
+import type { Fence, LlmContentBlock, LlmMessage, LlmRequest, ThreadAppendOptions } from "@moniro/ports";
 import {
   FakeClock,
   FakeToolBus,
@@ -82,14 +82,20 @@ export async function harness(
   let fence: Fence | undefined;
   await held();
 
-  /** Puts an input into Ada's inbox; returns the envelope. */
+  /**
+   * Puts an input into Ada's inbox and tells a running loop, as the runtime does for every input it
+   * ingests (or another runner's notice does); returns the envelope. `announced: false`: an input
+   * whose notice was lost (the loop finds it by reading its inbox).
+   */
   async function send(
     text: string,
     fields: Partial<Omit<InboundEnvelope, "priority">> & { priority?: Lane } = {},
-    append: { enqueuedAt?: number; preemptions?: number } = {},
+    append: { enqueuedAt?: number; preemptions?: number; announced?: boolean } = {},
   ): Promise<InboundEnvelope> {
+    const { announced = true, ...options } = append;
     const envelope = inbound({ agent: "ada", text, ...fields }, { ids: envelopeIds, now: clock.now() });
-    await inbox.append(envelope, append);
+    await inbox.append(envelope, options);
+    if (announced) control.notifyInput();
     return envelope;
   }
 
@@ -146,4 +152,31 @@ export function allText(request: LlmRequest | undefined): string {
 /** Lets pending promise callbacks run (no timers involved). */
 export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The harness's thread appends of the entries `which` picks wait for `hold`. Appends land in the
+ * order they were issued, as Redis applies the commands of one connection: one issued behind a held
+ * append waits for it.
+ */
+export function holdWrites(
+  h: Awaited<ReturnType<typeof harness>>,
+  which: (entry: ThreadEntryData) => boolean,
+  hold: (entries: readonly ThreadEntryData[]) => Promise<void>,
+): void {
+  const append = h.threads.append.bind(h.threads);
+  let tail: Promise<unknown> = Promise.resolve();
+  h.deps.threads.append = (
+    fence: Fence,
+    context: string,
+    entries: readonly ThreadEntryData[],
+    options?: ThreadAppendOptions,
+  ) => {
+    const write = tail.then(async () => {
+      if (entries.some(which)) await hold(entries);
+      return append(fence, context, entries, options);
+    });
+    tail = write.catch(() => undefined);
+    return write;
+  };
 }

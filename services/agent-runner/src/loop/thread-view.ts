@@ -41,11 +41,23 @@ export class ThreadView {
     return this.list;
   }
 
-  /** Appends through the fence; a LeaseLostError propagates and nothing is kept locally. */
+  /**
+   * Appends through the fence; a LeaseLostError propagates and nothing is kept locally. Issued at
+   * once, behind an `appendAhead` write still in flight on the same store (the fence rejects both
+   * alike): it resolves once both have landed, and that write's error comes first (issue 17: a
+   * step's assistant message does not wait a round trip for the last step's tool result).
+   */
   async append(entries: readonly ThreadEntryData[], options?: ThreadAppendOptions): Promise<ThreadEntry[]> {
-    await this.settled();
-    if (entries.length === 0) return [];
-    const stored = await this.store.append(this.fence, this.context, entries, options);
+    if (entries.length === 0) {
+      await this.settled();
+      return [];
+    }
+    const write = this.store.append(this.fence, this.context, entries, options);
+    if (this.behind) {
+      write.catch(() => {}); // the earlier write's error is the one thrown
+      await this.settled();
+    }
+    const stored = await write;
     this.list.push(...stored);
     if (this.envelopeIds) remember(this.envelopeIds, stored);
     return stored;

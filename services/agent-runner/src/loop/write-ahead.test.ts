@@ -1,24 +1,14 @@
 import type { ThreadEntryData } from "@moniro/envelopes";
-import type { Fence, ThreadAppendOptions } from "@moniro/ports";
 import { textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
-import { allText, harness } from "./test-harness.js";
+import { allText, harness, holdWrites } from "./test-harness.js";
 
-/** The thread store's appends of inputs wait for `hold` (the other appends go through at once). */
+/** The thread store's appends of inputs wait for `hold` (the others land in order behind them). */
 function holdInputWrites(
   h: Awaited<ReturnType<typeof harness>>,
   hold: (entries: readonly ThreadEntryData[]) => Promise<void>,
 ) {
-  const append = h.threads.append.bind(h.threads);
-  h.deps.threads.append = async (
-    fence: Fence,
-    context: string,
-    entries: readonly ThreadEntryData[],
-    options?: ThreadAppendOptions,
-  ) => {
-    if (entries.some((entry) => entry.kind === "input")) await hold(entries);
-    return append(fence, context, entries, options);
-  };
+  holdWrites(h, (entry) => entry.kind === "input", hold);
 }
 
 describe("inputs written ahead of the LLM request (issue 17)", () => {

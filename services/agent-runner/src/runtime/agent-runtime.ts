@@ -171,8 +171,8 @@ export class AgentRuntime {
   }
 
   /**
-   * Another runner appended input for `agent`, which this runner holds (queue mode `interrupt`):
-   * its running loop is told, as if the input had been ingested here. False when it does not run here.
+   * Another runner appended input for `agent`, which this runner holds: its running loop is told,
+   * as if the input had been ingested here. False when it does not run here.
    */
   inputArrived(agent: string): boolean {
     const local = this.locals.get(agent);

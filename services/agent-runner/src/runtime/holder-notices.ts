@@ -6,10 +6,11 @@ import type { AgentRuntime } from "./agent-runtime.js";
 /**
  * Runner to runner over `<ns>.runner.input.<agent>` (core NATS, empty body):
  * the runner that ingested an input for an agent another runner holds tells
- * that holder, so queue mode `interrupt` aborts the current step at once
- * wherever the input landed (every runner pulls from one shared consumer).
- * A notice is only a nudge: the holder reads its inbox; a lost one costs the
- * wait until the next checkpoint.
+ * that holder, which tells its loop as a local ingest would (every runner
+ * pulls from one shared consumer): queue mode `interrupt` aborts the current
+ * step at once wherever the input landed, and the other modes read the inbox
+ * ahead of the checkpoint (loop/inbox-ahead.ts). A notice is only a nudge: the
+ * holder reads its inbox; a lost one costs at most one step's wait.
  */
 export function startHolderNotices(options: {
   nc: NatsConnection;

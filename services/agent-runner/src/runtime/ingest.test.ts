@@ -49,7 +49,7 @@ describe("ingest", () => {
     expect(await inbox.pending("ada")).toEqual([]);
   });
 
-  it("in queue mode interrupt, tells the runner holding the agent once the input is durable; never in other modes", async () => {
+  it("tells the runner holding the agent once the input is durable, in every queue mode, once per input", async () => {
     const inbox = new InMemoryInbox(systemClock);
     const directory = staticDirectory([
       testAgent("ada", new ScriptedLlm(textReply("ok")), { queue: "interrupt" }),
@@ -70,8 +70,11 @@ describe("ingest", () => {
     await ingest(inbound({ agent: "bob", text: "hello" }), "moniro.in.bob");
     await new Promise((resolve) => setTimeout(resolve, 10));
 
-    // Once for ada's input (not for the duplicate, not before the append); never for bob (inject).
-    expect(notified).toEqual([{ agent: "ada", pending: 1 }]);
+    // Once for each input (not for the duplicate, not before the append): ada's (interrupt) and bob's (inject).
+    expect(notified).toEqual([
+      { agent: "ada", pending: 1 },
+      { agent: "bob", pending: 1 },
+    ]);
   });
 
   it("does not notify anyone when the agent runs here or was started here", async () => {

@@ -24,9 +24,10 @@ export function createIngest(options: {
   directory: AgentDirectory;
   runtime: Pick<AgentRuntime, "wake">;
   /**
-   * Tells the runner holding `agent` that input landed in its inbox (queue mode `interrupt`: its
-   * current step is aborted at once, not at the next checkpoint). Called only when the agent is
-   * held by another runner, once the input is durable.
+   * Tells the runner holding `agent` that input landed in its inbox, as a local ingest tells the
+   * loop: its loop reads the inbox at once (queue mode `interrupt`: the current step is aborted;
+   * the others: the checkpoint's read taken ahead is refreshed, loop/inbox-ahead.ts). Called only
+   * when the agent is held by another runner, once the input is durable.
    */
   notifyHolder?: (agent: string) => void;
   /** Inputs in a workspace context are taken only while the instance runs with the agent as a member. */
@@ -95,11 +96,11 @@ export function createIngest(options: {
     }
     const duplicate = "duplicate" in outcome && outcome.duplicate;
     const after = wake("after append", duplicate);
-    // Queue mode `interrupt`: a holder elsewhere learns of the input now, not at its next checkpoint.
+    // A holder elsewhere learns of the input now, as a loop here would (its inbox read, not a later one).
     // Either wake may be the one that finds the lease held (the later one answers "running-here"
     // while the first is still trying); the input is durable by now.
     const { notifyHolder } = options;
-    if (notifyHolder && !duplicate && definition.settings.queue === "interrupt") {
+    if (notifyHolder && !duplicate) {
       void Promise.all([ahead, after]).then((results) => {
         if (results.includes("held-elsewhere")) notifyHolder(agent);
       });
