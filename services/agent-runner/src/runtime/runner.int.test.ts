@@ -144,6 +144,53 @@ describe("agent runner over NATS and Redis", () => {
     expect(assistants).toMatchObject([{ text: "Roses are", aborted: true }, { text: "answered bob first" }]);
   });
 
+  it("in queue mode inject, an input the other runner ingested during a tool call is injected right after its result: the holder is told", async () => {
+    const executor = await connect({ servers: TEST_NATS_URL });
+    connections.push(executor);
+    const notices: string[] = [];
+    executor.subscribe(subjects.runnerInput("ada"), {
+      callback: (_error, msg) => {
+        notices.push(msg.subject);
+      },
+    });
+    let pair: Runner[] = [];
+    executor.subscribe(subjects.tool("ls"), {
+      queue: "tool-executor",
+      callback: (_error, msg) => {
+        const call = decode(toolCallEnvelopeSchema, msg.data);
+        if (!call.ok) return;
+        void (async () => {
+          // While the call runs, the input lands on the runner that does not hold ada; the tool answers
+          // once the notice to the holder went out (well within the holder's 50 ms for reads taken ahead).
+          const lease = await pair[0]?.stores.lease.current("ada");
+          const other = lease?.holder === "r1" ? pair[1] : pair[0];
+          const envelope = inbound({ agent: "ada", source: "http:bob", text: "also check the logs" });
+          await other?.ingest(envelope, subjects.in("ada"));
+          await eventually(() => notices.length === 1, "the notice to the holder");
+          msg.respond(
+            JSON.stringify({ ...stamp(), callId: call.value.callId, agent: "ada", tool: "ls", content: "a.txt" }),
+          );
+        })();
+      },
+    });
+    await executor.flush();
+    const llm = new ScriptedLlm((_request, { index }) =>
+      index === 0 ? toolReply(toolUse("ls", {}, "toolu_ls")) : textReply("done"),
+    );
+    pair = [await runner("r1", llm), await runner("r2", llm)];
+    const first = await publish({ text: "list the files" });
+    await eventually(() => llm.requests.length >= 2, "the LLM call after the tool result");
+
+    // The input is in the request right after the tool's result, not a step or a cycle later.
+    const last = llm.requests[1]?.messages.at(-1);
+    expect(last?.content.map((block) => block.type)).toEqual(["tool_result", "text"]);
+    expect(userText(llm.requests[1])).toContain("[http:bob] also check the logs");
+    expect(notices).toHaveLength(1);
+    await eventually(async () => runners.every((r) => r.runtime.running().length === 0), "ada at rest again");
+    const inputs = (await threadOf()).flatMap((entry) => (entry.kind === "input" ? [entry.text] : []));
+    expect(inputs).toEqual([first.text, "also check the logs"]);
+  });
+
   it("runs the agent on one of two runners at a time, and every input lands once", async () => {
     let concurrent = 0;
     let maxConcurrent = 0;
