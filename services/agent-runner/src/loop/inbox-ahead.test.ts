@@ -254,4 +254,19 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
     expect(allText(h.llm.requests[1])).toContain("stop that");
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
+  it("leaves nothing behind: once the run is over, an announcement starts no read", async () => {
+    const h = await harness({
+      llm: [toolReply(toolUse("ls", {}, "t1")), textReply("listed")],
+      tools: { ls: () => "a" },
+    });
+    const reads = countReads(h, 5);
+    await h.send("list");
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+    const after = reads.count;
+
+    h.control.notifyInput();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    expect(reads.count).toBe(after);
+  });
 });

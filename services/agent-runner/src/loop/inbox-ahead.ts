@@ -19,7 +19,7 @@ export interface InboxAhead {
    * undefined when that read failed. Undefined: there is none to use (read the inbox as usual).
    */
   take(at: number): Promise<InboxItem[] | undefined> | undefined;
-  /** Stops following the announcements (after the checkpoint). */
+  /** Stops following the announcements and reading (after the checkpoint). */
   stop(): void;
 }
 
@@ -44,7 +44,9 @@ export function readInboxAhead(run: AgentRun): InboxAhead {
   let latest: { startedAt: number; announced: number; items: Promise<InboxItem[] | undefined> } | undefined;
   let reading = false;
   let again = false;
+  let stopped = false;
   const read = () => {
+    if (stopped) return;
     if (reading) {
       again = true;
       return;
@@ -62,7 +64,7 @@ export function readInboxAhead(run: AgentRun): InboxAhead {
       read();
     });
   };
-  const stop = run.control.onInput(() => {
+  const unlisten = run.control.onInput(() => {
     announced++;
     read();
   });
@@ -72,6 +74,9 @@ export function readInboxAhead(run: AgentRun): InboxAhead {
       if (!latest || latest.announced !== announced || at - latest.startedAt > INBOX_AHEAD_MAX_AGE_MS) return undefined;
       return latest.items;
     },
-    stop,
+    stop() {
+      stopped = true;
+      unlisten();
+    },
   };
 }
