@@ -12,7 +12,8 @@ export class LoopAbort extends Error {
 /**
  * Signals from outside into a running loop: the runtime receives
  * `moniro.ctl.<agent>` (cancel / pause / resume), learns of new input
- * (notifyInput, for the `interrupt` queue mode) and stops the loop on
+ * (notifyInput: the loop reads its inbox at once, inbox-ahead.ts and, in queue
+ * mode `interrupt`, interrupt.ts) and stops the loop on
  * shutdown or lease loss (stop). One LoopControl per agent on a runner; it
  * outlives `runAgent` calls, so a pause holds until resumed.
  */

@@ -1,7 +1,7 @@
 import { textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
 import { INBOX_AHEAD_MAX_AGE_MS } from "./inbox-ahead.js";
-import { allText, harness, holdWrites, settle, shapes } from "./test-harness.js";
+import { allText, harness, holdWrites, lsThenAnswer, settle, shapes } from "./test-harness.js";
 
 type Harness = Awaited<ReturnType<typeof harness>>;
 
@@ -25,16 +25,13 @@ function countReads(h: Harness, delayMs = 0): { count: number } {
 
 describe("the checkpoint's inbox read taken during the step (issue 17: injection)", () => {
   it("an input announced during a tool call goes to the model with the tool result, neither the result's write nor another read waited for", async () => {
-    const inThreadWhenAsked: string[][] = [];
-    let readsWhenAsked = 0;
-    let step = 0;
+    const model = lsThenAnswer(
+      () => h,
+      "both done",
+      () => reads.count,
+    );
     const h = await harness({
-      llm: () => {
-        inThreadWhenAsked.push(h.kinds());
-        readsWhenAsked = reads.count;
-        step++;
-        return step === 1 ? toolReply(toolUse("ls", {}, "t1")) : textReply("both done");
-      },
+      llm: model.llm,
       tools: {
         ls: async () => {
           // The runtime ingested it here and tells the running loop (as the harness's send does).
@@ -56,24 +53,21 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
       "user: tool_result:t1 | text:[signal:+15551234567] did the deploy finish?",
     );
     // Asked while the tool result was still being written, and with no read of the inbox after the tool answered.
-    expect(inThreadWhenAsked[1]).toEqual(["input", "assistant"]);
-    expect(readsWhenAsked).toBe(readsAtAnswer);
+    expect(model.kindsWhenAsked[1]).toEqual(["input", "assistant"]);
+    expect(model.countWhenAsked[1]).toBe(readsAtAnswer);
     expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant"]);
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
   it("a step's quick tool: the checkpoint uses the read that went out with the assistant message, and waits on no round trip", async () => {
-    const inThreadWhenAsked: string[][] = [];
-    let readsWhenAsked = 0;
     let readsAtAnswer = 0;
-    let step = 0;
+    const model = lsThenAnswer(
+      () => h,
+      "listed",
+      () => reads.count,
+    );
     const h = await harness({
-      llm: () => {
-        inThreadWhenAsked.push(h.kinds());
-        readsWhenAsked = reads.count;
-        step++;
-        return step === 1 ? toolReply(toolUse("ls", {}, "t1")) : textReply("listed");
-      },
+      llm: model.llm,
       tools: {
         ls: () => {
           readsAtAnswer = reads.count;
@@ -88,20 +82,15 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
 
     expect(shapes(h.llm.requests[1]).at(-1)).toBe("user: tool_result:t1");
-    expect(inThreadWhenAsked[1]).toEqual(["input", "assistant"]);
-    expect(readsWhenAsked).toBe(readsAtAnswer);
+    expect(model.kindsWhenAsked[1]).toEqual(["input", "assistant"]);
+    expect(model.countWhenAsked[1]).toBe(readsAtAnswer);
     expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "assistant"]);
   });
 
   it(`a tool that answers more than ${INBOX_AHEAD_MAX_AGE_MS} ms after the read: the checkpoint reads again once it answered, after the result's write, and finds an input no one announced`, async () => {
-    const inThreadWhenAsked: string[][] = [];
-    let step = 0;
+    const model = lsThenAnswer(() => h, "both done");
     const h = await harness({
-      llm: () => {
-        inThreadWhenAsked.push(h.kinds());
-        step++;
-        return step === 1 ? toolReply(toolUse("ls", {}, "t1")) : textReply("both done");
-      },
+      llm: model.llm,
       tools: {
         ls: async () => {
           // Ingested by another runner whose notice was lost.
@@ -117,7 +106,7 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
     await h.run();
 
     expect(allText(h.llm.requests[1])).toContain("and this too");
-    expect(inThreadWhenAsked[1]?.slice(0, 3)).toEqual(["input", "assistant", "tool-result"]);
+    expect(model.kindsWhenAsked[1]?.slice(0, 3)).toEqual(["input", "assistant", "tool-result"]);
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 

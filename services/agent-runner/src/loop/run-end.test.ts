@@ -61,60 +61,46 @@ describe("the run's end rides on a final message's result", () => {
     expect(order.slice(order.indexOf("cycle-ended"))).toEqual(["cycle-ended", "state:idle"]);
   });
 
-  it("with input that landed meanwhile: the result is written, the run goes on and answers it, then ends the same way", async () => {
-    const h = await harness({
-      llm: async (_request, { index }) => {
-        calls.push("llm");
-        if (index > 0) return toolReply(finalMessage("Yes, Bob.", "m2"));
-        // Ingested where this loop is not told (another runner's notice lost): found by reading.
-        await h.send("are you there?", { source: "http:bob" }, { announced: false });
-        return toolReply(finalMessage("Hi Alice!", "m1"));
-      },
-    });
-    const calls = recordRoundTrips(h);
-    await h.send("hello");
+  it.each([
+    {
+      how: "found by reading after the refused end (another runner's notice lost)",
+      announced: false,
+      after: ["appendAndReleaseIfIdle: tool-result", "inbox read"],
+    },
+    {
+      how: "read when it was announced, so the refused end is followed by the next LLM call",
+      announced: true,
+      after: ["inbox read", "appendAndReleaseIfIdle: tool-result"],
+    },
+  ])(
+    "with input that landed meanwhile, $how: the result is written, the run goes on and answers it, then ends the same way",
+    async ({ announced, after }) => {
+      const h = await harness({
+        llm: async (_request, { index }) => {
+          calls.push("llm");
+          if (index > 0) return toolReply(finalMessage("Yes, Bob.", "m2"));
+          await h.send("are you there?", { source: "http:bob" }, { announced });
+          return toolReply(finalMessage("Hi Alice!", "m1"));
+        },
+      });
+      const calls = recordRoundTrips(h);
+      await h.send("hello");
 
-    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+      expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
 
-    expect(calls.slice(calls.indexOf("llm"))).toEqual([
-      "llm",
-      "appendAndReleaseIfIdle: tool-result",
-      "inbox read",
-      "llm",
-      "appendAndReleaseIfIdle: tool-result",
-    ]);
-    // Each result once, the late input once, in the one cycle.
-    expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant", "tool-result"]);
-    expect(h.tools.callsOf("message").map((call) => call.input.text)).toEqual(["Hi Alice!", "Yes, Bob."]);
-    expect(await h.inbox.pending("ada")).toEqual([]);
-    expect(await h.lease.current("ada")).toBeNull();
-  });
-
-  it("with input announced meanwhile: the inbox was read when it came, so the refused end is followed by the next LLM call", async () => {
-    const h = await harness({
-      llm: async (_request, { index }) => {
-        calls.push("llm");
-        if (index > 0) return toolReply(finalMessage("Yes, Bob.", "m2"));
-        await h.send("are you there?", { source: "http:bob" });
-        return toolReply(finalMessage("Hi Alice!", "m1"));
-      },
-    });
-    const calls = recordRoundTrips(h);
-    await h.send("hello");
-
-    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
-
-    expect(calls.slice(calls.indexOf("llm"))).toEqual([
-      "llm",
-      "inbox read",
-      "appendAndReleaseIfIdle: tool-result",
-      "llm",
-      "appendAndReleaseIfIdle: tool-result",
-    ]);
-    expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant", "tool-result"]);
-    expect(await h.inbox.pending("ada")).toEqual([]);
-    expect(await h.lease.current("ada")).toBeNull();
-  });
+      expect(calls.slice(calls.indexOf("llm"))).toEqual([
+        "llm",
+        ...after,
+        "llm",
+        "appendAndReleaseIfIdle: tool-result",
+      ]);
+      // Each result once, the late input once, in the one cycle.
+      expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant", "tool-result"]);
+      expect(h.tools.callsOf("message").map((call) => call.input.text)).toEqual(["Hi Alice!", "Yes, Bob."]);
+      expect(await h.inbox.pending("ada")).toEqual([]);
+      expect(await h.lease.current("ada")).toBeNull();
+    },
+  );
 
   it("a reply without tool calls: the assistant message and the run's end are one write", async () => {
     const h = await harness({

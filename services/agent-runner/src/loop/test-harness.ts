@@ -15,8 +15,12 @@ import {
   RecordingOutbox,
   RecordingTracing,
   ScriptedLlm,
+  type ScriptedReply,
   sequentialIds,
   type ToolHandler,
+  textReply,
+  toolReply,
+  toolUse,
 } from "@moniro/ports/test";
 import { LoopControl } from "./control.js";
 import type { LoopDeps } from "./deps.js";
@@ -178,5 +182,27 @@ export function holdWrites(
     });
     tail = write.catch(() => undefined);
     return write;
+  };
+}
+
+/**
+ * A model that calls `ls` (id `t1`) when first asked and answers `text` after; each time it is
+ * asked it records the thread as stored (`kinds`) and `count()` (say, the inbox reads so far).
+ */
+export function lsThenAnswer(
+  h: () => Awaited<ReturnType<typeof harness>>,
+  text: string,
+  count: () => number = () => 0,
+): { llm: () => ScriptedReply; kindsWhenAsked: string[][]; countWhenAsked: number[] } {
+  const kindsWhenAsked: string[][] = [];
+  const countWhenAsked: number[] = [];
+  return {
+    kindsWhenAsked,
+    countWhenAsked,
+    llm: () => {
+      kindsWhenAsked.push(h().kinds());
+      countWhenAsked.push(count());
+      return kindsWhenAsked.length === 1 ? toolReply(toolUse("ls", {}, "t1")) : textReply(text);
+    },
   };
 }

@@ -1,7 +1,7 @@
 import type { ThreadEntryData } from "@moniro/envelopes";
-import { textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { textReply } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
-import { allText, harness, holdWrites } from "./test-harness.js";
+import { allText, harness, holdWrites, lsThenAnswer } from "./test-harness.js";
 
 /** The thread store's appends of inputs wait for `hold` (the others land in order behind them). */
 function holdInputWrites(
@@ -32,14 +32,9 @@ describe("inputs written ahead of the LLM request (issue 17)", () => {
   });
 
   it("an input injected after a tool result is in the next request before its write lands", async () => {
-    const inThreadWhenAsked: string[][] = [];
-    let step = 0;
+    const model = lsThenAnswer(() => h, "both done");
     const h = await harness({
-      llm: () => {
-        inThreadWhenAsked.push(h.kinds());
-        step++;
-        return step === 1 ? toolReply(toolUse("ls", {}, "t1")) : textReply("both done");
-      },
+      llm: model.llm,
       tools: {
         ls: async () => {
           await h.send("and this too", { source: "http:bob" });
@@ -53,7 +48,7 @@ describe("inputs written ahead of the LLM request (issue 17)", () => {
     await h.run();
 
     expect(allText(h.llm.requests[1])).toContain("and this too");
-    expect(inThreadWhenAsked[1]).toEqual(["input", "assistant", "tool-result"]);
+    expect(model.kindsWhenAsked[1]).toEqual(["input", "assistant", "tool-result"]);
     expect(h.kinds()).toEqual(["input", "assistant", "tool-result", "input", "assistant"]);
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
