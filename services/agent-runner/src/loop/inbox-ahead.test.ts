@@ -1,6 +1,6 @@
 import { textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
-import { INBOX_AHEAD_MAX_AGE_MS } from "./inbox-ahead.js";
+import { INBOX_AHEAD_ANNOUNCED_READS, INBOX_AHEAD_MAX_AGE_MS } from "./inbox-ahead.js";
 import { allText, harness, holdWrites, lsThenAnswer, settle, shapes } from "./test-harness.js";
 
 type Harness = Awaited<ReturnType<typeof harness>>;
@@ -257,5 +257,32 @@ describe("the checkpoint's inbox read taken during the step (issue 17: injection
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     expect(reads.count).toBe(after);
+  });
+  it(`a burst of announced inputs during a call starts at most ${INBOX_AHEAD_ANNOUNCED_READS} reads ahead; the checkpoint reads once more and injects them all`, async () => {
+    let readsAtAnswer = 0;
+    let readsAtCall = 0;
+    const h = await harness({
+      llm: [toolReply(toolUse("ls", {}, "t1")), textReply("all handled")],
+      tools: {
+        ls: async () => {
+          readsAtCall = reads.count;
+          for (let i = 0; i < 10; i++) {
+            await h.send(`burst ${i}`, { source: "http:bob" });
+            await settle(1);
+          }
+          await settle();
+          readsAtAnswer = reads.count;
+          return "listing";
+        },
+      },
+    });
+    const reads = countReads(h);
+    await h.send("list");
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(readsAtAnswer - readsAtCall).toBeLessThanOrEqual(INBOX_AHEAD_ANNOUNCED_READS);
+    for (let i = 0; i < 10; i++) expect(allText(h.llm.requests[1])).toContain(`burst ${i}`);
+    expect(await h.inbox.pending("ada")).toEqual([]);
   });
 });

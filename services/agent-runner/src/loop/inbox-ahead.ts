@@ -9,6 +9,15 @@ import { now } from "./run-context.js";
  */
 export const INBOX_AHEAD_MAX_AGE_MS = 50;
 
+/**
+ * Reads one step starts for announced inputs, at most (an input this runner ingests is announced
+ * twice: by the wake that goes out with its append and by the one after it). Each read returns the
+ * whole inbox, so a burst of inputs for a busy agent would otherwise read it again and again; past
+ * this many, an announcement only makes the reads taken stale, and the checkpoint reads once, as
+ * without them.
+ */
+export const INBOX_AHEAD_ANNOUNCED_READS = 4;
+
 /** The checkpoint's inbox read, taken while the step runs (see `readInboxAhead`). */
 export interface InboxAhead {
   /** Reads the inbox now (or once the read on its way has answered). */
@@ -35,7 +44,8 @@ const NONE: InboxAhead = { read: () => {}, take: () => undefined, stop: () => {}
  * it started, the checkpoint uses it: the step's last result is written
  * ahead (tools.ts) and the next LLM request, with any input injected, goes
  * out without waiting on a round trip. One read at a time: a read asked for
- * during one starts once it has answered. Queue mode `interrupt` reads on
+ * during one starts once it has answered; announcements start at most
+ * INBOX_AHEAD_ANNOUNCED_READS reads per step. Queue mode `interrupt` reads on
  * each announcement already (interrupt.ts), and its checkpoint reads as before.
  */
 export function readInboxAhead(run: AgentRun): InboxAhead {
@@ -64,8 +74,11 @@ export function readInboxAhead(run: AgentRun): InboxAhead {
       read();
     });
   };
+  let announcedReads = 0;
   const unlisten = run.control.onInput(() => {
     announced++;
+    if (announcedReads >= INBOX_AHEAD_ANNOUNCED_READS) return;
+    announcedReads++;
     read();
   });
   return {
