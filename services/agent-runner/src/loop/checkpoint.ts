@@ -21,9 +21,10 @@ import { inputText } from "./window.js";
  * That step's last result (`turnEnded`) is written here: with the run's end
  * when the inbox is empty (`released`, one round trip: run-end.ts), else
  * before the inbox is read as after any step.
- * `ahead`: the inbox read taken during the step when input was announced
- * (inbox-ahead.ts); when it may be used, the checkpoint waits on no round
- * trip: the step's last result is on its way (written ahead, tools.ts).
+ * `ahead`: the inbox read taken during the step, with its assistant message
+ * or when input was announced (inbox-ahead.ts); when it may be used, the
+ * checkpoint waits on no round trip: the step's last result is on its way
+ * (written ahead, tools.ts).
  */
 export async function checkpoint(
   cycle: CycleRun,
