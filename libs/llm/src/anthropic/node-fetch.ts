@@ -39,9 +39,10 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
   if (!target || !transport || !plainBody || init.redirect !== "error") return fetch(input, init);
   if (signal?.aborted) return Promise.reject(abortError(signal));
   const headers = headersObject(init.headers);
-  // The provider sends bytes (request-json.ts). A string body goes out as its UTF-8 bytes, encoded once. Given the string, Node's HTTP client
-  // prepends its header block to it and writes the two as one new string: another copy of a
-  // request that carries a thread's history (tens of KB per LLM call), flattened again in the write.
+  // The provider sends bytes (request-json.ts). A string body (fetch's other shape) goes out as its
+  // UTF-8 bytes, encoded once: given the string, Node's HTTP client prepends its header block to it
+  // and writes the two as one new string, another copy of a request that carries a thread's history
+  // (tens of KB per LLM call), flattened again in the write.
   const bytes = typeof body === "string" ? Buffer.from(body) : (body ?? undefined);
   if (bytes !== undefined && headers["content-length"] === undefined) {
     headers["content-length"] = String(bytes.byteLength);
