@@ -191,6 +191,44 @@ describe("agent runner over NATS and Redis", () => {
     expect(inputs).toEqual([first.text, "also check the logs"]);
   });
 
+  it("stray notices on <ns>.runner.input.* (a burst for a running agent, an unknown agent, a bad name) write nothing and stop nothing", async () => {
+    const outsider = await connect({ servers: TEST_NATS_URL });
+    connections.push(outsider);
+    outsider.subscribe(subjects.tool("ls"), {
+      queue: "tool-executor",
+      callback: (_error, msg) => {
+        const call = decode(toolCallEnvelopeSchema, msg.data);
+        if (!call.ok) return;
+        // While the call runs, someone publishes notices nobody ingested an input for.
+        for (let i = 0; i < 50; i++) outsider.publish(subjects.runnerInput("ada"));
+        outsider.publish(subjects.runnerInput("ghost"));
+        outsider.publish(`${subjects.namespace}.runner.input.x%20y`, "not empty");
+        void outsider
+          .flush()
+          .then(() =>
+            msg.respond(
+              JSON.stringify({ ...stamp(), callId: call.value.callId, agent: "ada", tool: "ls", content: "a.txt" }),
+            ),
+          );
+      },
+    });
+    await outsider.flush();
+    const llm = new ScriptedLlm((_request, { index }) =>
+      index === 0 ? toolReply(toolUse("ls", {}, "toolu_ls")) : textReply("done"),
+    );
+    const r1 = await runner("r1", llm);
+    await publish({ text: "list the files" });
+    await eventually(async () => (await threadOf()).some((e) => e.kind === "assistant" && e.text === "done"), "done");
+    await eventually(() => r1.runtime.running().length === 0, "ada at rest");
+
+    expect((await threadOf()).map((entry) => entry.kind)).toEqual(["input", "assistant", "tool-result", "assistant"]);
+    expect(llm.requests).toHaveLength(2);
+    expect(await r1.stores.inbox.pending("ada")).toEqual([]);
+    // The runner still takes input afterwards.
+    await publish({ text: "and again" });
+    await eventually(async () => llm.requests.length === 3, "the next input answered");
+  });
+
   it("runs the agent on one of two runners at a time, and every input lands once", async () => {
     let concurrent = 0;
     let maxConcurrent = 0;
