@@ -16,9 +16,9 @@
 // condition), so it never packs a stale tsc output. Code that finds files
 // relative to itself (import.meta.url, __dirname, __filename: libs/store's
 // Lua scripts, createRequire) still sees its own source file's location.
-// Packages also loaded at run time by a createRequire (BullMQ's classes and
-// the ioredis they use, the OpenTelemetry SDK and its API) stay outside the
-// bundle, so there is one instance of each, as with tsc's output.
+// Third-party packages are bundled too (see EXTERNAL for the one left out
+// and why); the OpenTelemetry SDK, loaded by a createRequire only when a
+// service exports spans, is not part of the bundle.
 // zod's error-message locales other than English are left out (zodEnglishOnly,
 // services/bundle-plugins.mjs): ~257 KiB of text per service that no service used.
 // JSON files go in as JSON.parse of their text (jsonAsParse): V8 compiles a large
@@ -39,12 +39,19 @@ const SERVICES_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(SERVICES_DIR, "..");
 const SERVICES = ["agent-runner", "tool-executor", "scheduler", "signal-bridge", "gateway"];
 /**
- * Left to node's require at run time. bullmq, ioredis, @opentelemetry/*: loaded by a createRequire
- * (bullmq-classes.ts, sdk-provider.ts), so one instance, not a bundled copy beside it. iconv-lite (the
- * gateway's body parsers): its ~480 KiB of code-page tables load only for a body in another charset than
- * UTF-8; bundled, they would sit in the bundle's source text, in the heap, for the process's life.
+ * Left to node's require at run time: only iconv-lite (the gateway's body parsers), whose ~480 KiB
+ * of code-page tables load only for a body in another charset than UTF-8; bundled, they would sit in
+ * the bundle's source text, in the heap, for the process's life. Everything a service imports
+ * statically is bundled, ioredis, BullMQ's classes (bullmq-classes.ts) and the OpenTelemetry API
+ * included: a package node loads from node_modules at run time costs far more than its bundled
+ * code (2026-11-27, a process settled 15 s after start: ioredis +6.5 MiB loaded, +0.7 bundled; the
+ * OpenTelemetry API +4.8 against +0.3), and the five services settled at 308–309 MiB bundled whole
+ * against 315–322 with those three left out (docs/performance.md, "Services bundled"). The
+ * OpenTelemetry SDK is still required at run time, only when a service exports spans
+ * (libs/telemetry/src/sdk-provider.ts); it brings its own copy of the API, which shares the bundled
+ * one's global registry (the API keeps its tracer provider and context manager on `globalThis`).
  */
-const EXTERNAL = ["bullmq", "ioredis", "@opentelemetry/*", "iconv-lite"];
+const EXTERNAL = ["iconv-lite"];
 /** What this script writes into dist/ besides tsc's files (tsc's main.js and main.js.map are overwritten). */
 const OWN_FILE = /^(bundle-[\w-]+\.js(\.map)?|main\.meta\.json)$/;
 
