@@ -1,11 +1,19 @@
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { type FakeRequestBody, startFakeAnthropic, textReply, toolUseReply } from "@moniro/llm/test";
+import { benchAgentYaml } from "./support/bench-agents.js";
 import { sleep } from "./support/bench-runner.js";
 import { type CpuProbe, measureCpuProbe } from "./support/cpu-probe.js";
 import { measureFloor } from "./support/floor.js";
 import { httpPoster } from "./support/http-post.js";
-import { cpuMs, mainThreadCpuMs, minorFaults, pageFaultCostUs, rssBytes, syscalls } from "./support/proc.js";
+import {
+  bareNodeRss,
+  cpuMs,
+  mainThreadCpuMs,
+  minorFaults,
+  pageFaultCostUs,
+  rssBytes,
+  syscalls,
+} from "./support/proc.js";
 import { bytes, ms, type Row, report } from "./support/report.js";
 import { seedHistory } from "./support/seed-history.js";
 import { SERVICES, type ServiceProcess, serviceMain, startServiceStack } from "./support/service-stack.js";
@@ -52,24 +60,9 @@ const TAIL_MS = 300;
 /** Each service is started this many times for its start-to-ready figure. */
 const START_ROUNDS = 3;
 
-function agentYaml(name: string): string {
-  return `name: ${name}\nmodel: claude-bench\nbackend: anthropic\nprompt:\n  system: You are ${name}, a helpful assistant.\n`;
-}
-
 /** A CPU probe's runs (ms of CPU): min–max, median in parentheses. */
 function probeText(probe: CpuProbe): string {
   return `${probe.min.toFixed(1)}–${probe.max.toFixed(1)} (${probe.median.toFixed(1)}) ms`;
-}
-
-/** RSS of a Node process that loads nothing: the floor each service process starts from. */
-async function bareNodeRss(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
-  try {
-    await sleep(500);
-    return rssBytes(child.pid ?? -1);
-  } finally {
-    child.kill("SIGKILL");
-  }
 }
 
 /** PSS and the file-backed part of RSS (Rss − Anonymous) of a process in bytes, from /proc/<pid>/smaps_rollup. */
@@ -131,7 +124,7 @@ export async function run(): Promise<void> {
   const rows: Row[] = [];
   const notes: string[] = [];
   const stack = await startServiceStack({
-    agents: Object.fromEntries(all.map((name) => [name, agentYaml(name)])),
+    agents: Object.fromEntries(all.map((name) => [name, benchAgentYaml(name)])),
     env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: "bench-key" },
   }).catch(async (error: unknown) => {
     await fake.close();

@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 
 let ticksPerSecond: number | undefined;
 
@@ -68,6 +69,17 @@ export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
   return Number(kb ?? Number.NaN) * 1024;
+}
+
+/** RSS of a Node process that loads nothing: the floor each service process starts from. */
+export async function bareNodeRss(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  try {
+    await sleep(500);
+    return rssBytes(child.pid ?? -1);
+  } finally {
+    child.kill("SIGKILL");
+  }
 }
 
 /** utime + stime (clock ticks) of each kernel thread (kthreadd and its children) alive now. */
