@@ -1,8 +1,11 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { createSubjects, stamp } from "@moniro/envelopes";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { NATS_URL, sleep } from "./support/bench-runner.js";
+import { dmTraffic } from "./support/dm-traffic.js";
 import { clockTicksPerSecond, cpuMs, mainThreadCpuMs, syscalls } from "./support/proc.js";
 import { ms, type Row, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
@@ -39,25 +42,87 @@ function systemMs(pid: number): number {
   return (Number(fields[12]) * 1000) / clockTicksPerSecond();
 }
 
-/**
- * The events and the `http:` reply one trivial DM produces, as the runner
- * publishes them (services.bench.ts counts them on a real stack: 7 events and
- * 1 message per DM when the reply ends the turn).
- */
-function dmTraffic(cycleId: string, n: number) {
-  const data = (extra: Record<string, unknown>) => ({ cycleId, ...extra });
-  return {
-    events: [
-      ["state-changed", { state: "running", previous: "idle" }],
-      ["cycle-started", data({ inputs: 1, lane: "immediate" })],
-      ["tool-call-started", data({ step: 0, callId: `toolu_${n}`, tool: "message" })],
-      ["message-sent", data({ callId: `toolu_${n}`, to: "http:bench" })],
-      ["tool-call-ended", data({ step: 0, callId: `toolu_${n}`, tool: "message", isError: false, ms: 1 })],
-      ["cycle-ended", data({ steps: 1, reason: "final" })],
-      ["state-changed", { state: "idle", previous: "running" }],
-    ] as const,
-    reply: `Hello! This is reply ${n}, a sentence or two as a model writes them to a user who asked a short question.`,
+/** CPU a process spends per DM over `dms` DMs sent by `send`, net of its idle rate (read before and after, the lower). */
+async function cpuPerDm(pid: number, send: (dms: number) => Promise<void>, dms: number) {
+  const idleRate = async () => {
+    const idle0 = cpuMs(pid);
+    const idleT0 = performance.now();
+    await sleep(IDLE_WINDOW_MS);
+    return (cpuMs(pid) - idle0) / (performance.now() - idleT0);
   };
+  const idleBefore = await idleRate();
+  const cpu0 = cpuMs(pid);
+  const system0 = systemMs(pid);
+  const main0 = mainThreadCpuMs(pid);
+  const calls0 = syscalls(pid);
+  const t0 = performance.now();
+  await send(dms);
+  const elapsed = performance.now() - t0;
+  const gross = cpuMs(pid) - cpu0;
+  const system = systemMs(pid) - system0;
+  const threads = gross - (mainThreadCpuMs(pid) - main0);
+  const calls1 = syscalls(pid);
+  const idle = Math.min(idleBefore, await idleRate());
+  return {
+    perDm: (gross - idle * elapsed) / dms,
+    system,
+    threads,
+    reads: calls1.reads - calls0.reads,
+    writes: calls1.writes - calls0.writes,
+    elapsed,
+  };
+}
+
+/**
+ * The floor of the SSE path: the same DMs and clients against node:http alone
+ * (bench/support/sse-floor-server.ts, its own process), measured as the
+ * gateway is; and the gateway's figure as a ratio to it.
+ */
+async function floorRows(gatewayPerDm: ReadonlyMap<number, number>): Promise<Row[]> {
+  const server = spawn(process.execPath, [fileURLToPath(new URL("./support/sse-floor-server.js", import.meta.url))], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const rows: Row[] = [];
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      server.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString("utf8").trim())));
+      server.once("exit", (code) => reject(new Error(`the SSE floor server exited (${code})`)));
+    });
+    const base = `http://127.0.0.1:${port}/v1/agents/${AGENT}`;
+    let sent = 0;
+    for (const count of [0, 1, 100]) {
+      const clients = await Promise.all(
+        Array.from({ length: count }, () => openSseCounter(`${base}/events`, "cycle-ended")),
+      );
+      try {
+        const first = sent;
+        const send = async (dms: number) => {
+          for (let i = 0; i < dms; i++) {
+            const n = ++sent;
+            const response = await fetch(`${base}/messages`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ text: `hello ${n}`, from: "bench" }),
+            });
+            await response.arrayBuffer();
+            await Promise.all(clients.map((client) => client.reached(sent - first)));
+          }
+        };
+        await send(count === 0 ? PRIMING_DMS : WARMUP_DMS);
+        const { perDm } = await cpuPerDm(server.pid ?? -1, send, DMS);
+        const gateway = gatewayPerDm.get(count);
+        rows.push({
+          metric: `floor: node:http alone, CPU per DM, ${count} SSE client${count === 1 ? "" : "s"} (gateway / floor)`,
+          value: `${ms(perDm)} (${gateway !== undefined ? (gateway / perDm).toFixed(2) : "n/a"}×)`,
+        });
+      } finally {
+        for (const client of clients) client.close();
+      }
+    }
+  } finally {
+    server.kill("SIGTERM");
+  }
+  return rows;
 }
 
 /**
@@ -74,6 +139,7 @@ export async function run(): Promise<void> {
     env: { MONIRO_LOG_LEVEL: "warn" },
   });
   const rows: Row[] = [];
+  const gatewayPerDm = new Map<number, number>();
   const nc = await connect({ servers: NATS_URL });
   try {
     const gateway = await stack.start("gateway");
@@ -123,6 +189,7 @@ export async function run(): Promise<void> {
     const none: number[] = [];
     /** The 1-client row's CPU per DM, for the cost of each further client. */
     let oneClient: number | undefined;
+
     for (const { clients: count, on } of SCENARIOS) {
       const opened: SseCounter[] = await Promise.all(
         Array.from({ length: count }, () => openSseCounter(`${base}/v1/agents/${on}/events`, "cycle-ended")),
@@ -140,28 +207,10 @@ export async function run(): Promise<void> {
         };
         await send(WARMUP_DMS);
         // Idle read before and after (the lower subtracted: a collection in one window must not flatter).
-        const idleRate = async () => {
-          const idle0 = cpuMs(gateway.pid);
-          const idleT0 = performance.now();
-          await sleep(IDLE_WINDOW_MS);
-          return (cpuMs(gateway.pid) - idle0) / (performance.now() - idleT0);
-        };
-        const idleBefore = await idleRate();
-        const cpu0 = cpuMs(gateway.pid);
-        const system0 = systemMs(gateway.pid);
-        const main0 = mainThreadCpuMs(gateway.pid);
-        const calls0 = syscalls(gateway.pid);
-        const t0 = performance.now();
-        await send(DMS);
-        const elapsed = performance.now() - t0;
-        const gross = cpuMs(gateway.pid) - cpu0;
-        const system = systemMs(gateway.pid) - system0;
-        const threads = gross - (mainThreadCpuMs(gateway.pid) - main0);
-        const calls1 = syscalls(gateway.pid);
-        const idle = Math.min(idleBefore, await idleRate());
-        const perDm = (gross - idle * elapsed) / DMS;
+        const { perDm, system, threads, reads, writes, elapsed } = await cpuPerDm(gateway.pid, send, DMS);
         if (count === 0) none.push(perDm);
         if (count === 1 && on === AGENT) oneClient = perDm;
+        if (on === AGENT) gatewayPerDm.set(count, perDm);
         const complete = opened.every((client) => client.count === (on === AGENT ? sent - first : 0));
         const where = on === AGENT ? "on the agent" : "on another agent";
         rows.push({
@@ -197,7 +246,7 @@ export async function run(): Promise<void> {
           { metric: "  of which threads other than the main one, gross", value: ms(threads / DMS) },
           {
             metric: "  read / write system calls per DM",
-            value: `${((calls1.reads - calls0.reads) / DMS).toFixed(1)} / ${((calls1.writes - calls0.writes) / DMS).toFixed(1)}`,
+            value: `${(reads / DMS).toFixed(1)} / ${(writes / DMS).toFixed(1)}`,
           },
           { metric: "  wall time per DM", value: ms(elapsed / DMS) },
         );
@@ -210,6 +259,7 @@ export async function run(): Promise<void> {
     await nc.close();
     await stack.stop();
   }
+  rows.push(...(await floorRows(gatewayPerDm)));
   report({
     benchmark: "sse-fanout",
     title: "Gateway CPU per DM with 0, 1 and 100 SSE clients",
@@ -218,6 +268,7 @@ export async function run(): Promise<void> {
       `The gateway is its own process (dist/main.js). A DM is a POST /v1/agents/${AGENT}/messages (202 once stored), then the 7 events and 1 http: reply a runner publishes for a trivial DM, published on NATS by this process; the next DM is sent once every client has the cycle-ended of this one. No runner: the POST's envelope waits on MONIRO_IN.`,
       `CPU: utime+stime of the gateway from /proc/<pid>/stat over ${DMS} DMs after ${WARMUP_DMS} unmeasured ones (and, before the first row, ${PRIMING_DMS} DMs to a fresh gateway with one client, so every row is past V8's compiling; the first row shows what those cost), minus its idle rate read over ${IDLE_WINDOW_MS / 1000} s with the clients open, before and after (the lower of the two). The 0-client row is the POST alone; the difference is the SSE path. With a client on another agent only, the gateway has its outbound consumer up (every http: reply is parsed to find its agent; only an agent with a client gets its replies checked against the schema) but no subscription to the DMs' agent's events: what a wildcard event subscription would add is the decode of those events, the bulk of the 1-client SSE path.`,
       "The SSE clients run in this process (node:http, counting frames); their CPU is not the gateway's.",
+      `Floor: the same DMs to a process of node:http alone (bench/support/sse-floor-server.ts), measured the same way after the gateway: it parses the POST's JSON and answers 202, then writes the DM's 7 events and reply, built once, to each client's socket in one write. No NATS, no checks, no telemetry: what any Node server pays for this path on this machine in this run. The gateway/floor ratio reads the 100-client goal against it.`,
       "System time is the gateway's stime over the same DMs, gross: on loopback the kernel does the receiving socket's TCP work inside the writer's system call, so each SSE write costs the gateway the delivery too. The per-further-client row is what one more client adds: its one socket write per DM (Node's stream write and the kernel's). Threads other than the main one: the gateway's CPU minus its main thread's (/proc/<pid>/task/<pid>/stat), gross: V8's background worker (compiling, concurrent GC) and libuv's pool.",
     ],
   });
