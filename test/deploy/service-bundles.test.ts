@@ -3,6 +3,7 @@
 // carried as JSON.parse of their text, not as object literals (jsonAsParse).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -98,5 +99,28 @@ describe("the services' bundles", () => {
   it("are built with it: the gateway's bundle carries mime-db as JSON.parse of its text", () => {
     const bundle = readText("services/gateway/dist/main.js");
     expect(bundle).toMatch(/JSON\.parse\((['"`])\{"application\/1d-interleaved-parityfec"/);
+  });
+
+  it("leave no package to node's require at start but iconv-lite: ioredis, BullMQ and the OpenTelemetry API are inside", () => {
+    for (const service of SERVICES) {
+      const meta = JSON.parse(readText(`services/${service}/dist/main.meta.json`)) as {
+        inputs: Record<string, unknown>;
+        outputs: Record<string, { imports?: { path: string; external?: boolean }[] }>;
+      };
+      const loaded = Object.values(meta.outputs).flatMap((output) =>
+        (output.imports ?? []).filter((entry) => entry.external && !isBuiltin(entry.path)).map((entry) => entry.path),
+      );
+      expect([...new Set(loaded)], service).toEqual(service === "gateway" ? ["iconv-lite"] : []);
+      const inputs = Object.keys(meta.inputs);
+      const bundled = (name: string) => inputs.some((input) => input.startsWith(`node_modules/${name}/`));
+      if (service !== "signal-bridge") expect(bundled("ioredis"), service).toBe(true);
+      expect(bundled("@opentelemetry/api"), service).toBe(true);
+    }
+    const scheduler = Object.keys(
+      (JSON.parse(readText("services/scheduler/dist/main.meta.json")) as { inputs: Record<string, unknown> }).inputs,
+    );
+    expect(scheduler).toContain("node_modules/bullmq/dist/cjs/classes/worker.js");
+    // The classes from their own files: not the package index, which loads the PostgreSQL backend.
+    expect(scheduler).not.toContain("node_modules/bullmq/dist/cjs/index.js");
   });
 });
