@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { InboundEnvelope } from "@moniro/envelopes";
 import { AgentRegistry, deleteRegistryBuckets } from "@moniro/registry";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -161,6 +162,35 @@ describe("schedules from agent definitions in the live registry, reconciled over
     expect((await runtime.queue.getJobScheduler("def.alice.wakeup"))?.template?.data).toMatchObject({
       reason: "new words",
     });
+  });
+
+  it("a burst of definitions (a gateway syncing its directory) is reconciled in a few runs, not one per definition", async () => {
+    const source = registryDefinitions(registry, namespace);
+    let reads = 0;
+    const counted = startDefinitionSync({
+      source: {
+        ...source,
+        load: () => {
+          reads++;
+          return source.load();
+        },
+      },
+      queue: runtime.queue,
+      logger: silentLogger,
+      resyncMs: 60_000,
+    });
+    syncs.push(counted);
+    await eventually(async () => reads === 1, "the first run");
+    const names = Array.from({ length: 60 }, (_, i) => `burst-${i}`);
+    for (const name of names) await define(name, { every_ms: 60000 });
+    await eventually(
+      async () => Object.keys(await schedulers()).filter((id) => id.startsWith("def.burst-")).length === names.length,
+      "every definition of the burst to have its schedule",
+    );
+    await sleep(300);
+    // One read at start, then the burst in one or a few runs (one a second at most while it lasts).
+    expect(reads - 1).toBeGreaterThanOrEqual(1);
+    expect(reads - 1).toBeLessThanOrEqual(4);
   });
 
   it("a cron pattern BullMQ cannot parse is reported as failed; the other agents' schedules are made", async () => {
