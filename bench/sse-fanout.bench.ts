@@ -42,6 +42,17 @@ function systemMs(pid: number): number {
   return (Number(fields[12]) * 1000) / clockTicksPerSecond();
 }
 
+/** The DM's POST (the gateway's or the floor's), its body read; anything but a 202 stops the run. */
+async function postDm(url: string, n: number): Promise<void> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: `hello ${n}`, from: "bench" }),
+  });
+  await response.arrayBuffer();
+  if (response.status !== 202) throw new Error(`${url} answered ${response.status} to a DM`);
+}
+
 /** CPU a process spends per DM over `dms` DMs sent by `send`, net of its idle rate (read before and after, the lower). */
 async function cpuPerDm(pid: number, send: (dms: number) => Promise<void>, dms: number) {
   const idleRate = async () => {
@@ -99,12 +110,7 @@ async function floorRows(gatewayPerDm: ReadonlyMap<number, number>): Promise<Row
         const send = async (dms: number) => {
           for (let i = 0; i < dms; i++) {
             const n = ++sent;
-            const response = await fetch(`${base}/messages`, {
-              method: "POST",
-              headers: { "content-type": "application/json" },
-              body: JSON.stringify({ text: `hello ${n}`, from: "bench" }),
-            });
-            await response.arrayBuffer();
+            await postDm(`${base}/messages`, n);
             await Promise.all(clients.map((client) => client.reached(sent - first)));
           }
         };
@@ -150,13 +156,7 @@ export async function run(): Promise<void> {
 
     async function dm(): Promise<void> {
       const n = ++sent;
-      const response = await fetch(`${base}/v1/agents/${AGENT}/messages`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ text: `hello ${n}`, from: "bench" }),
-      });
-      await response.arrayBuffer();
-      if (response.status !== 202) throw new Error(`the gateway answered ${response.status} to a DM`);
+      await postDm(`${base}/v1/agents/${AGENT}/messages`, n);
       const traffic = dmTraffic(`c${n}`, n);
       const publish = ([type, data]: (typeof traffic.events)[number]) =>
         nc.publish(subjects.evt(AGENT, type), JSON.stringify({ ...stamp(), agent: AGENT, type, data }));

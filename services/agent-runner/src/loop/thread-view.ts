@@ -80,8 +80,8 @@ export class ThreadView {
    * Appends without waiting, the entries in `entries` at once: the caller's next LLM request
    * carries them while their write is in flight (issue 17: injected inputs and a step's last tool
    * result, one round trip less between a wake or a tool result and the model). Nothing the
-   * model answers is written before this write: the next `append` or `settled()` waits for it and throws its error (a lost lease),
-   * and a failed write leaves nothing here. The returned entries get their `entryId` once the
+   * model answers is written before this write: the next `append` or `settled()` waits for it
+   * and throws its error (a lost lease), and a failed write leaves nothing here. The returned entries get their `entryId` once the
    * store answers; an input the store skipped (its envelope already in the thread, older than
    * this window) is dropped from the view then.
    */

@@ -28,7 +28,8 @@ export function isSoloSkip(uses: readonly ToolUse[]): boolean {
 /**
  * Runs one step's tool calls in order through the ToolBus, persisting each
  * result as it comes (the last one written ahead: in the view at once, its
- * write waited for by `thread.settled()` or the next append). Bus failures become error results the model can read.
+ * write waited for by `thread.settled()` or the next append). Bus failures
+ * become error results the model can read.
  * `signal` is the step's (watchStep). When it fires (cancel, or new input in
  * queue mode `interrupt`), the running call is told to stop, and it and every
  * later call of the step get a "Cancelled" / "Interrupted" error result.
