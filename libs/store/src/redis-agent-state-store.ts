@@ -1,5 +1,5 @@
 import type { AgentState } from "@moniro/envelopes";
-import { agentStateSchema } from "@moniro/envelopes";
+import { agentStateSchema, LANES } from "@moniro/envelopes";
 import type { AgentStateRecord, AgentStateStore, Clock } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
@@ -68,6 +68,19 @@ export class RedisAgentStateStore implements AgentStateStore {
   /** Agents whose last state was not idle (running, paused, stopped, error). */
   async activeAgents(): Promise<string[]> {
     return (await this.redis.smembers(this.keys.activeAgents)).sort();
+  }
+
+  /**
+   * What the runner's reconciliation reads of one agent from its own keys, in one command
+   * (`agentWork-4.lua`): the inputs waiting in its inbox, all lanes, and whether its state is
+   * one with unfinished work (`active`: as `get` decodes it, a state that is not resting; no
+   * state, or one no runner wrote, counts as idle).
+   */
+  async pendingWork(agent: string): Promise<{ inputs: number; active: boolean }> {
+    const keys = [...LANES.map((lane) => this.keys.inbox(agent, lane)), this.keys.state(agent)];
+    const [inputs, state] = (await runScript(this.redis, "agentWork", keys, [])) as [number, string | null];
+    const parsed = agentStateSchema.safeParse(state);
+    return { inputs: Number(inputs), active: parsed.success && !RESTING_STATES.has(parsed.data) };
   }
 }
 

@@ -143,6 +143,31 @@ describe("Redis adapters", () => {
     expect(await state.activeAgents()).toEqual(["bob"]);
   });
 
+  it("reads an agent's waiting inputs over every lane and whether its state has unfinished work in one script", async () => {
+    const stores = createRedisStores(t.redis, { prefix: t.prefix, clock: new FakeClock() });
+    await stores.inbox.append(inbound({ agent: "ada", text: "now", priority: "immediate" }, { ids }));
+    await stores.inbox.append(inbound({ agent: "ada", text: "later", priority: "background" }, { ids }));
+    await stores.inbox.append(inbound({ agent: "ada", text: "soon", priority: "normal" }, { ids }));
+    await stores.state.update("bob", { state: "running" });
+    await stores.state.update("cy", { state: "stopped" });
+    await stores.state.update("dee", { state: "idle" });
+    // A state field no runner wrote reads as idle, as `get` decodes it.
+    await t.redis.hset(createKeys(t.prefix).state("eve"), "state", "sleepwalking");
+    const work = await Promise.all(
+      ["ada", "bob", "cy", "dee", "eve", "fay"].map((agent) => stores.state.pendingWork(agent)),
+    );
+    expect(work).toEqual([
+      { inputs: 3, active: false },
+      { inputs: 0, active: true },
+      { inputs: 0, active: true },
+      { inputs: 0, active: false },
+      { inputs: 0, active: false },
+      { inputs: 0, active: false },
+    ]);
+    await stores.inbox.ack("ada", await stores.inbox.pending("ada"));
+    expect(await stores.state.pendingWork("ada")).toEqual({ inputs: 0, active: false });
+  });
+
   it("takes an agent out of the active-agents set when its run ends idle, not while input is pending", async () => {
     const stores = createRedisStores(t.redis, { prefix: t.prefix, clock: new FakeClock() });
     await stores.state.update("ada", { state: "running" });

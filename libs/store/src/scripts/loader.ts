@@ -14,6 +14,7 @@ export const SCRIPT_FILES = {
   readInbox: "readInbox-3.lua",
   ackInbox: "ackInbox-3.lua",
   depthInbox: "depthInbox-3.lua",
+  agentWork: "agentWork-4.lua",
   requeueInbox: "requeueInbox-2.lua",
   acquireLease: "acquireLease-2.lua",
   renewLease: "renewLease-1.lua",

@@ -40,6 +40,8 @@ export interface AgentRuntimeOptions {
   loopDeps: (agent: RuntimeAgent) => LoopDeps;
   /** Agents whose state says they have unfinished work (RedisAgentStateStore.activeAgents). */
   activeAgents?: () => Promise<string[]>;
+  /** One agent's inputs and whether it has unfinished work, in one round trip (RedisAgentStateStore.pendingWork). */
+  pendingWork?: (agent: string) => Promise<{ inputs: number; active: boolean }>;
   timing?: Partial<RuntimeTiming>;
   logger?: RuntimeLogger;
   /**
@@ -97,6 +99,7 @@ export class AgentRuntime {
       inbox: options.inbox,
       state: options.state,
       ...(options.activeAgents ? { activeAgents: options.activeAgents } : {}),
+      ...(options.pendingWork ? { pendingWork: options.pendingWork } : {}),
       names: () => options.directory.names(),
       reconcileEveryMs: this.timing.reconcileEveryMs,
     });

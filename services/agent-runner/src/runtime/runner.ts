@@ -165,6 +165,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     state: stores.state,
     directory,
     activeAgents: () => stores.state.activeAgents(),
+    pendingWork: (agent) => stores.state.pendingWork(agent),
     loopDeps: (agent) =>
       removed.loopDeps(
         agent.name,

@@ -1,6 +1,6 @@
 import { InMemoryAgentStateStore, InMemoryInbox, inbound } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
-import { WorkList } from "./work-list.js";
+import { RECONCILE_BATCH, WorkList } from "./work-list.js";
 
 describe("the sweeper's work list", () => {
   it("finds an agent with input or unfinished work that the indexes lost, on the next reconciliation", async () => {
@@ -42,5 +42,41 @@ describe("the sweeper's work list", () => {
     const found = await list.collect();
     expect([...found.listed].sort()).toEqual(["ada", "bob"]);
     expect([...found.pending]).toEqual(["ada"]);
+  });
+
+  it("reconciles through one read per agent when it has one, never more than RECONCILE_BATCH at a time", async () => {
+    const names = Array.from({ length: 3 * RECONCILE_BATCH + 5 }, (_, i) => `agent-${i}`);
+    let inFlight = 0;
+    let most = 0;
+    const looked: string[] = [];
+    const list = new WorkList({
+      inbox: {
+        agentsWithPending: async () => [],
+        depth: async () => {
+          throw new Error("depth is not read when pendingWork is given");
+        },
+      },
+      state: {
+        get: async () => {
+          throw new Error("state is not read when pendingWork is given");
+        },
+      },
+      pendingWork: async (agent) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        looked.push(agent);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        inFlight--;
+        const index = Number(agent.slice("agent-".length));
+        return { inputs: index % 10 === 0 ? 2 : 0, active: index % 7 === 0 };
+      },
+      names: () => names,
+      reconcileEveryMs: 30_000,
+    });
+    const found = await list.collect();
+    expect(looked.sort()).toEqual([...names].sort());
+    expect(most).toBe(RECONCILE_BATCH);
+    expect([...found.pending].sort()).toEqual(names.filter((_, i) => i % 10 === 0).sort());
+    expect([...found.listed].sort()).toEqual(names.filter((_, i) => i % 10 === 0 || i % 7 === 0).sort());
   });
 });

@@ -5,12 +5,20 @@ export interface WorkListOptions {
   state: Pick<AgentStateStore, "get">;
   /** Agents whose state says they have unfinished work (RedisAgentStateStore.activeAgents). */
   activeAgents?: () => Promise<string[]>;
+  /**
+   * One agent's inputs and whether its state has unfinished work, read in one round trip
+   * (RedisAgentStateStore.pendingWork); without it, `inbox.depth` and `state.get`.
+   */
+  pendingWork?: (agent: string) => Promise<{ inputs: number; active: boolean }>;
   /** The agents this runner serves (its directory). */
   names: () => string[];
   /** How often every served agent is looked at directly, beside the indexes. */
   reconcileEveryMs: number;
   now?: () => number;
 }
+
+/** How many agents a reconciliation looks at concurrently. */
+export const RECONCILE_BATCH = 32;
 
 /**
  * The sweeper's candidates. Mostly the two indexes (agents with pending
@@ -40,17 +48,33 @@ export class WorkList {
     return { listed: new Set([...pendingSet, ...active, ...found.active]), pending: pendingSet };
   }
 
+  /**
+   * Every served agent looked at, RECONCILE_BATCH at a time: all at once, the replies and promises of
+   * every agent were alive together, and on an idle runner with 211 agents each reconciliation
+   * left about 1.4 MiB in the old generation (promoted, then garbage) until a full collection.
+   */
   private async agentsWithWork(): Promise<{ pending: string[]; active: string[] }> {
-    const looked = await Promise.all(
-      this.options.names().map(async (agent) => {
-        const [depth, record] = await Promise.all([this.options.inbox.depth(agent), this.options.state.get(agent)]);
-        const inputs = depth.immediate + depth.normal + depth.background;
-        return { agent, inputs, active: record !== null && record.state !== "idle" };
-      }),
-    );
+    const pending: string[] = [];
+    const active: string[] = [];
+    const names = this.options.names();
+    for (let start = 0; start < names.length; start += RECONCILE_BATCH) {
+      const batch = names.slice(start, start + RECONCILE_BATCH);
+      const looked = await Promise.all(batch.map((agent) => this.lookAt(agent)));
+      looked.forEach((work, i) => {
+        const agent = batch[i] as string;
+        if (work.inputs > 0) pending.push(agent);
+        if (work.active) active.push(agent);
+      });
+    }
+    return { pending, active };
+  }
+
+  private async lookAt(agent: string): Promise<{ inputs: number; active: boolean }> {
+    if (this.options.pendingWork) return this.options.pendingWork(agent);
+    const [depth, record] = await Promise.all([this.options.inbox.depth(agent), this.options.state.get(agent)]);
     return {
-      pending: looked.filter((one) => one.inputs > 0).map((one) => one.agent),
-      active: looked.filter((one) => one.active).map((one) => one.agent),
+      inputs: depth.immediate + depth.normal + depth.background,
+      active: record !== null && record.state !== "idle",
     };
   }
 }
