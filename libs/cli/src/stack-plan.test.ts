@@ -9,7 +9,11 @@ describe("planService", () => {
   it("starts node on the service's built entry point with its own port and the stack's URLs", () => {
     const plan = planService("scheduler", options, { PATH: "/usr/bin", UNSET: undefined }, "/usr/bin/node");
     expect(plan.command).toBe("/usr/bin/node");
-    expect(plan.args).toEqual([...SERVICE_NODE_FLAGS, "--interrupt-budget=1081344", "/repo/services/scheduler/dist/main.js"]);
+    expect(plan.args).toEqual([
+      ...SERVICE_NODE_FLAGS,
+      "--interrupt-budget=1081344",
+      "/repo/services/scheduler/dist/main.js",
+    ]);
     // The runner adds its own flags after the shared ones (SERVICE_EXTRA_NODE_FLAGS).
     const runner = planService("agent-runner", options, { PATH: "/usr/bin" }, "/usr/bin/node");
     expect(runner.args).toEqual([...serviceNodeFlags("agent-runner"), "/repo/services/agent-runner/dist/main.js"]);
