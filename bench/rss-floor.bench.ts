@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { serviceNodeFlags } from "@moniro/config/service";
 import { benchAgentYaml } from "./support/bench-agents.js";
 import { NATS_URL, REDIS_URL, sleep } from "./support/bench-runner.js";
-import { bareNodeRss, rssBytes } from "./support/proc.js";
+import { bareNodeRss, rssBytes, terminate } from "./support/proc.js";
 import { randomToken } from "./support/random.js";
 import { bytes, type Row, report } from "./support/report.js";
 import { SERVICES, type ServiceName, startServiceStack } from "./support/service-stack.js";
@@ -89,15 +89,6 @@ function startFloor(name: ServiceName, file: string, env: Record<string, string>
   });
 }
 
-async function stopFloor(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((done) => child.once("exit", done));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  child.kill("SIGTERM");
-  await exited;
-  clearTimeout(timer);
-}
-
 /** The node binary's resident pages of a process (RSS of its `/usr/bin/node` mappings) in bytes. */
 function binaryRss(pid: number): number {
   let total = 0;
@@ -140,7 +131,7 @@ export async function run(): Promise<void> {
       floorRss.set(name, { rss: rssBytes(pid), binary: binaryRss(pid) });
     });
   } finally {
-    await Promise.all(started.map(stopFloor));
+    await Promise.all(started.map((child) => terminate(child)));
   }
 
   const agents = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);

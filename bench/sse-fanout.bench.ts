@@ -6,7 +6,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { NATS_URL, sleep } from "./support/bench-runner.js";
 import { dmTraffic } from "./support/dm-traffic.js";
-import { clockTicksPerSecond, cpuMs, mainThreadCpuMs, syscalls } from "./support/proc.js";
+import { clockTicksPerSecond, cpuMs, mainThreadCpuMs, syscalls, terminate } from "./support/proc.js";
 import { ms, type Row, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
 import { openSseCounter, type SseCounter } from "./support/sse-counter.js";
@@ -126,7 +126,7 @@ async function floorRows(gatewayPerDm: ReadonlyMap<number, number>): Promise<Row
       }
     }
   } finally {
-    server.kill("SIGTERM");
+    await terminate(server);
   }
   return rows;
 }

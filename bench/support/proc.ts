@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -69,6 +69,16 @@ export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
   return Number(kb ?? Number.NaN) * 1024;
+}
+
+/** Stops a child this process started: SIGTERM, SIGKILL after `graceMs`; resolves once it exited. */
+export async function terminate(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  child.kill("SIGTERM");
+  await exited;
+  clearTimeout(timer);
 }
 
 /** RSS of a Node process that loads nothing: the floor each service process starts from. */

@@ -11,7 +11,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { NATS_URL, REDIS_URL } from "./bench-runner.js";
-import { cpuMs } from "./proc.js";
+import { cpuMs, terminate } from "./proc.js";
 import { randomToken } from "./random.js";
 
 export const SERVICES = ["agent-runner", "tool-executor", "scheduler", "signal-bridge", "gateway"] as const;
@@ -178,12 +178,7 @@ export async function startServiceStack(options: {
 
   /** SIGTERM (SIGKILL after 5 s) and wait for the exit. */
   async function kill(service: ServiceProcess): Promise<void> {
-    if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-    const exited = new Promise((r) => service.child.once("exit", r));
-    const timer = setTimeout(() => service.child.kill("SIGKILL"), 5_000);
-    service.child.kill("SIGTERM");
-    await exited;
-    clearTimeout(timer);
+    await terminate(service.child);
   }
 
   async function stop(): Promise<void> {
