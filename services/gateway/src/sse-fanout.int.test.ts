@@ -96,6 +96,8 @@ describe("SSE fan-out: one subscription per gateway, every client served", () =>
     const slow = await stalledClient(t.base, "/v1/agents/alice/events", AUTH.authorization);
     const fast = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
     const seq = await outbound("alice", "before the flood");
+    // Messages and events come by two subscriptions: the flood starts once the message is through.
+    await fast.waitFor((item) => item.event === "message" && item.id === String(seq));
     const blob = "x".repeat(32 * 1024);
     const count = 400; // 12.8 MiB: more than the kernel's socket buffers hold for the stalled client
     const isDelta = (item: ReceivedEvent) => item.event === "llm-delta";
