@@ -18,6 +18,12 @@ export const AGENT_STATES = ["idle", "running", "paused", "stopped", "error"] as
 export const agentStateSchema = z.enum(AGENT_STATES);
 export type AgentState = z.infer<typeof agentStateSchema>;
 
+/**
+ * States in which an agent has no unfinished work for a runner to take over. `stopped` is not one:
+ * a runner shutting down stops its loops at a step boundary and leaves their work for another runner.
+ */
+export const RESTING_STATES: ReadonlySet<AgentState> = new Set<AgentState>(["idle"]);
+
 export const controlReplySchema = z.object({
   ok: z.boolean(),
   agent: nameSchema,

@@ -1,17 +1,10 @@
-import type { AgentState } from "@moniro/envelopes";
-import { agentStateSchema, LANES } from "@moniro/envelopes";
+import { agentStateSchema, LANES, RESTING_STATES } from "@moniro/envelopes";
 import type { AgentStateRecord, AgentStateStore, Clock } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import type { Keys } from "./keys.js";
 import { createKeys } from "./keys.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
 import { runScript } from "./scripts/loader.js";
-
-/**
- * States in which an agent has no unfinished work for a runner to take over. `stopped` is not one:
- * a runner shutting down stops its loops at a step boundary and leaves their work for another runner.
- */
-export const RESTING_STATES: ReadonlySet<AgentState> = new Set<AgentState>(["idle"]);
 
 const STRING_FIELDS = ["cycleId", "holder", "context", "error"] as const;
 const NUMBER_FIELDS = ["step", "restarts", "updatedAt"] as const;

@@ -1,3 +1,4 @@
+import { RESTING_STATES } from "@moniro/envelopes";
 import type { AgentStateStore, Inbox } from "@moniro/ports";
 
 export interface WorkListOptions {
@@ -74,7 +75,7 @@ export class WorkList {
     const [depth, record] = await Promise.all([this.options.inbox.depth(agent), this.options.state.get(agent)]);
     return {
       inputs: depth.immediate + depth.normal + depth.background,
-      active: record !== null && record.state !== "idle",
+      active: record !== null && !RESTING_STATES.has(record.state),
     };
   }
 }
