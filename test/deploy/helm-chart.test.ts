@@ -25,6 +25,7 @@ import {
   readText,
   run,
   SERVICES,
+  serviceCommand,
   serviceContainerProblems,
   tool,
   validateObject,
@@ -357,6 +358,13 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(renderError(["--set", "services.tool-executor.port=70000"])).toMatch(/services\/tool-executor\/port/);
     expect(renderError(["--set", "services.gatewy.replicas=1"])).toMatch(/gatewy/);
     expect(renderError(["--set", "logLevel=verbose"])).toMatch(/logLevel/);
+    // Node flags are `--name[=value]` only: no script, no second argument smuggled in with a space.
+    expect(renderError(["--set-json", 'services.scheduler.nodeFlags=["-e"]'])).toMatch(
+      /services\/scheduler\/nodeFlags\/0/,
+    );
+    expect(renderError(["--set-json", 'services.gateway.nodeFlags=["--require /tmp/x.js"]'])).toMatch(
+      /services\/gateway\/nodeFlags\/0/,
+    );
     expect(renderError(["--set", "redis.url=localhost:6379"])).toMatch(/redis\/url/);
     expect(renderError(["--set", "subjectNamespace=moniro.prod"])).toMatch(/subjectNamespace/);
     expect(
@@ -369,6 +377,21 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(() => run(tool("helm"), ["lint", CHART, "--set", "services.gateway.replicas=two"])).toThrow(
       /services\/gateway\/replicas/,
     );
+  });
+
+  it("puts services.<name>.nodeFlags on the service's command line, before its bundle", () => {
+    const objects = render([
+      "--set-json",
+      'services.gateway.nodeFlags=["--max-old-space-size=256","--v8-pool-size=2"]',
+    ]);
+    expect(containerOf(deploymentOf(objects, "gateway")).args).toEqual([
+      "node",
+      "--max-old-space-size=256",
+      "--v8-pool-size=2",
+      "services/gateway/dist/main.js",
+    ]);
+    // The others keep their defaults (SERVICE_EXTRA_NODE_FLAGS).
+    expect(containerOf(deploymentOf(objects, "scheduler")).args).toEqual(serviceCommand("scheduler"));
   });
 
   it("runs every pod as the image's non-root user with a read-only root filesystem and a writable /tmp", () => {
