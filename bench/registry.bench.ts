@@ -1,8 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { registryDirectory } from "@moniro/agent-runner";
 import { createMockProvider } from "@moniro/llm";
-import { AgentRegistry } from "@moniro/registry";
+import { AgentRegistry, deleteRegistryBuckets, type ParsedAgentFiles, syncAgentsDirOnce } from "@moniro/registry";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { NATS_URL } from "./support/bench-runner.js";
+import { randomToken } from "./support/random.js";
 import { ms, report } from "./support/report.js";
 import { startServiceStack } from "./support/service-stack.js";
 import { summarize } from "./support/stats.js";
@@ -15,6 +20,10 @@ const CHANGES = 300;
 const GAP_MS = 5;
 const LIST_AGENTS = 1_000;
 const LIST_ROUNDS = 30;
+/** Agent files of the periodic-pass measurement, and its passes (after PASS_WARMUP unmeasured ones). */
+const PASS_FILES = 1_000;
+const PASS_WARMUP = 10;
+const PASSES = 30;
 
 const definition = (name: string, version: number) => ({
   name,
@@ -22,6 +31,59 @@ const definition = (name: string, version: number) => ({
   backend: "mock",
   prompt: { system: `You are a benchmark agent, version ${version}.` },
 });
+
+/**
+ * CPU per periodic pass over PASS_FILES unchanged agent files, and the longest the pass held the event loop.
+ * In a namespace of its own: the stack's gateway syncs its own (empty) agents directory into the stack's.
+ */
+async function periodicPass(nc: NatsConnection) {
+  const namespace = randomToken("pass");
+  const registry = await AgentRegistry.open(nc, { namespace });
+  const dir = mkdtempSync(join(tmpdir(), "moniro-bench-pass-"));
+  try {
+    for (let i = 0; i < PASS_FILES; i++) {
+      writeFileSync(join(dir, `file-${i}.yaml`), `name: file-${i}\nmodel: bench-model\nbackend: mock\n`);
+    }
+    const parsed: ParsedAgentFiles = new Map();
+    // Stamps trusted at once (settledMs 0): the files were written just now.
+    const once = () => syncAgentsDirOnce(registry, dir, parsed, { settledMs: 0 });
+    const first = await once();
+    if (first.written.length !== PASS_FILES) throw new Error(`the first pass wrote ${first.written.length} agents`);
+    const cpu: number[] = [];
+    const hold: number[] = [];
+    for (let round = 0; round < PASS_WARMUP + PASSES; round++) {
+      let counting = true;
+      let last = performance.now();
+      let longest = 0;
+      const turn = () => {
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+        if (counting) setImmediate(turn);
+      };
+      setImmediate(turn);
+      const before = process.cpuUsage();
+      const report = await once();
+      const used = process.cpuUsage(before);
+      counting = false;
+      longest = Math.max(longest, performance.now() - last);
+      if (report.written.length > 0 || report.problems.length > 0) {
+        throw new Error(
+          `a pass over unchanged files wrote ${report.written.length} agents (problems: ${report.problems.join("; ")})`,
+        );
+      }
+      if (round >= PASS_WARMUP) {
+        cpu.push((used.user + used.system) / 1000);
+        hold.push(longest);
+      }
+    }
+    return { cpu: summarize(cpu), hold: summarize(hold) };
+  } finally {
+    registry.close();
+    await deleteRegistryBuckets(await jetstreamManager(nc), namespace);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /**
  * Issue 13 benchmarks: (1) a definition change to every runner — from the
@@ -97,6 +159,7 @@ export async function run(): Promise<void> {
       count = body.agents.length;
     }
     const list = summarize(listed);
+    const pass = await periodicPass(connections[0] as NatsConnection);
 
     report({
       benchmark: "registry",
@@ -117,10 +180,19 @@ export async function run(): Promise<void> {
           met: list.p50 <= 300,
         },
         { metric: "GET /v1/agents p99", value: ms(list.p99) },
+        {
+          metric: `the gateway's periodic pass over ${PASS_FILES} unchanged agent files: CPU per pass p50 / p99 (n=${pass.cpu.n})`,
+          value: `${ms(pass.cpu.p50)} / ${ms(pass.cpu.p99)}`,
+        },
+        {
+          metric: "  the longest the pass held the event loop, p50 / p99",
+          value: `${ms(pass.hold.p50)} / ${ms(pass.hold.p99)}`,
+        },
       ],
       notes: [
         `Each runner is the agent-runner's registryDirectory over its own NATS connection and KV watch (as in ${RUNNERS} runner processes), in this process; the change is a put of the writer's registry (what PUT /v1/agents/:agent/definition does). Measured until directory.get() returns loop settings with the new prompt.`,
         `${WARMUP} unmeasured changes first; ${GAP_MS} ms between changes. The list is fetched from a gateway process (its own registry cache and a Redis read of every agent's state).`,
+        `Periodic pass: what every gateway replica runs every 5 s over the agents directory (syncAgentsDirOnce with its last good parses, in this process): ${PASS_FILES} files in a temporary directory, ${PASS_WARMUP} unmeasured passes, then ${PASSES}; CPU is this process's (all threads) over each pass. The hold is the longest gap between two turns of the event loop (a setImmediate chain) during a pass.`,
       ],
     });
   } finally {

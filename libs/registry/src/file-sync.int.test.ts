@@ -21,6 +21,19 @@ vi.mock("node:fs/promises", async (importOriginal) => {
   };
 });
 
+/** Turns of the event loop (counted by a setImmediate chain while `counting`) as each file's stat saw them. */
+const loop = vi.hoisted(() => ({ counting: false, turns: 0, atStat: [] as number[] }));
+vi.mock("node:fs", async (importOriginal) => {
+  const fs = await importOriginal<typeof import("node:fs")>();
+  return {
+    ...fs,
+    statSync: ((...args: Parameters<typeof fs.statSync>) => {
+      if (loop.counting) loop.atStat.push(loop.turns);
+      return fs.statSync(...args);
+    }) as typeof fs.statSync,
+  };
+});
+
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 /** More than one tick of the kernel's coarse file clock (≤ 10 ms), so a write gets a new mtime and ctime. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
@@ -139,6 +152,38 @@ describe("the agents directory synced into the registry", () => {
       await writeFile(join(stamped, "erin.md"), "You are Erin!");
       expect((await pass(parsed)).written).toEqual(["erin"]);
       expect(registry.get("erin")?.definition.prompt?.system).toBe("You are Erin!");
+    });
+
+    it("lets the event loop turn during a pass over many files, and sees a change to any of them", async () => {
+      const many = join(dir, "many");
+      await mkdir(many);
+      const names = Array.from({ length: 250 }, (_, i) => `m${String(i).padStart(3, "0")}`);
+      await Promise.all(names.map((name) => writeFile(join(many, `${name}.yaml`), `name: ${name}\nmodel: m1\n`)));
+      const parsed: ParsedAgentFiles = new Map();
+      const manyPass = () => syncAgentsDirOnce(registry, many, parsed, { settledMs: 0 });
+      expect((await manyPass()).written).toHaveLength(250);
+
+      // An unchanged file costs a stat and no I/O wait: without turns of the loop a pass would hold it throughout.
+      const count = () => {
+        loop.turns++;
+        if (loop.counting) setImmediate(count);
+      };
+      loop.counting = true;
+      loop.atStat.length = 0;
+      setImmediate(count);
+      reads.length = 0;
+      const unchanged = await manyPass();
+      loop.counting = false;
+      expect(unchanged).toMatchObject({ written: [], removed: [], problems: [] });
+      expect(reads).toEqual([]);
+      // 250 stats, in three runs (100 files each at most) with turns of the loop between them.
+      expect(loop.atStat).toHaveLength(250);
+      expect(new Set(loop.atStat).size).toBeGreaterThanOrEqual(3);
+
+      await tick();
+      await writeFile(join(many, "m242.yaml"), "name: m242\nmodel: m2\n");
+      expect((await manyPass()).written).toEqual(["m242"]);
+      expect(registry.get("m242")?.definition.model).toBe("m2");
     });
 
     it("reads a file that changed within the settled window on every pass", async () => {

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { type FSWatcher, watch } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { type FSWatcher, statSync, watch } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import {
   type AgentDefinition,
   AgentDefinitionError,
@@ -18,6 +19,8 @@ import { fileStamp, STAMP_SETTLED_MS } from "./file-stamp.js";
 import { syncProjectOnce } from "./project-sync.js";
 
 const EXTENSIONS = [".yaml", ".yml"];
+/** Files a pass stats (synchronously) between two turns of the event loop: ~0.2 ms of a local disk's stats. */
+const STAT_BATCH = 100;
 
 export interface SyncLogger {
   info(fields: Record<string, unknown>, message: string): void;
@@ -43,12 +46,14 @@ async function readAgentFile(file: string, parsed: ParsedAgentFiles | undefined,
   const known = parsed?.get(file);
   const now = Date.now();
   // Stamped before the reads: a write after the stamp changes it, so the next pass reads again.
-  const yamlStamp = fileStamp(await stat(file, { bigint: true }), now, settledMs);
+  // A synchronous stat: ~2 µs of CPU where fs/promises' took ~35 (a thread-pool hop and a promise per file), on
+  // every file of every periodic pass; the pass yields to the event loop every STAT_BATCH files.
+  let stamp = fileStamp(statSync(file, { bigint: true }), now, settledMs);
   const stampedPrompt = known && systemPromptFile(file, known.definition.prompt);
-  const stamp =
-    yamlStamp !== undefined && stampedPrompt !== undefined
-      ? await optionalStamp(stampedPrompt, now, settledMs).then((prompt) => prompt && `${yamlStamp} ${prompt}`)
-      : yamlStamp;
+  if (stamp !== undefined && stampedPrompt !== undefined) {
+    const promptStamp = optionalStamp(stampedPrompt, now, settledMs);
+    stamp = promptStamp && `${stamp} ${promptStamp}`;
+  }
   if (known !== undefined && stamp !== undefined && known.stamp === stamp) return known;
   const text = await readFile(file, "utf8");
   const definition =
@@ -68,9 +73,10 @@ async function readAgentFile(file: string, parsed: ParsedAgentFiles | undefined,
 }
 
 /** The stamp of a file that may be missing (a system_file being replaced): undefined then, so the YAML is read again. */
-async function optionalStamp(file: string, now: number, settledMs: number): Promise<string | undefined> {
+function optionalStamp(file: string, now: number, settledMs: number): string | undefined {
   try {
-    return fileStamp(await stat(file, { bigint: true }), now, settledMs);
+    const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+    return stats && fileStamp(stats, now, settledMs);
   } catch {
     return undefined;
   }
@@ -107,7 +113,8 @@ export async function syncAgentsDirOnce(
     throw error;
   }
   const present = new Set<string>();
-  for (const name of files) {
+  for (const [index, name] of files.entries()) {
+    if (index > 0 && index % STAT_BATCH === 0) await yieldToEventLoop();
     const file = join(root, name);
     const agent = basename(name, extname(name));
     if (present.has(agent)) {

@@ -8,6 +8,13 @@ export {
 } from "./agent-registry.js";
 export { definitionOf, registryFieldsOf } from "./definition-fields.js";
 export * from "./errors.js";
-export { type SyncLogger, type SyncReport, syncAgentsDir, syncAgentsDirOnce, syncAgentsOnce } from "./file-sync.js";
+export {
+  type ParsedAgentFiles,
+  type SyncLogger,
+  type SyncReport,
+  syncAgentsDir,
+  syncAgentsDirOnce,
+  syncAgentsOnce,
+} from "./file-sync.js";
 export { syncProjectOnce } from "./project-sync.js";
 export { type StoredDefinition, validateDefinition } from "./validate.js";
