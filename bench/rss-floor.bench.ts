@@ -89,20 +89,29 @@ function startFloor(name: ServiceName, file: string, env: Record<string, string>
   });
 }
 
-/** The node binary's resident pages of a process (RSS of its `/usr/bin/node` mappings) in bytes. */
-function binaryRss(pid: number): number {
+/**
+ * The node binary's resident pages of a process (RSS of its `/usr/bin/node` mappings) in bytes, and
+ * those of its first segment (file offset 0: the ELF headers and the dynamic symbol tables, which the
+ * dynamic linker reads while it binds the shared libraries, before node's main runs).
+ */
+function binaryRss(pid: number): { total: number; symbolTables: number } {
   let total = 0;
+  let symbolTables = 0;
   let inBinary = false;
+  let first = false;
   for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
-    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ ([0-9a-f]+) \S+ \S+\s*(.*)$/.exec(line);
     if (mapping) {
-      inBinary = mapping[1] === process.execPath;
+      inBinary = mapping[2] === process.execPath;
+      first = inBinary && Number.parseInt(mapping[1] ?? "", 16) === 0;
       continue;
     }
     const rss = inBinary ? /^Rss:\s+(\d+) kB/.exec(line) : null;
-    if (rss) total += Number(rss[1]) * 1024;
+    if (!rss) continue;
+    total += Number(rss[1]) * 1024;
+    if (first) symbolTables += Number(rss[1]) * 1024;
   }
-  return total;
+  return { total, symbolTables };
 }
 
 const mib = (value: number) => `${(value / MIB).toFixed(1)} MiB`;
@@ -119,7 +128,7 @@ export async function run(): Promise<void> {
   const floors = await buildFloors();
   const token = randomToken("rss-floor");
   const empty = await bareNodeRss();
-  const floorRss = new Map<ServiceName, { rss: number; binary: number }>();
+  const floorRss = new Map<ServiceName, { rss: number; binary: number; symbolTables: number }>();
   const started: ChildProcess[] = [];
   try {
     for (const name of SERVICES) {
@@ -128,7 +137,8 @@ export async function run(): Promise<void> {
     await sleep(SETTLE_MS);
     SERVICES.forEach((name, i) => {
       const pid = started[i]?.pid ?? -1;
-      floorRss.set(name, { rss: rssBytes(pid), binary: binaryRss(pid) });
+      const binary = binaryRss(pid);
+      floorRss.set(name, { rss: rssBytes(pid), binary: binary.total, symbolTables: binary.symbolTables });
     });
   } finally {
     await Promise.all(started.map((child) => terminate(child)));
@@ -139,7 +149,7 @@ export async function run(): Promise<void> {
     agents: Object.fromEntries(agents.map((name) => [name, benchAgentYaml(name)])),
     env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9", ANTHROPIC_API_KEY: "bench-key" },
   });
-  const serviceRss = new Map<ServiceName, { rss: number; binary: number }>();
+  const serviceRss = new Map<ServiceName, { rss: number; binary: number; symbolTables: number }>();
   const idleRss = new Map<ServiceName, number>();
   try {
     const services = [];
@@ -147,7 +157,12 @@ export async function run(): Promise<void> {
     const readyAt = performance.now();
     await sleep(SETTLE_MS);
     for (const service of services) {
-      serviceRss.set(service.name, { rss: rssBytes(service.pid), binary: binaryRss(service.pid) });
+      const binary = binaryRss(service.pid);
+      serviceRss.set(service.name, {
+        rss: rssBytes(service.pid),
+        binary: binary.total,
+        symbolTables: binary.symbolTables,
+      });
     }
     await sleep(IDLE_MS - (performance.now() - readyAt));
     for (const service of services) idleRss.set(service.name, rssBytes(service.pid));
@@ -157,6 +172,7 @@ export async function run(): Promise<void> {
 
   const floorTotal = sum([...floorRss.values()].map((entry) => entry.rss));
   const servicesTotal = sum([...serviceRss.values()].map((entry) => entry.rss));
+  const serviceSymbolTables = [...serviceRss.values()].map((entry) => entry.symbolTables);
   const rows: Row[] = [{ metric: "an empty node process (node -e, 0.5 s after start)", value: mib(empty) }];
   for (const name of SERVICES) {
     const floor = floorRss.get(name);
@@ -177,6 +193,10 @@ export async function run(): Promise<void> {
     },
     { metric: "the services above the floor (Moniro's code and data)", value: bytes(servicesTotal - floorTotal) },
     {
+      metric: "  of the five's RSS: the node binary's symbol tables, read by the dynamic linker before main (each)",
+      value: `${bytes(sum(serviceSymbolTables))} (${serviceSymbolTables.map((value) => (value / MIB).toFixed(1)).join(" / ")})`,
+    },
+    {
       metric: `the five services, still idle ${IDLE_MS / 1000} s after ready (${SERVICES.map((name) => name.split("-")[0]).join(" / ")})`,
       value: `${bytes(sum([...idleRss.values()]))} (${SERVICES.map((name) => ((idleRss.get(name) ?? Number.NaN) / MIB).toFixed(1)).join(" / ")})`,
     },
@@ -189,6 +209,7 @@ export async function run(): Promise<void> {
     notes: [
       `Floor: for each service a program (bench/support/rss-floor/) that loads the libraries the service needs and uses each once, with no Moniro code and no agents: every one an HTTP server, a NATS connection with a JetStream client and a subscription, a zod schema, a pino logger, the OpenTelemetry API with its async context; the agent-runner ioredis and an Anthropic SDK client, the tool-executor ioredis and one child process, the scheduler a BullMQ queue and worker on ioredis, the gateway express (one JSON POST answered) and ioredis, the signal-bridge nothing more. Bundled as services/bundle.mjs bundles the services (esbuild, minified, zod's English messages only) and run with each service's node flags.`,
       `RSS is VmRSS ${SETTLE_MS / 1000} s after the last process of each five became ready (the floors first, stopped, then the services as \`services\` starts them, with ${AGENTS} agents in the registry and no DM sent). VmRSS counts the node binary's pages in every process; its share is in parentheses.`,
+      `The node binary's symbol tables: the RSS of its first segment (file offset 0: ELF headers, .gnu.hash, .dynsym, .dynstr, the relocations). The dynamic linker looks up the shared libraries' symbols in the executable first, and node exports every symbol it defines (libstdc++'s own symbols are looked up there too), so nearly all of these tables are resident in every Node process before its main runs, and stay so: the same clean pages in all five, counted in each VmRSS.`,
     ],
   });
 }
