@@ -5,7 +5,9 @@
 //
 //   node docs/examples/publish-inbound.mjs <agent> <text> [--source webhook:ci] [--invalid] [--watch-dlq [seconds]]
 //
-// Environment: MONIRO_NATS_URL (default nats://127.0.0.1:4222), MONIRO_NAMESPACE (default moniro).
+// Environment: MONIRO_NATS_URL (default nats://127.0.0.1:4222), MONIRO_NAMESPACE (default moniro), and the
+// login the services use: MONIRO_NATS_USER / MONIRO_NATS_PASSWORD or MONIRO_NATS_TOKEN (a NATS that
+// `moniro up` started: user moniro, its password in .moniro/credentials.json).
 // Needs @nats-io/transport-node, @nats-io/jetstream and ulid (npm install them, or run it inside this repository).
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -47,7 +49,13 @@ const envelope = flag("--invalid")
       // "background"; default from the source), replyTo (default: source), attachments, meta.
     };
 
-const nc = await connect({ servers: process.env.MONIRO_NATS_URL ?? "nats://127.0.0.1:4222", name: "publish-inbound" });
+const { MONIRO_NATS_USER: user, MONIRO_NATS_PASSWORD: pass, MONIRO_NATS_TOKEN: token } = process.env;
+const nc = await connect({
+  servers: process.env.MONIRO_NATS_URL ?? "nats://127.0.0.1:4222",
+  name: "publish-inbound",
+  ...(user ? { user, pass } : {}),
+  ...(token ? { token } : {}),
+});
 const js = jetstream(nc);
 
 // Watch the DLQ before publishing, so the record cannot be missed.

@@ -184,6 +184,9 @@ export const sendMessageRoute = defineRoute({
     401: unauthorized,
     404: unknownAgent,
     413: error("body larger than MONIRO_GATEWAY_BODY_LIMIT (body_too_large)"),
+    409: error(
+      "a message in a workspace context whose instance does not run (workflow_not_running) or that the agent is not a member of (not_a_participant); details.hint says what to do",
+    ),
     415: error("not application/json in UTF-8 (unsupported_media_type)"),
     503: error("NATS did not store it (nats_unavailable); nothing accepted, retry"),
   },

@@ -12,8 +12,10 @@ import { type ApiRoute, defineRoute } from "./route.js";
 const UNKNOWN_WORKFLOW = error(
   "no workflow of that name is defined (`unknown_workflow`); the message lists the known ones",
 );
-const UNKNOWN_INSTANCE = error(
-  "the instance has no state: it was never started, or it was stopped and discarded (`unknown_instance`)",
+const BAD_TAG = error("the tag is not one (`bad_tag`: 1-63 characters of `a-z0-9_-`, starting with a letter or digit)");
+/** An instance addressed by a name that cannot be a workflow's, or that has no state. */
+const UNKNOWN_NAME_OR_INSTANCE = error(
+  "not a workflow name (`unknown_workflow`), or the instance has no state: it was never started, or it was stopped and discarded (`unknown_instance`)",
 );
 const UNAVAILABLE = error(
   "Redis or NATS cannot be reached (`redis_unavailable`, `nats_unavailable`); retry after `Retry-After`",
@@ -173,8 +175,9 @@ export const getWorkflowInstance = defineRoute({
   params: instanceParamsSchema,
   responses: {
     200: { description: "the instance", schema: workflowInstanceSchema },
+    400: BAD_TAG,
     401: UNAUTHORIZED,
-    404: UNKNOWN_INSTANCE,
+    404: UNKNOWN_NAME_OR_INSTANCE,
     503: UNAVAILABLE,
   },
 });
@@ -187,7 +190,9 @@ export const stopWorkflowInstance = defineRoute({
   params: instanceParamsSchema,
   responses: {
     200: { description: "stopped (or it was not running)", schema: stopInstanceResultSchema },
+    400: BAD_TAG,
     401: UNAUTHORIZED,
+    404: error("not a workflow name (`unknown_workflow`)"),
     409: error("another start or stop of this instance is under way (`instance_busy`): retry"),
     503: UNAVAILABLE,
   },
@@ -202,9 +207,13 @@ export const postWorkflowChannel = defineRoute({
   body: channelPostBodySchema,
   responses: {
     201: { description: "posted; `unreached` lists @names that are not members", schema: channelPostResultSchema },
-    400: error("bad body (`invalid_body`) or a post longer than the channel takes (`post_too_large`)"),
+    400: error(
+      "bad body (`invalid_body`), a post longer than the channel takes (`post_too_large`), or a tag that is not one (`bad_tag`)",
+    ),
     401: UNAUTHORIZED,
-    404: error("the instance is not running (`workflow_not_running`): start it first"),
+    404: error(
+      "not a workflow name (`unknown_workflow`), or the instance is not running (`workflow_not_running`): start it first",
+    ),
     503: UNAVAILABLE,
   },
 });
@@ -227,9 +236,9 @@ export const streamWorkflowChannel = defineRoute({
         "an SSE stream of `post` events (data: the post as JSON); without Last-Event-ID it starts at the channel's start",
       contentType: "text/event-stream",
     },
-    400: error("a malformed Last-Event-ID (`invalid_query`)"),
+    400: error("a malformed Last-Event-ID (`invalid_query`), or a tag that is not one (`bad_tag`)"),
     401: UNAUTHORIZED,
-    404: UNKNOWN_INSTANCE,
+    404: UNKNOWN_NAME_OR_INSTANCE,
     503: UNAVAILABLE,
   },
 });

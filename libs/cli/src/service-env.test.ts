@@ -15,4 +15,16 @@ describe("serviceEnvironment", () => {
       expect(env.PATH).toBe("/usr/bin");
     }
   });
+
+  it("gives the Redis settings of the parent (a URL may hold a password) to every service but signal-bridge", () => {
+    const parent = { MONIRO_REDIS_URL: "redis://moniro:s3cret@10.0.0.5:6379", MONIRO_REDIS_PREFIX: "team:" };
+    for (const service of STACK_SERVICES) {
+      const env = serviceEnvironment(service, parent);
+      expect({ service, url: env.MONIRO_REDIS_URL, prefix: env.MONIRO_REDIS_PREFIX }).toEqual(
+        service === "signal-bridge"
+          ? { service, url: undefined, prefix: undefined }
+          : { service, url: parent.MONIRO_REDIS_URL, prefix: parent.MONIRO_REDIS_PREFIX },
+      );
+    }
+  });
 });

@@ -24,8 +24,14 @@ const NATS_CREDENTIALS = [
 ];
 const REDIS_CREDENTIALS = ["MONIRO_REDIS_USERNAME", "MONIRO_REDIS_PASSWORD"];
 
-/** Per service: the credentials it uses, secrets only it gets (by prefix), and the settings only it reads. */
-const OWN: Record<StackService, { credentials: string[]; secretPrefixes?: string[]; prefixes: string[] }> = {
+/**
+ * Per service: the credentials it uses, secrets only it gets (by prefix), the settings only it reads,
+ * and whether it talks to Redis (a service that does not sees no `MONIRO_REDIS_*`: a URL can hold a password).
+ */
+const OWN: Record<
+  StackService,
+  { credentials: string[]; secretPrefixes?: string[]; prefixes: string[]; noRedis?: true }
+> = {
   gateway: {
     credentials: [...NATS_CREDENTIALS, ...REDIS_CREDENTIALS, "MONIRO_API_KEYS"],
     // Webhook secrets (`secret_env` / `token_env` of a hook) reach the gateway when named MONIRO_HOOK_*.
@@ -42,7 +48,7 @@ const OWN: Record<StackService, { credentials: string[]; secretPrefixes?: string
   },
   scheduler: { credentials: [...NATS_CREDENTIALS, ...REDIS_CREDENTIALS], prefixes: ["MONIRO_SCHEDULER_"] },
   // The bridge talks to NATS and signal-cli only, never to Redis.
-  "signal-bridge": { credentials: [...NATS_CREDENTIALS], prefixes: ["MONIRO_SIGNAL_"] },
+  "signal-bridge": { credentials: [...NATS_CREDENTIALS], prefixes: ["MONIRO_SIGNAL_"], noRedis: true },
 };
 
 /** Settings with a service prefix belong to that service alone. */
@@ -52,6 +58,7 @@ const SERVICE_PREFIXES = Object.values(OWN).flatMap((own) => own.prefixes);
 export function serviceMaySee(service: StackService, name: string): boolean {
   if (PLATFORM_NAMES.has(name) || PLATFORM_PREFIXES.some((p) => name.startsWith(p))) return true;
   const own = OWN[service];
+  if (own.noRedis && name.startsWith("MONIRO_REDIS_")) return false;
   if (own.credentials.includes(name)) return true;
   if (own.secretPrefixes?.some((p) => name.startsWith(p))) return true;
   if (CREDENTIAL.test(name)) return false;

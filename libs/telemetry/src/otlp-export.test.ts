@@ -53,7 +53,11 @@ describe("startTelemetry with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
   it("does not export without an endpoint, and rejects a non-URL endpoint with the variable's name", () => {
     expect(startTelemetry({ service: "quiet", env: {} }).exporting).toBe(false);
     expect(() => startTelemetry({ service: "bad", env: { OTEL_EXPORTER_OTLP_ENDPOINT: "jaeger:4318" } })).toThrow(
-      /OTEL_EXPORTER_OTLP_ENDPOINT.*http/,
+      /^OTEL_EXPORTER_OTLP_ENDPOINT 'jaeger:4318' is not an http\(s\) URL/,
     );
+    // The error names the variable the value came from.
+    expect(() =>
+      startTelemetry({ service: "bad", env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318/v1/traces" } }),
+    ).toThrow(/^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT 'collector:4318\/v1\/traces' is not an http\(s\) URL/);
   });
 });

@@ -49,8 +49,11 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   const endpoint = (options.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT)?.trim();
   const tracesUrl = endpoint ? `${endpoint.replace(/\/+$/, "")}/v1/traces` : env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   if (tracesUrl && !/^https?:\/\//.test(tracesUrl)) {
+    const [variable, example] = endpoint
+      ? ["OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"]
+      : ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:4318/v1/traces"];
     throw new Error(
-      `OTEL_EXPORTER_OTLP_ENDPOINT '${tracesUrl}' is not an http(s) URL; set it to the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`,
+      `${variable} '${endpoint ?? tracesUrl}' is not an http(s) URL; set it to the collector's OTLP/HTTP address, e.g. ${example}`,
     );
   }
   ensureContextManager();

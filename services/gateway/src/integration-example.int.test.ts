@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { connectNats, consumeEnvelopes, deleteStreams, ensureStreams } from "@moniro/bus";
@@ -6,7 +7,7 @@ import { createSubjects, type InboundEnvelope, inboundEnvelopeSchema } from "@mo
 import { randomToken } from "@moniro/store/test";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TEST_NATS_URL } from "./test/gateway-fixture.js";
 
 const SCRIPT = fileURLToPath(new URL("../../../docs/examples/publish-inbound.mjs", import.meta.url));
@@ -84,5 +85,43 @@ describe("docs/examples/publish-inbound.mjs", () => {
     expect(record.issues.map((issue) => issue.path).sort()).toEqual(["priority", "source", "ts"]);
     expect(JSON.parse(record.payload)).toMatchObject({ id: published.id });
     expect(received.map((envelope) => envelope.id)).not.toContain(published.id);
+  });
+});
+
+// The repository's private-server helpers (test/support), loaded by path: it is not a workspace package.
+interface PrivateServer {
+  url: string;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+const supportDir = fileURLToPath(new URL("../../../test/support/", import.meta.url));
+
+describe("docs/examples/publish-inbound.mjs against a NATS with a login (as `moniro up` starts one)", () => {
+  const subjects = createSubjects(randomToken("doc"));
+  const login = { user: "moniro", password: "a-generated-password-0123" };
+  let server: PrivateServer;
+  beforeAll(async () => {
+    const { privateNatsWithConfig } = await import(join(supportDir, "private-servers.ts"));
+    const { freePort } = await import(join(supportDir, "ports.ts"));
+    server = privateNatsWithConfig(
+      await freePort(),
+      () => `authorization { users = [ { user: "${login.user}", password: "${login.password}" } ] }`,
+    );
+    await server.start();
+    const nc = await connectNats({ url: server.url, ...login }, { name: "integration-example-test" });
+    await ensureStreams(nc, subjects);
+    await nc.drain();
+  });
+  afterAll(() => server?.destroy());
+
+  const script = (env: Record<string, string>) =>
+    run(process.execPath, [SCRIPT, "alice", "build 43 failed"], {
+      env: { PATH: process.env.PATH ?? "", MONIRO_NATS_URL: server.url, MONIRO_NAMESPACE: subjects.namespace, ...env },
+    });
+
+  it("publishes with MONIRO_NATS_USER / MONIRO_NATS_PASSWORD, and is refused without them", async () => {
+    const { stdout } = await script({ MONIRO_NATS_USER: login.user, MONIRO_NATS_PASSWORD: login.password });
+    expect(JSON.parse(stdout.trim())).toMatchObject({ stream: subjects.streams.in, seq: 1, duplicate: false });
+    await expect(script({})).rejects.toMatchObject({ stderr: expect.stringMatching(/Authorization Violation/i) });
   });
 });

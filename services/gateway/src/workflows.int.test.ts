@@ -189,6 +189,17 @@ describe("workflow instances", () => {
       message:
         "tag 'a__b' may not contain '__': it joins workflow, tag and agent in the names of inline agents; use a single '_'",
     });
+    // An instance's own routes check both names the same way (docs/openapi.json lists these answers).
+    for (const method of ["GET", "DELETE"]) {
+      expect(await errorOf(await send(g, method, "/v1/workflows/review/instances/-x"))).toMatchObject({
+        status: 400,
+        code: "bad_tag",
+      });
+      expect(await errorOf(await send(g, method, "/v1/workflows/Not_A_Name/instances/x"))).toMatchObject({
+        status: 404,
+        code: "unknown_workflow",
+      });
+    }
     expect(await errorOf(await send(g, "POST", "/v1/workflows/review/instances", {}))).toMatchObject({
       status: 400,
       code: "missing_variable",
