@@ -37,12 +37,15 @@ export type WorkflowReply = z.infer<typeof workflowReplySchema>;
  * (no network); the first failing step (non-zero exit, timeout) ends it and the
  * directory is removed again. `remove` deletes the directory (an ephemeral stop).
  */
+/** The most setup steps one workflow has (its file is refused above this, so a start never is). */
+export const MAX_SETUP_STEPS = 50;
+
 export const workspaceFilesRequestSchema = z.discriminatedUnion("op", [
   z.strictObject({
     op: z.literal("setup"),
     workflow: nameSchema,
     tag: nameSchema,
-    steps: z.array(z.strictObject({ shell: z.string().min(1), as: z.string().optional() })).max(50),
+    steps: z.array(z.strictObject({ shell: z.string().min(1), as: z.string().optional() })).max(MAX_SETUP_STEPS),
   }),
   z.strictObject({ op: z.literal("remove"), workflow: nameSchema, tag: nameSchema }),
 ]);

@@ -62,6 +62,14 @@ describe("the key layout", () => {
     for (const key of agentKeys(keys, "ada")) expect(key.startsWith("moniro:")).toBe(true);
   });
 
+  it("names the keys other services keep under the prefix: a workspace's lifecycle lock, BullMQ's prefix", () => {
+    expect(keys.workspace("review", "pr-7").lifecycle).toBe("moniro:{w:review:pr-7}:lifecycle");
+    // BullMQ adds ':<queue>:…'; the prefix's own ':' is not doubled, and one without it gets one.
+    expect(keys.bullPrefix).toBe("moniro:{bull}");
+    expect(createKeys("team").bullPrefix).toBe("team:{bull}");
+    expect(hashTagOf(`${keys.bullPrefix}:schedules-moniro:wait`)).toBe("bull");
+  });
+
   it("refuses a prefix with braces: it would move the hash tag", () => {
     expect(() => createKeys("my{app}:")).toThrow(/may not contain/);
   });

@@ -71,6 +71,11 @@ export function createKeys(prefix = "moniro:") {
     workspace: (workflow: string, tag: string) => workspaceKeys(prefix, workflow, tag),
     /** Set of `<workflow>:<tag>` instances that have state (running, or stopped and kept): a global index. */
     workspaces: `${prefix}workspaces`,
+    /**
+     * The scheduler's BullMQ key prefix (BullMQ adds `:<queue>:…`): the prefix without its trailing
+     * ':', then the hash tag `{bull}`, so each queue's keys share one Redis Cluster slot.
+     */
+    bullPrefix: `${prefix.endsWith(":") ? prefix.slice(0, -1) : prefix}:{bull}`,
   };
 }
 
@@ -103,6 +108,8 @@ function workspaceKeys(prefix: string, workflow: string, tag: string) {
     proposalStatus: `${base}:proposal-status`,
     /** Hash: `<proposal id>:<member>` → the option voted for. */
     votes: `${base}:votes`,
+    /** String: the gateways' lock on the instance's start and stop (a token, with a lease). */
+    lifecycle: `${base}:lifecycle`,
   };
 }
 export type WorkspaceKeys = ReturnType<typeof workspaceKeys>;

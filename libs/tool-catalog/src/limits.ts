@@ -48,7 +48,7 @@ export const execLimitsSchema = z.object({
   processLogLines: z.number().int().positive().default(1_000),
   /** Background processes per executor. */
   maxBackgroundProcesses: z.number().int().positive().default(32),
-  /** `read` refuses files larger than this without a line range, and caps returned text. */
+  /** The most text one `read` returns (its line-numbered lines): a larger file is cut there, with a note how to go on. */
   readMaxBytes: z.number().int().positive().default(100_000),
 });
 export type ExecLimits = z.output<typeof execLimitsSchema>;

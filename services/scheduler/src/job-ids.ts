@@ -1,3 +1,5 @@
+import { createKeys } from "@moniro/store";
+
 /**
  * BullMQ ids for Moniro schedules. Custom ids must not contain ':' and must not
  * be all digits; agent and job names are `[a-z0-9_-]` tokens, so a dot is an
@@ -38,6 +40,5 @@ export function definitionScheduleId(agent: string, kind: DefinitionScheduleKind
  * every key still starts with the Redis prefix (`moniro:{bull}:schedules-…`).
  */
 export function queueNames(namespace: string, redisPrefix: string): { name: string; prefix: string } {
-  const base = redisPrefix.endsWith(":") ? redisPrefix.slice(0, -1) : redisPrefix;
-  return { name: `schedules-${namespace}`, prefix: `${base}:{bull}` };
+  return { name: `schedules-${namespace}`, prefix: createKeys(redisPrefix).bullPrefix };
 }

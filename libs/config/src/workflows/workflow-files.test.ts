@@ -255,6 +255,11 @@ describe("a workflow file", () => {
       "setup.1.as: 'out' also names setup step 0: give each step its own name",
       "setup.2.as: 'tag' is given by every instance (its tag): choose another name",
     ]);
+    // More steps than a tool-executor takes in one request: refused in the file, not at a start.
+    const steps = Array.from({ length: 51 }, (_, i) => `  - { shell: 'echo ${i}' }`);
+    expect(await issuesOf(["agents: { alice: { ref: alice } }", "setup:", ...steps])).toEqual([
+      "setup: must have at most 50 steps: join commands into one step's shell (a && b)",
+    ]);
   });
 
   it("checks the kickoff: every hole names a setup output or variable, every @mention an agent", async () => {

@@ -1,4 +1,4 @@
-import { nameSchema } from "@moniro/envelopes";
+import { MAX_SETUP_STEPS, nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { BACKENDS, INLINE_SEPARATOR } from "../agents/agent-definition-schema.js";
 import { strictObject } from "../agents/strict-object.js";
@@ -81,7 +81,10 @@ export const workflowFileSchema = strictObject({
   description: z.string().optional(),
   agents: z.record(z.string(), z.unknown()),
   workspace: workspaceSchema.optional(),
-  setup: z.array(setupStepSchema).optional(),
+  setup: z
+    .array(setupStepSchema)
+    .max(MAX_SETUP_STEPS, `must have at most ${MAX_SETUP_STEPS} steps: join commands into one step's shell (a && b)`)
+    .optional(),
   variables: variablesSchema.optional(),
   kickoff: z.string().optional(),
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { RedisClient } from "@moniro/store";
+import { createKeys, type Keys, type RedisClient } from "@moniro/store";
 import { HttpError } from "../http/http-error.js";
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -11,14 +11,18 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  * waits up to `waitMs`, then gets a 409 `instance_busy`.
  */
 export class InstanceLock {
+  private readonly keys: Keys;
+
   constructor(
     private readonly redis: RedisClient,
-    private readonly prefix: string,
+    prefix: string,
     private readonly options: { leaseMs?: number; waitMs?: number } = {},
-  ) {}
+  ) {
+    this.keys = createKeys(prefix);
+  }
 
   key(workflow: string, tag: string): string {
-    return `${this.prefix}{w:${workflow}:${tag}}:lifecycle`;
+    return this.keys.workspace(workflow, tag).lifecycle;
   }
 
   /** Runs `work` holding the lock; `leaseMs` bounds how long a crashed holder keeps others out. */
