@@ -83,6 +83,21 @@ describe("the agents directory synced into the registry", () => {
     expect(registry.get("bob")).toBeUndefined();
   });
 
+  it("reports a file with an alias to no anchor, or one that cannot be read, and syncs the others", async () => {
+    const mixed = join(dir, "mixed");
+    await mkdir(mixed);
+    await writeFile(join(mixed, "gus.yaml"), "name: gus\nmodel: *m\n");
+    await mkdir(join(mixed, "hal.yaml"));
+    await writeFile(join(mixed, "ivy.yaml"), "name: ivy\nmodel: m1\n");
+    const report = await syncAgentsDirOnce(registry, mixed, new Map());
+    expect(report.written).toEqual(["ivy"]);
+    expect(report.problems).toEqual([
+      expect.stringMatching(/gus\.yaml: not valid YAML: Unresolved alias/),
+      expect.stringMatching(/hal\.yaml: cannot be read \(EISDIR/),
+    ]);
+    expect(registry.get("gus")).toBeUndefined();
+  });
+
   it("never overwrites or removes an API record, and changes nothing when the directory is missing", async () => {
     await registry.put("carol", { model: "api-model" }, { source: "api" });
     await writeFile(join(dir, "carol.yaml"), "name: carol\nmodel: file-model\n");

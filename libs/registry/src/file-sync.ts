@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type FSWatcher, statSync, watch } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import {
@@ -9,6 +9,7 @@ import {
   displayPath,
   findProjectFile,
   parseAgentDefinition,
+  readDefinitionText,
   systemPromptFile,
   systemPromptOf,
 } from "@moniro/config";
@@ -55,7 +56,7 @@ async function readAgentFile(file: string, parsed: ParsedAgentFiles | undefined,
     stamp = promptStamp && `${stamp} ${promptStamp}`;
   }
   if (known !== undefined && stamp !== undefined && known.stamp === stamp) return known;
-  const text = await readFile(file, "utf8");
+  const text = await readDefinitionText(file);
   const definition =
     known !== undefined && known.text === text
       ? { ...known.definition, systemPrompt: await systemPromptOf(file, known.definition.prompt) }

@@ -22,6 +22,7 @@ export {
   loadAgentDefinitions,
   parseAgentDefinition,
   parseYaml,
+  readDefinitionText,
   systemPromptFile,
   systemPromptOf,
 } from "./load-agent-definitions.js";

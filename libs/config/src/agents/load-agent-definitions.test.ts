@@ -202,6 +202,15 @@ describe("loadAgentDefinitions", () => {
     expect(error.message).toMatch(/alice\.yaml: not valid YAML at line \d+, column \d+: /);
   });
 
+  it("names the file of an alias to no anchor, and of a file that cannot be read, with the other files' problems", async () => {
+    write("alice.yaml", ["name: alice", "model: *m"]);
+    mkdirSync(join(dir, "bob.yaml"));
+    write("carol.yaml", ["name: carol", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.message).toMatch(/alice\.yaml: not valid YAML: Unresolved alias/);
+    expect(error.message).toMatch(/bob\.yaml: cannot be read \(EISDIR[^)]*\): make it a readable file/);
+  });
+
   it("explains an empty file and a file that is not a mapping", async () => {
     write("alice.yaml", [""]);
     expect((await errorOf(loadAgentDefinitions(dir))).message).toContain(

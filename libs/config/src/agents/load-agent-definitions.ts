@@ -21,7 +21,30 @@ export function parseYaml(file: string, text: string): unknown {
     const reason = error.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? "syntax error";
     fail(file, "(file)", `not valid YAML at ${at}: ${reason}`);
   }
-  return document.toJS();
+  try {
+    return document.toJS();
+  } catch (error) {
+    // What parses but has no value: an alias to no anchor (`*m` without `&m`), or too many aliases.
+    return fail(file, "(file)", `not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+}
+
+/**
+ * A definition file's text. A file that is there but cannot be read (a directory named `x.yaml`,
+ * no permission) is that file's problem, not the caller's: an AgentDefinitionError naming it.
+ * A file that is gone throws as `readFile` does (ENOENT), so a caller can tell a deletion apart.
+ */
+export async function readDefinitionText(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw error;
+    return fail(
+      file,
+      "(file)",
+      `cannot be read (${(error as Error).message}): make it a readable file, or move it out of the directory`,
+    );
+  }
 }
 
 /**
@@ -81,7 +104,7 @@ export function systemPromptFile(
 /** Reads and validates one `<name>.yaml`. */
 export async function loadAgentDefinition(file: string): Promise<AgentDefinition> {
   const path = resolve(file);
-  return parseAgentDefinition(path, await readFile(path, "utf8"));
+  return parseAgentDefinition(path, await readDefinitionText(path));
 }
 
 /**

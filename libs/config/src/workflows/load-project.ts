@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { AgentDefinitionError, type DefinitionIssue, displayPath } from "../agents/agent-definition-error.js";
@@ -9,6 +9,7 @@ import {
   loadAgentDefinition,
   loadAgentDefinitions,
   parseYaml,
+  readDefinitionText,
   systemPromptOf,
 } from "../agents/load-agent-definitions.js";
 import { strictObject } from "../agents/strict-object.js";
@@ -87,7 +88,7 @@ async function inlineAgent(file: string, index: number, raw: Record<string, unkn
 async function fromProjectFile(file: string, errors: Error[]): Promise<Omit<Project, "root">> {
   let value: unknown;
   try {
-    value = parseYaml(file, await readFile(file, "utf8"));
+    value = parseYaml(file, await readDefinitionText(file));
   } catch (error) {
     if (error instanceof AgentDefinitionError) throw new WorkflowDefinitionError(file, error.issues);
     throw error;

@@ -288,6 +288,9 @@ describe("a workflow file", () => {
     expect((await errorOf("review.yaml", ["agents:", "  alice: { ref: [unclosed"])).message).toMatch(
       /review\.yaml: not valid YAML at line \d+, column \d+: /,
     );
+    expect((await errorOf("review.yaml", ["agents: { alice: { ref: *a } }"])).message).toMatch(
+      /review\.yaml: not valid YAML: Unresolved alias/,
+    );
     expect((await errorOf("review.yaml", [""])).message).toContain("review.yaml: the file is empty");
     expect((await errorOf("review.yaml", ["- alice"])).message).toContain("must be a mapping of keys");
   });
