@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AgentRegistry } from "./agent-registry.js";
-import { type ParsedAgentFiles, syncAgentsDirOnce } from "./file-sync.js";
+import { type ParsedAgentFiles, syncAgentsDir, syncAgentsDirOnce } from "./file-sync.js";
 import { deleteRegistryBuckets } from "./test/delete-registry-buckets.js";
 
 /** Every file the sync reads (node:fs/promises readFile), to show an unchanged file is not read again. */
@@ -96,6 +96,41 @@ describe("the agents directory synced into the registry", () => {
       expect.stringMatching(/hal\.yaml: cannot be read \(EISDIR/),
     ]);
     expect(registry.get("gus")).toBeUndefined();
+  });
+
+  it("logs a first pass that fails (the registry not answering) and syncs at the next pass, instead of failing its caller", async () => {
+    const later = join(dir, "later");
+    await mkdir(later);
+    await writeFile(join(later, "jay.yaml"), "name: jay\nmodel: m1\n");
+    let refusals = 1;
+    const flaky = new Proxy(registry, {
+      get(target, key, receiver) {
+        if (key !== "put") return Reflect.get(target, key, receiver);
+        return (...args: Parameters<AgentRegistry["put"]>) => {
+          if (refusals-- > 0) return Promise.reject(new Error("TIMEOUT: the KV bucket did not answer"));
+          return target.put(...args);
+        };
+      },
+    });
+    const errors: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const logger = {
+      info: () => undefined,
+      warn: () => undefined,
+      error: (fields: Record<string, unknown>, message: string) => errors.push({ fields, message }),
+    };
+    const sync = await syncAgentsDir(flaky, later, { logger, everyMs: 100 });
+    try {
+      expect(sync.first).toBeUndefined();
+      expect(errors).toEqual([
+        {
+          fields: expect.objectContaining({ err: "TIMEOUT: the KV bucket did not answer" }),
+          message: "agents directory sync failed; retrying",
+        },
+      ]);
+      await vi.waitFor(() => expect(registry.get("jay")?.definition.model).toBe("m1"), { timeout: 3_000 });
+    } finally {
+      sync.close();
+    }
   });
 
   it("never overwrites or removes an API record, and changes nothing when the directory is missing", async () => {

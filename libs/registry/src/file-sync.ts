@@ -160,7 +160,8 @@ export async function syncAgentsOnce(
 }
 
 /**
- * Keeps the registry in step with the agents directory (or the project's moniro.yaml): one pass now, then
+ * Keeps the registry in step with the agents directory (or the project's moniro.yaml): one pass now (one
+ * that fails is logged and left to the next pass, as any pass), then
  * one per change event (fs.watch, coalesced for `debounceMs`) and one every
  * `everyMs` (watching misses changes on some mounts, e.g. ConfigMap updates).
  * Every gateway replica runs it: the passes are idempotent.
@@ -175,7 +176,7 @@ export async function syncAgentsDir(
     /** The project root: when it holds a moniro.yaml, the agents it registers are synced instead of `dir`'s files. */
     projectDir?: string;
   },
-): Promise<{ first: SyncReport; close(): void; pass(): Promise<SyncReport | undefined> }> {
+): Promise<{ first: SyncReport | undefined; close(): void; pass(): Promise<SyncReport | undefined> }> {
   const { logger } = options;
   const root = resolve(dir);
   const parsed: ParsedAgentFiles = new Map();
@@ -228,8 +229,9 @@ export async function syncAgentsDir(
       });
     return running;
   };
-  const first = await once();
-  log(first);
+  // A first pass that fails (the registry's bucket not answering, say) is logged and retried by the
+  // periodic passes like any other: it must not leave the service without its agents until a restart.
+  const first = await pass();
   let timer: NodeJS.Timeout | undefined;
   const watchers: FSWatcher[] = [];
   const dirs = new Set([root, ...(options.projectDir === undefined ? [] : [resolve(options.projectDir)])]);
