@@ -33,6 +33,7 @@ export {
   STREAM_READ_CHANNELS,
 } from "./outbound-routes.js";
 export { publishCore, publishEnvelope, type RequestOptions, request } from "./publish.js";
+export { ReplyTooLargeError, respondJson } from "./respond.js";
 export { drainNats, onShutdown } from "./shutdown.js";
 export {
   DEFAULT_STREAM_LIMITS,

@@ -8,9 +8,8 @@ import { dlqRecord, dlqSubjectFor, publishDlq } from "./dlq.js";
 import { startKeepalive } from "./keepalive.js";
 import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
 import { inMessageSpan } from "./message-span.js";
+import { respondJson } from "./respond.js";
 import { traceHeadersIfAny } from "./trace-headers.js";
-
-const encoder = new TextEncoder();
 
 export interface SubscribeOptions<S extends z.ZodType> {
   nc: NatsConnection;
@@ -61,13 +60,13 @@ export function subscribeEnvelopes<S extends z.ZodType>(options: SubscribeOption
     : dlqSubjectFor(options.subject, options.origin);
 
   function reply(msg: Msg, body: unknown): void {
-    if (!msg.reply || body === undefined) return;
-    try {
-      const headers = traceHeadersIfAny();
-      msg.respond(encoder.encode(JSON.stringify(body)), headers ? { headers } : {});
-    } catch (error) {
-      logger.warn({ subject: msg.subject, err: errorMessage(error) }, "could not send the reply");
-    }
+    if (body === undefined) return;
+    respondJson(msg, body, {
+      logger,
+      headers: traceHeadersIfAny(),
+      // Too large for one NATS message: the handler's answer is an error saying so.
+      fallback: (error) => (options.errorReply ? options.errorReply(error) : { ok: false, error: error.message }),
+    });
   }
 
   async function handle(msg: Msg): Promise<void> {

@@ -28,12 +28,12 @@ function isOp(value: string): value is SchedulerOp {
 }
 
 /**
- * Answers one request on `<ns>.sched.<op>`: the reply JSON to send back. An
+ * Answers one request on `<ns>.sched.<op>`: the reply to send back. An
  * invalid request also becomes a DLQ record (origin `sched`) naming each bad
  * field; a DLQ that cannot be written is logged with the record, never dropped silently.
  */
 export function createRequestResponder(deps: ResponderDependencies) {
-  return async (subject: string, payload: Uint8Array): Promise<string> => {
+  return async (subject: string, payload: Uint8Array): Promise<SchedulerReply> => {
     const op = lastToken(subject);
     const outcome = isOp(op)
       ? await handleSchedulerRequest(deps.store, op, payload)
@@ -68,6 +68,6 @@ export function createRequestResponder(deps: ResponderDependencies) {
     } else if (!reply.ok) {
       deps.logger.warn({ subject, error: reply.error }, "scheduler request failed");
     }
-    return JSON.stringify(reply);
+    return reply;
   };
 }

@@ -1,4 +1,4 @@
-import { connectNats, ensureStreams, inMessageSpan, publishEnvelope } from "@moniro/bus";
+import { connectNats, ensureStreams, inMessageSpan, publishEnvelope, respondJson } from "@moniro/bus";
 import { createSubjects, type DlqRecord, type InboundEnvelope } from "@moniro/envelopes";
 import { AgentRegistry } from "@moniro/registry";
 import { connectRedis, RedisWorkspaceStore } from "@moniro/store";
@@ -138,10 +138,10 @@ export async function startScheduler(
         logger.error({ err: error.message }, "scheduler subscription error");
         return;
       }
+      const failed = (failure: Error) => ({ ok: false, error: `scheduler failed: ${failure.message}` });
       void inMessageSpan("process", message, {}, () => respond(message.subject, message.data)).then(
-        (reply) => message.respond(reply),
-        (failure: Error) =>
-          message.respond(JSON.stringify({ ok: false, error: `scheduler failed: ${failure.message}` })),
+        (reply) => respondJson(message, reply, { logger, fallback: failed }),
+        (failure: Error) => respondJson(message, failed(failure), { logger, fallback: failed }),
       );
     },
   });

@@ -1,5 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { respondJson } from "@moniro/bus";
 import { type Subjects, type WorkspaceFilesReply, workspaceFilesRequestSchema } from "@moniro/envelopes";
 import type { LogSink } from "@moniro/telemetry";
 import { type ExecLimits, type ExecSandbox, handToCommandUser, runCommand } from "@moniro/tool-catalog";
@@ -101,7 +102,12 @@ export function answerWorkspaceFiles(deps: {
           deps.logger.error({ err: (failure as Error)?.message }, "workspace files request failed");
           return { ok: false, message: (failure as Error)?.message ?? String(failure) };
         })
-        .then((reply) => message.respond(JSON.stringify(reply)));
+        .then((reply) =>
+          respondJson(message, reply, {
+            logger: deps.logger,
+            fallback: (tooLarge): WorkspaceFilesReply => ({ ok: false, message: tooLarge.message }),
+          }),
+        );
     },
   });
 }

@@ -1,3 +1,4 @@
+import { respondJson } from "@moniro/bus";
 import {
   DEFAULT_TAG,
   issuesOf,
@@ -84,7 +85,15 @@ export function answerWorkflowRequests(deps: {
             error: { status: 500, code: "internal", message: (failure as Error)?.message ?? String(failure) },
           };
         })
-        .then((body) => message.respond(JSON.stringify(body)));
+        .then((body) =>
+          respondJson(message, body, {
+            logger: deps.logger,
+            fallback: (tooLarge): WorkflowReply => ({
+              ok: false,
+              error: { status: 500, code: "reply_too_large", message: tooLarge.message },
+            }),
+          }),
+        );
     },
   });
 }
