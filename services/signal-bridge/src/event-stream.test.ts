@@ -61,6 +61,37 @@ describe("following signal-cli's event stream", () => {
     expect(events.status()).toMatchObject({ connected: true, reconnects: 2, stalls: 1 });
   });
 
+  it("reads a CRLF split across two reads as one line end", async () => {
+    const seen: string[] = [];
+    const data = JSON.stringify({ envelope: { dataMessage: { message: "split" } } });
+    const chunks = ["event:receive\r", `\ndata:${data}\r\n\r\n`];
+    const encoder = new TextEncoder();
+    stream = followEvents({
+      url: "http://signal-cli.invalid/api/v1/events",
+      // Each chunk is one read; the stream then stays open until the connection is aborted.
+      fetch: async (_url, init) =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+              init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason), { once: true });
+            },
+          }),
+          { status: 200, headers: { "content-type": "text/event-stream" } },
+        ),
+      onEvent: async (event) => {
+        seen.push(
+          (JSON.parse(event) as { envelope: { dataMessage: { message: string } } }).envelope.dataMessage.message,
+        );
+      },
+      stallMs: 5_000,
+      logger: silentLogger,
+    });
+    await until(() => seen.length === 1, "the event");
+    expect(seen).toEqual(["split"]);
+    expect(stream.status()).toMatchObject({ connected: true, reconnects: 0 });
+  });
+
   it("backs off while signal-cli refuses (unknown account: 400) and reports why", async () => {
     fake = await startFakeSignalCli({ account: "+15550009" });
     const seen: string[] = [];

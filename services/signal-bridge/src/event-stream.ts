@@ -89,10 +89,18 @@ export function followEvents(options: EventStreamOptions): EventStream {
       options.logger.info({ url: options.url }, "following signal-cli events");
       const decoder = new TextDecoder();
       let buffer = "";
+      // Whether the last text read ended with `\r`: a `\r\n` split across two reads is one line end.
+      let afterCr = false;
       for await (const chunk of response.body) {
         state.lastActivityAt = now();
         armStall();
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true }).replace(/\r\n?/g, "\n");
+        let text = decoder.decode(chunk as Uint8Array, { stream: true });
+        if (afterCr && text.startsWith("\n")) {
+          text = text.slice(1);
+          afterCr = false;
+        }
+        if (text !== "") afterCr = text.endsWith("\r");
+        buffer += text.replace(/\r\n?/g, "\n");
         for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);

@@ -76,13 +76,16 @@ describe("a received Signal message becomes an inbound envelope", () => {
     expect(envelope.meta).toMatchObject({ signal: { attachments: [{ id: "Xyz123.jpg", contentType: "image/jpeg" }] } });
   });
 
-  it("receipts, typing, empty messages and undecryptable ones are not relayed", () => {
+  it("receipts, typing, empty messages are skipped; undecryptable ones are not relayed and marked unreadable", () => {
     const typing = receivedMessageSchema.parse({
       envelope: { sourceNumber: "+15550002", timestamp: 1, typingMessage: { action: "STARTED", timestamp: 1 } },
       account: "+15550001",
     });
-    expect(mapReceived(typing, routing, 0).relay).toBe(false);
-    expect(mapReceived(received({ from: "+15550002", text: "  ", timestamp: 2 }), routing, 0).relay).toBe(false);
+    expect(mapReceived(typing, routing, 0)).toMatchObject({ relay: false, unreadable: false });
+    expect(mapReceived(received({ from: "+15550002", text: "  ", timestamp: 2 }), routing, 0)).toMatchObject({
+      relay: false,
+      unreadable: false,
+    });
     const broken = receivedMessageSchema.parse({
       envelope: { sourceNumber: "+15550002", timestamp: 3 },
       account: "+15550001",
@@ -90,6 +93,7 @@ describe("a received Signal message becomes an inbound envelope", () => {
     });
     expect(mapReceived(broken, routing, 0)).toEqual({
       relay: false,
+      unreadable: true,
       reason: "signal-cli could not read it: decryption failed",
     });
   });

@@ -20,7 +20,12 @@ export interface SignalInput {
   envelope: InboundEnvelopeInput & { id: string; agent: string; source: string };
 }
 
-export type Mapped = { relay: true; input: SignalInput } | { relay: false; reason: string };
+/**
+ * Why an event is not relayed: `skip` for what is not a message (receipt, typing, sync, call,
+ * reaction, deletion, group update), `unreadable` for a message the bridge cannot read (signal-cli
+ * could not decrypt it, or it names no sender), which goes to the DLQ.
+ */
+export type Mapped = { relay: true; input: SignalInput } | { relay: false; reason: string; unreadable: boolean };
 
 function describeAttachment(attachment: ReceivedAttachment): string {
   const name = attachment.filename ?? attachment.id ?? "unnamed";
@@ -35,24 +40,30 @@ function describeAttachment(attachment: ReceivedAttachment): string {
  * text and in `meta.signal.attachments` (signal-cli keeps the files; fetch one
  * with `getAttachment`), never inlined. Lanes follow DESIGN §5: a DM or an
  * @mention is `immediate`, other group talk `background`. Anything that is
- * not a message with text or attachments (receipts, typing, reactions, sync,
- * undecryptable) is not relayed.
+ * not a message with text or attachments (receipts, typing, reactions, sync)
+ * is skipped; a message it cannot read (undecryptable, no sender) is marked
+ * `unreadable`.
  */
 export function mapReceived(received: ReceivedMessage, routing: Routing, now: number): Mapped {
   const { envelope } = received;
   if (received.exception)
     return {
       relay: false,
+      unreadable: true,
       reason: `signal-cli could not read it: ${received.exception.message ?? received.exception.type ?? "unknown"}`,
     };
   const data = envelope.dataMessage;
-  if (!data) return { relay: false, reason: "not a data message (receipt, typing, sync or call)" };
+  if (!data) return { relay: false, unreadable: false, reason: "not a data message (receipt, typing, sync or call)" };
   const attachments = data.attachments ?? [];
   const body = data.message ?? "";
   if (body.trim() === "" && attachments.length === 0)
-    return { relay: false, reason: "no text and no attachment (reaction, deletion or group update)" };
+    return {
+      relay: false,
+      unreadable: false,
+      reason: "no text and no attachment (reaction, deletion or group update)",
+    };
   const sender = envelope.sourceNumber ?? envelope.sourceUuid ?? envelope.source;
-  if (!sender) return { relay: false, reason: "no sender" };
+  if (!sender) return { relay: false, unreadable: true, reason: "a message without a sender" };
   const groupId = data.groupInfo?.groupId ?? undefined;
   const account = received.account ?? undefined;
   const mentioned = (data.mentions ?? []).some((mention) => account !== undefined && mention.number === account);

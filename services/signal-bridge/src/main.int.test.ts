@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { deleteStreams, ensureStreams, outboundConsumerName } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -127,6 +128,22 @@ describe("signal-bridge as a process", () => {
     running.push(started);
     expect((await started.exited).code).toBe(2);
     expect(started.output.join("")).toContain("MONIRO_SIGNAL_DEFAULT_AGENT: required while MONIRO_SIGNAL_URL is set");
+  });
+
+  it("refuses to start with a broken MONIRO_SIGNAL_CONFIG_FILE even while Signal is off, naming the file and field", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "signal-config-"));
+    try {
+      const file = join(dir, "signal.yaml");
+      writeFileSync(file, "numbers:\n  '0155': bob\n");
+      const started = await startBridge({ MONIRO_SIGNAL_CONFIG_FILE: file });
+      running.push(started);
+      expect((await started.exited).code).toBe(2);
+      const output = started.output.join("");
+      expect(output).toContain(`invalid Signal configuration in ${file}:`);
+      expect(output).toMatch(/numbers\.0155: the key must be a \+E.164 phone number/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("fails /readyz with the backlog when signal outbound waits on its consumer and nothing pulls it", async () => {

@@ -10,7 +10,8 @@ let config: SignalBridgeConfig;
 let routing: Routing | undefined;
 try {
   config = loadSignalBridgeConfig();
-  routing = config.MONIRO_SIGNAL_URL ? loadRouting(config) : undefined;
+  // The routing file is checked whenever it is named, even with Signal off; routing exists only with it on.
+  routing = loadRouting(config);
 } catch (error) {
   process.stderr.write(`signal-bridge: ${error instanceof ConfigError ? error.message : String(error)}\n`);
   process.exit(2);

@@ -1,4 +1,4 @@
-import { createSubjects, type PairingEntry } from "@moniro/envelopes";
+import { createSubjects, type DlqRecord, dlqRecordSchema, type PairingEntry } from "@moniro/envelopes";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "./logger.js";
@@ -52,12 +52,15 @@ function memoryPairing(): PairingStore & { entries: Map<string, PairingEntry> } 
 function harness(options: { failPublishes?: number } = {}) {
   const published: Array<{ subject: string; envelope: { id: string; agent: string; source: string; text: string } }> =
     [];
+  const dlq: Array<{ subject: string; record: DlqRecord; msgId: string | undefined }> = [];
   let failures = options.failPublishes ?? 0;
   const js = {
-    async publish(subject: string, data: Uint8Array) {
+    async publish(subject: string, data: Uint8Array, opts?: { msgID?: string }) {
       if (failures-- > 0) throw new Error("503 no responders (JetStream down)");
-      published.push({ subject, envelope: JSON.parse(new TextDecoder().decode(data)) });
-      return { seq: published.length };
+      const body = JSON.parse(new TextDecoder().decode(data));
+      if (subject.includes(".dlq.")) dlq.push({ subject, record: dlqRecordSchema.parse(body), msgId: opts?.msgID });
+      else published.push({ subject, envelope: body });
+      return { seq: published.length + dlq.length };
     },
   } as unknown as JetStreamClient;
   const sent: Array<{ method: string; params: Record<string, unknown> }> = [];
@@ -84,7 +87,7 @@ function harness(options: { failPublishes?: number } = {}) {
     const timestamp = message.timestamp ?? clock++;
     return relay.onEvent(JSON.stringify(receivedMessage("+15550001", { ...message, timestamp }))).then(() => timestamp);
   };
-  return { relay, push, published, sent, pairing, typing };
+  return { relay, push, published, dlq, sent, pairing, typing };
 }
 
 describe("the relay from Signal events to inbound envelopes", () => {
@@ -136,13 +139,71 @@ describe("the relay from Signal events to inbound envelopes", () => {
     h.typing.stop();
   });
 
-  it("skips what it cannot read without stopping", async () => {
+  it("dead-letters what it cannot read, with the reason and the raw event, without stopping", async () => {
     const h = harness();
     await h.relay.onEvent("{not json");
-    await h.relay.onEvent(JSON.stringify({ envelope: { timestamp: "yesterday" } }));
+    const noTimestamp = JSON.stringify({ envelope: { timestamp: "yesterday" } });
+    await h.relay.onEvent(noTimestamp);
     await h.push({ from: "+15550002", text: "still relaying" });
     expect(h.published.map((p) => p.envelope.text)).toEqual(["still relaying"]);
     expect(h.relay.counters.ignored).toBe(2);
+    expect(h.dlq.map((d) => [d.subject, d.record.origin, d.record.subject, d.record.payload])).toEqual([
+      ["t1.dlq.signal", "signal", "signal-cli:receive", "{not json"],
+      ["t1.dlq.signal", "signal", "signal-cli:receive", noTimestamp],
+    ]);
+    expect(h.dlq[0]?.record.reason).toMatch(/^payload is not valid JSON/);
+    expect(h.dlq[1]?.record.issues).toEqual([{ path: "envelope.timestamp", message: expect.any(String) }]);
+    h.typing.stop();
+  });
+
+  it("dead-letters a message it cannot read: no data timestamp, a fractional one, text over 100,000 characters, undecryptable", async () => {
+    const h = harness();
+    const event = (timestamp: number, text: string) =>
+      receivedMessage("+15550001", { from: "+15550002", text, timestamp }) as {
+        envelope: { dataMessage: Record<string, unknown> };
+      };
+    const missing = event(1_700_000_000_001, "no timestamp");
+    delete missing.envelope.dataMessage.timestamp;
+    await h.relay.onEvent(JSON.stringify(missing));
+    await h.relay.onEvent(JSON.stringify(event(1_700_000_000_002.5, "fractional")));
+    const long = JSON.stringify(event(1_700_000_000_003, "x".repeat(100_001)));
+    await h.relay.onEvent(long);
+    await h.relay.onEvent(long); // seen again after a reconnect: one record
+    await h.relay.onEvent(
+      JSON.stringify({
+        envelope: { sourceNumber: "+15550002", timestamp: 1_700_000_000_004 },
+        account: "+15550001",
+        exception: { message: "decryption failed", type: "ProtocolInvalidMessageException" },
+      }),
+    );
+    expect(h.published).toEqual([]);
+    expect(h.relay.counters).toMatchObject({ ignored: 4, duplicates: 1, relayed: 0 });
+    expect(h.dlq.map((d) => d.subject)).toEqual(Array(4).fill("t1.dlq.signal"));
+    const [noTimestamp, fractional, tooLong, undecryptable] = h.dlq.map((d) => d.record);
+    expect(noTimestamp?.issues).toEqual([{ path: "envelope.dataMessage.timestamp", message: expect.any(String) }]);
+    expect(JSON.parse(noTimestamp?.payload ?? "")).toEqual(missing);
+    expect(fractional?.reason).toMatch(/from \+15550002 .*does not make a valid inbound envelope for t1\.in\.alice/);
+    expect(fractional?.issues.map((i) => i.path)).toContain("id");
+    expect(tooLong?.issues).toEqual([{ path: "text", message: "must be at most 100,000 characters" }]);
+    expect(tooLong?.payload.length).toBe(64 * 1024); // the raw event, truncated as every DLQ payload
+    expect(undecryptable?.reason).toBe("unreadable Signal message: signal-cli could not read it: decryption failed");
+    h.typing.stop();
+  });
+
+  it("skips receipts, typing, sync messages and reactions without a DLQ record", async () => {
+    const h = harness();
+    const base = { source: "+15550002", sourceNumber: "+15550002", timestamp: 1_700_000_000_000 };
+    for (const extra of [
+      { receiptMessage: { when: 1, isDelivery: true, isRead: false, timestamps: [1] } },
+      { typingMessage: { action: "STARTED", timestamp: 1 } },
+      { syncMessage: { readMessages: [{ sender: "+15550003", timestamp: 1 }] } },
+      { dataMessage: { timestamp: 1, message: null, reaction: { emoji: "👍", targetSentTimestamp: 1 } } },
+    ]) {
+      await h.relay.onEvent(JSON.stringify({ envelope: { ...base, ...extra }, account: "+15550001" }));
+    }
+    expect(h.relay.counters.ignored).toBe(4);
+    expect(h.dlq).toEqual([]);
+    expect(h.published).toEqual([]);
     h.typing.stop();
   });
 });

@@ -1,6 +1,14 @@
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { publishEnvelope } from "@moniro/bus";
-import { decode, type InboundEnvelope, inboundEnvelopeSchema, type Subjects } from "@moniro/envelopes";
+import { dlqRecord, publishDlq, publishEnvelope } from "@moniro/bus";
+import {
+  DecodeError,
+  decode,
+  type InboundEnvelope,
+  inboundEnvelopeSchema,
+  issuesOf,
+  type Subjects,
+} from "@moniro/envelopes";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { mapReceived, type SignalInput } from "./inbound.js";
 import type { Logger } from "./logger.js";
@@ -20,6 +28,11 @@ export interface RelayCounters {
 /** How many (sender, timestamp) pairs are remembered to drop a message seen again after a reconnect. */
 const SEEN_LIMIT = 10_000;
 
+/** DLQ records of inbound events go with the outbound failures, on `<ns>.dlq.signal`. */
+export const SIGNAL_DLQ_ORIGIN = "signal";
+/** The `subject` of such a record: the event came from signal-cli's SSE stream, not from NATS. */
+export const SIGNAL_EVENT_SOURCE = "signal-cli:receive";
+
 export function pairingText(code: string): string {
   return `Hello! I only talk with people my operator has approved. Your pairing code is ${code}. Ask the operator to run: moniro pairing approve ${code}`;
 }
@@ -30,6 +43,10 @@ export function pairingText(code: string): string {
  * @mention the account when it requires that); a direct message must come
  * from an allowed or approved sender. An unknown sender gets a pairing code
  * once and nothing of theirs is published until an operator approves them.
+ * What is not a message (receipts, typing, sync, reactions…) is skipped; a
+ * message the bridge cannot read (the event fails its schema, signal-cli could
+ * not decrypt it, or it makes no valid inbound envelope) goes to
+ * `<ns>.dlq.signal` with the reason and the raw event.
  * A publish that fails is retried until it succeeds or the bridge stops, so
  * the event stream does not move past an unpublished message.
  */
@@ -104,19 +121,49 @@ export function createRelay(deps: {
   const publish = (envelope: InboundEnvelope) =>
     persist("publishing a Signal message", () => publishEnvelope(deps.js, deps.subjects.in(envelope.agent), envelope));
 
+  /**
+   * Dead-letters a `receive` event the bridge cannot read: the raw event, the reason and the
+   * issues on `<ns>.dlq.signal`. The msg id is a hash of the event, so the same event seen again
+   * (a reconnect, a second replica) within the DLQ stream's duplicate window is one record.
+   */
+  async function deadLetter(data: string, error: DecodeError): Promise<void> {
+    const dlqSubject = deps.subjects.dlq(SIGNAL_DLQ_ORIGIN);
+    const record = dlqRecord({
+      origin: SIGNAL_DLQ_ORIGIN,
+      subject: SIGNAL_EVENT_SOURCE,
+      reason: error.message,
+      issues: error.issues,
+      data: new TextEncoder().encode(data),
+    });
+    const msgId = `dlq:signal-event:${createHash("sha256").update(data).digest("hex").slice(0, 32)}`;
+    await persist("dead-lettering a Signal event", () => publishDlq(deps.js, dlqSubject, record, { msgId }));
+  }
+
   return {
     counters,
     async onEvent(data: string): Promise<void> {
       const decoded = decode(receivedMessageSchema, data, "signal-cli event");
       if (!decoded.ok) {
         counters.ignored++;
-        deps.logger.warn({ err: decoded.error.message }, "signal-cli sent an event the bridge cannot read; skipped");
+        deps.logger.warn(
+          { err: decoded.error.message, dlq: deps.subjects.dlq(SIGNAL_DLQ_ORIGIN) },
+          "signal-cli sent an event the bridge cannot read; sent to the DLQ",
+        );
+        await deadLetter(data, decoded.error);
         return;
       }
       const mapped = mapReceived(decoded.value, deps.routing, now());
       if (!mapped.relay) {
         counters.ignored++;
-        deps.logger.debug({ reason: mapped.reason }, "Signal event not relayed");
+        if (!mapped.unreadable) {
+          deps.logger.debug({ reason: mapped.reason }, "Signal event not relayed");
+          return;
+        }
+        deps.logger.warn(
+          { reason: mapped.reason, dlq: deps.subjects.dlq(SIGNAL_DLQ_ORIGIN) },
+          "a Signal message the bridge cannot read; sent to the DLQ",
+        );
+        await deadLetter(data, new DecodeError(`unreadable Signal message: ${mapped.reason}`, []));
         return;
       }
       const { input } = mapped;
@@ -135,10 +182,16 @@ export function createRelay(deps: {
       const check = inboundEnvelopeSchema.safeParse(input.envelope);
       if (!check.success) {
         counters.ignored++;
-        deps.logger.warn(
-          { err: check.error.message },
-          "a Signal message does not make a valid inbound envelope; skipped",
+        const error = new DecodeError(
+          `the Signal message from ${input.sender} (timestamp ${input.timestamp}) does not make a valid inbound envelope for ${deps.subjects.in(input.envelope.agent)}`,
+          issuesOf(check.error),
         );
+        deps.logger.warn(
+          { err: error.message, dlq: deps.subjects.dlq(SIGNAL_DLQ_ORIGIN) },
+          "a Signal message does not make a valid inbound envelope; sent to the DLQ",
+        );
+        await deadLetter(data, error);
+        remember(key);
         return;
       }
       deps.typing.track(input.envelope.id, {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readRoutingFile, resolveRouting } from "./routing.js";
+import { loadRouting, readRoutingFile, resolveRouting } from "./routing.js";
 import { loadSignalBridgeConfig } from "./signal-config.js";
 
 const GROUP = "aGVsbG8gd29ybGQgZ3JvdXAgaWQgMzIgYnl0ZXM=";
@@ -42,6 +42,28 @@ describe("Signal routing configuration", () => {
         throw new Error("ENOENT");
       }),
     ).toThrow(/MONIRO_SIGNAL_CONFIG_FILE: cannot read missing.yaml: ENOENT/);
+  });
+
+  it("checks the named file at start even while Signal is off, naming the file and the field", () => {
+    const broken = () => "numbers: {'0155': bob}\n";
+    const off = loadSignalBridgeConfig({ MONIRO_SIGNAL_CONFIG_FILE: "/etc/moniro/signal.yaml" });
+    expect(() => loadRouting(off, broken)).toThrow(
+      /invalid Signal configuration in \/etc\/moniro\/signal.yaml:\n {2}numbers[\s\S]*\.0155: the key must be/,
+    );
+    expect(() =>
+      loadRouting(off, () => {
+        throw new Error("ENOENT");
+      }),
+    ).toThrow(/MONIRO_SIGNAL_CONFIG_FILE: cannot read \/etc\/moniro\/signal.yaml: ENOENT/);
+    // A valid file with Signal off: checked, no routing (and no default agent needed).
+    expect(loadRouting(off, () => "allow: ['+15550009']\n")).toBeUndefined();
+    expect(loadRouting(loadSignalBridgeConfig({}), broken)).toBeUndefined();
+    const on = loadSignalBridgeConfig({
+      MONIRO_SIGNAL_URL: "http://127.0.0.1:8080",
+      MONIRO_SIGNAL_CONFIG_FILE: "signal.yaml",
+    });
+    expect(() => loadRouting(on, broken)).toThrow(/invalid Signal configuration in signal.yaml/);
+    expect(loadRouting(on, () => "default_agent: alice\n")?.defaultAgent).toBe("alice");
   });
 
   it("needs a default agent and valid allowlist entries", () => {

@@ -118,8 +118,12 @@ export function resolveRouting(config: SignalBridgeConfig, file?: RoutingFile): 
   };
 }
 
-/** Loads the routing from the environment and, when named, the YAML file. */
-export function loadRouting(config: SignalBridgeConfig): Routing {
-  const file = config.MONIRO_SIGNAL_CONFIG_FILE ? readRoutingFile(config.MONIRO_SIGNAL_CONFIG_FILE) : undefined;
-  return resolveRouting(config, file);
+/**
+ * The routing at start: the YAML file, when named, is read and checked even while Signal is off
+ * (no MONIRO_SIGNAL_URL), so a broken file stops the bridge at start rather than when Signal is
+ * turned on. The routing itself (which needs a default agent) exists only while Signal is on.
+ */
+export function loadRouting(config: SignalBridgeConfig, read?: (file: string) => string): Routing | undefined {
+  const file = config.MONIRO_SIGNAL_CONFIG_FILE ? readRoutingFile(config.MONIRO_SIGNAL_CONFIG_FILE, read) : undefined;
+  return config.MONIRO_SIGNAL_URL ? resolveRouting(config, file) : undefined;
 }
