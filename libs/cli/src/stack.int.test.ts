@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { spawnChild } from "./child-handle.js";
+import { type Spawner, spawnChild } from "./child-handle.js";
 import { CREDENTIALS_FILE } from "./server-auth.js";
 import { startStack } from "./stack.js";
 import { STACK_SERVICES } from "./stack-plan.js";
@@ -143,6 +143,12 @@ describe("startStack with real child processes", () => {
     await new Promise((resolve) => blocker.once("listening", resolve));
     const address = blocker.address();
     const taken = typeof address === "object" && address ? address.port : 0;
+    // Every process startStack starts goes through its spawner: recording it shows what was started.
+    const spawned: string[] = [];
+    const recordingSpawn: Spawner = (request) => {
+      spawned.push([request.command, ...request.args].join(" "));
+      return spawnChild(request);
+    };
     try {
       const attempt = startStack({
         root,
@@ -156,11 +162,13 @@ describe("startStack with real child processes", () => {
         agentsDir: join(root, ".agents"),
         workspacesDir: join(root, ".moniro", "workspaces"),
         env: { PATH: process.env.PATH },
-        spawn: spawnChild,
+        spawn: recordingSpawn,
         terminal: { colour: false, line: () => {} },
         printLogs: false,
       });
       await expect(attempt).rejects.toThrow(`port ${taken} (gateway) is already in use`);
+      // The test's NATS and Redis answer, so no server is started either: the refusal comes before any process.
+      expect(spawned).toEqual([]);
     } finally {
       blocker.close();
     }

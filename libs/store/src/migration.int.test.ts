@@ -7,7 +7,7 @@ import { encodeInboxRecord, encodeThreadEntry } from "./codec.js";
 import { createRedisStores } from "./connect.js";
 import { ENTRY_FIELD } from "./keys.js";
 import { INBOX_GROUP } from "./redis-inbox.js";
-import { type TestRedis, testRedis } from "./test/redis-fixture.js";
+import { TEST_REDIS_URL, type TestRedis, testRedis } from "./test/redis-fixture.js";
 import { inputEntry } from "./test/thread-entries.js";
 
 // The shipped migration (libs/store/migrations/hash-tag-layout.sh) over data
@@ -24,8 +24,9 @@ afterEach(async () => {
   await t.cleanup();
 });
 
+/** The script's redis-cli talks to the same test Redis as `t` (MONIRO_TEST_REDIS_URL, or 127.0.0.1:6379). */
 function migrate() {
-  return run("bash", [SCRIPT, t.prefix, "-h", "127.0.0.1", "-p", "6379"]);
+  return run("bash", [SCRIPT, t.prefix, "-u", TEST_REDIS_URL]);
 }
 
 describe("migrating the first key layout to the hash-tagged one", () => {

@@ -75,10 +75,8 @@ describe("the channel's SSE stream", () => {
       await sleep(1_000);
       expect(commands.seen).toEqual([]);
 
-      const started = performance.now();
       await say(g, "main", "first");
       await Promise.all(main.map((client) => client.waitFor((event) => event.event === "post")));
-      expect(performance.now() - started).toBeLessThan(1_000);
       await say(g, "other", "elsewhere");
       await Promise.all(other.map((client) => client.waitFor((event) => event.event === "post")));
       await sleep(200);

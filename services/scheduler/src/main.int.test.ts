@@ -4,6 +4,8 @@ import { createServer } from "node:http";
 import { resolve } from "node:path";
 import { deleteStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
+import { deleteRegistryBuckets } from "@moniro/registry";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
@@ -34,10 +36,13 @@ describe("scheduler as a process", () => {
     }
     const redis = new Redis(REDIS_URL);
     const nc = await connect({ servers: NATS_URL });
+    const jsm = await jetstreamManager(nc);
     for (const namespace of namespaces.splice(0)) {
       await deletePrefix(redis, `${namespace}:`);
-      // The scheduler provisions its namespace's inbound and DLQ streams; they go with the test.
+      // The scheduler provisions its namespace's inbound and DLQ streams and opens its agent registry
+      // (two KV buckets); they all go with the test.
       await deleteStreams(nc, createSubjects(namespace));
+      await deleteRegistryBuckets(jsm, namespace);
     }
     await nc.close();
     redis.disconnect();

@@ -1,4 +1,6 @@
 import { decode, dlqRecordSchema, type SchedulerReply, schedulerReplySchema, stamp } from "@moniro/envelopes";
+import { deleteRegistryBuckets } from "@moniro/registry";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "./logger.js";
@@ -30,6 +32,8 @@ describe("scheduler over real NATS and Redis", () => {
 
   afterEach(async () => {
     await app.stop();
+    // startScheduler opens the namespace's agent registry (two KV buckets); they go with the test.
+    await deleteRegistryBuckets(await jetstreamManager(nats.nc), namespace);
     await nats.close();
     await deletePrefix(redis, prefix);
     redis.disconnect();

@@ -35,7 +35,6 @@ describe("takeover after SIGKILL", () => {
 
   it("runs the agent of a SIGKILLed runner again on another runner, within lease TTL + sweep period", async () => {
     expect(existsSync(CHILD), `${CHILD} is missing: run npx tsc --build first`).toBe(true);
-    expect(DEFAULT_TIMING.leaseTtlMs + DEFAULT_TIMING.sweepEveryMs).toBeLessThanOrEqual(3_000);
     const namespace = `t${randomBytes(5).toString("hex")}`;
     const subjects = createSubjects(namespace);
     const t = testRedis();
@@ -95,7 +94,13 @@ describe("takeover after SIGKILL", () => {
     child.kill("SIGKILL");
     await exited;
     await eventually(() => userText(llm.lastRequest).includes("do not lose me"), "the survivor to run the agent");
-    console.info(`takeover after SIGKILL took ${Date.now() - killedAt} ms`);
+    // Both runners use the production timing: the dead runner's lease lapses within its TTL, and the
+    // survivor's next sweep takes the agent over. Twice that bound leaves room for a busy machine.
+    const promisedMs = DEFAULT_TIMING.leaseTtlMs + DEFAULT_TIMING.sweepEveryMs;
+    const tookMs = Date.now() - killedAt;
+    expect(tookMs, `takeover took ${tookMs} ms; lease TTL + sweep period is ${promisedMs} ms`).toBeLessThan(
+      2 * promisedMs,
+    );
     await eventually(() => survivor.runtime.running().length === 0, "the survivor's loop to go idle");
     const state = await survivor.stores.state.get("ada");
     expect(state).toMatchObject({ state: "idle" });

@@ -230,7 +230,10 @@ describe("team tools over Redis", () => {
       await runTool("team_proposal_vote", { id: "p1", option: "pizza" }, as("alice"));
       const closed = await runTool("team_proposal_vote", { id: "p1", option: "sushi" }, as("review__main__helper"));
       expect(closed).toMatchObject({ isError: true, errorCode: "proposal_closed" });
-      expect(published.every((input) => input.agent === "alice")).toBe(true);
+      // Only bob's accepted vote reaches the proposer: refused votes send nothing, nor does alice's vote on her own proposal.
+      expect(published.map((input) => [input.agent, input.text])).toEqual([
+        ["alice", `bob voted 'pizza' on p1 "Lunch?" (1 of 3 voted).`],
+      ]);
     });
   });
 
