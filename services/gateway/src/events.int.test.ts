@@ -63,6 +63,17 @@ describe("GET /v1/agents/:agent/events (SSE) over real NATS", () => {
     await again.close();
   });
 
+  it("resumes from the stream's end when Last-Event-ID is past it (a stream recreated since), losing nothing after", async () => {
+    const last = await outbound("alice", "before");
+    const ahead = String(last + 1_000_000);
+    const sse = await openEvents(`${t.base}/v1/agents/alice/events`, { ...AUTH, "last-event-id": ahead });
+    const next = await outbound("alice", "after");
+    const [message] = await sse.waitFor(isMessage);
+    expect(message).toMatchObject({ id: String(next) });
+    expect(textOf(message as ReceivedEvent)).toBe("after");
+    await sse.close();
+  });
+
   it("sends heartbeat comments and refuses an unknown agent or a bad Last-Event-ID", async () => {
     const response = await fetch(`${t.base}/v1/agents/alice/events`, { headers: AUTH });
     const reader = response.body?.pipeThrough(new TextDecoderStream()).getReader();

@@ -299,7 +299,25 @@ export function natsAgentStreamSource(options: {
       }
       let client: FanoutClient | undefined;
       let closing: Promise<void> | undefined;
-      const startsAfter = afterSequence ?? outbound.value.delivered;
+      let startsAfter = afterSequence ?? outbound.value.delivered;
+      if (afterSequence !== undefined && afterSequence > outbound.value.delivered) {
+        // Ahead of what this gateway has delivered: another replica's newer message, or an id from before
+        // the stream was recreated. The latter would hold back every message until the stream reached it.
+        try {
+          const last = (await link.get().jsm.streams.info(stream)).state.last_seq ?? 0;
+          if (afterSequence > last) {
+            logger.info(
+              { agent, lastEventId: afterSequence, streamLast: last },
+              "Last-Event-ID past the stream's end; resuming from its end",
+            );
+            startsAfter = last;
+          }
+        } catch (error) {
+          releaseEvents(agent, events);
+          releaseFeed(outbound.entry);
+          throw error;
+        }
+      }
       const close = () => {
         closing ??= (async () => {
           client?.remove();
