@@ -183,7 +183,9 @@ export const sendMessageRoute = defineRoute({
     400: error("invalid body (invalid_body names each bad field; bad_json)"),
     401: unauthorized,
     404: unknownAgent,
-    413: error("body larger than MONIRO_GATEWAY_BODY_LIMIT (body_too_large)"),
+    413: error(
+      "body larger than MONIRO_GATEWAY_BODY_LIMIT, or an envelope larger than NATS takes in one message (body_too_large)",
+    ),
     409: error(
       "a message in a workspace context whose instance does not run (workflow_not_running) or that the agent is not a member of (not_a_participant); details.hint says what to do",
     ),

@@ -29,7 +29,9 @@ export const hooks = {
       400: error("the body does not parse as its content type says (bad_json, bad_encoding, bad_request)"),
       401: error("a missing or wrong signature or token, or a timestamp outside the hook's window (`unauthorized`)"),
       404: error("no agent defines a hook of that name (`unknown_hook`)"),
-      413: error("the body is larger than the gateway's limit (`body_too_large`)"),
+      413: error(
+        "the body is larger than the gateway's limit, or its envelope than NATS takes in one message (`body_too_large`)",
+      ),
       415: error("neither JSON nor a form (`unsupported_media_type`)"),
       503: error(
         "the hook's secret is not configured on this gateway (`hook_unavailable`), or JetStream did not store the delivery (`nats_unavailable`): nothing was accepted",

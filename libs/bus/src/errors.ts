@@ -58,6 +58,23 @@ export class BusClosedError extends BusError {
   }
 }
 
+/** The message is larger than the NATS server takes in one message (its `max_payload`): nothing was sent. */
+export class PayloadTooLargeError extends BusError {
+  override name = "PayloadTooLargeError";
+  constructor(
+    subject: string,
+    readonly bytes: number,
+    readonly maxPayload: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `cannot send ${bytes} bytes on ${subject}: the NATS server takes at most ${maxPayload ?? "its max_payload"} bytes in one message`,
+      subject,
+      options,
+    );
+  }
+}
+
 export type RequestFailure = "no-responders" | "lost" | "timeout" | "closed" | "other";
 
 /** Tells the reasons a NATS request failed apart (our typed errors, or nats.js v3 errors matched by name). */

@@ -7,6 +7,7 @@ export {
   BusError,
   JetStreamPublishError,
   NoRespondersError,
+  PayloadTooLargeError,
   type RequestFailure,
   RequestTimeoutError,
   ResponderLostError,

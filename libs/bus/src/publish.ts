@@ -1,7 +1,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { Msg, NatsConnection } from "@nats-io/transport-node";
 import { encodePayload as encode } from "./encode-payload.js";
-import { JetStreamPublishError, NoRespondersError } from "./errors.js";
+import { JetStreamPublishError, NoRespondersError, PayloadTooLargeError } from "./errors.js";
 import { muxRequest } from "./reply-mux.js";
 import { traceHeaders, traceHeadersIfAny } from "./trace-headers.js";
 
@@ -42,6 +42,8 @@ export async function publishEnvelope(
       headers,
     });
   } catch (error) {
+    // Too large is the sender's to fix, not a NATS outage: it keeps its own type.
+    if (error instanceof PayloadTooLargeError) throw error;
     throw new JetStreamPublishError(subject, publishFailure(error, subject), { cause: error });
   }
   const refusal = ackRefusal(ack);

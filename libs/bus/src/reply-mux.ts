@@ -1,5 +1,11 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
-import { BusClosedError, NoRespondersError, RequestTimeoutError, ResponderLostError } from "./errors.js";
+import {
+  BusClosedError,
+  NoRespondersError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  ResponderLostError,
+} from "./errors.js";
 
 /** Header of a responder's keepalive on a request's reply subject (see keepalive.ts). */
 export const KEEPALIVE_HEADER = "Moniro-Keepalive";
@@ -104,7 +110,11 @@ export function muxRequest(
         ...(options.headers ? { headers: options.headers } : {}),
       });
     } catch (error) {
-      finish(new BusClosedError(subject, { cause: error }));
+      finish(
+        /max_payload/.test((error as Error)?.message ?? "")
+          ? new PayloadTooLargeError(subject, data.byteLength, nc.info?.max_payload, { cause: error })
+          : new BusClosedError(subject, { cause: error }),
+      );
     }
   });
 }

@@ -120,6 +120,37 @@ describe("open access (MONIRO_GATEWAY_OPEN)", () => {
   });
 });
 
+describe("a message larger than NATS takes in one message", () => {
+  let t: TestGateway | undefined;
+  afterEach(async () => {
+    await t?.cleanup();
+  });
+
+  it("is refused with 413 saying so (not 503 and retry), and nothing is stored", async () => {
+    t = await startTestGateway({ MONIRO_GATEWAY_BODY_LIMIT: "4mb" });
+    await t.gateway.connected;
+    // Four attachments of 256 KiB each: within the body limit, past the server's max_payload (1 MiB by default).
+    const data = Buffer.alloc(256 * 1024, 7).toString("base64");
+    const attachments = Array.from({ length: 4 }, (_, i) => ({
+      name: `a${i}.bin`,
+      contentType: "application/octet-stream",
+      data,
+    }));
+    const response = await t.post(
+      "/v1/agents/alice/messages",
+      JSON.stringify({ text: "big", from: "carol", attachments }),
+    );
+    expect(await errorOf(response)).toEqual({
+      status: 413,
+      code: "body_too_large",
+      message: expect.stringMatching(
+        /^the message was not accepted: as an envelope it is \d+ bytes, more than NATS takes in one message \(\d+ bytes\); send less text, or link attachments by url$/,
+      ),
+    });
+    expect((await t.jsm.streams.info(t.subjects.streams.in)).state.messages).toBe(0);
+  });
+});
+
 describe("NATS unreachable", () => {
   let t: TestGateway | undefined;
   afterEach(async () => {

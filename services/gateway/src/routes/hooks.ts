@@ -9,6 +9,7 @@ import { payloadText } from "../hooks/payload-text.js";
 import { verifyDelivery } from "../hooks/verify-delivery.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
+import { notStored } from "../http/not-stored.js";
 import type { GatewayLogger, InboundPublisher } from "../ports.js";
 
 /** The event name a provider sends (`push`, `pull_request`), if it is a plain token. */
@@ -98,12 +99,7 @@ export function hooksRouter(deps: {
       { "moniro.agent": hook.agent, "moniro.envelope.id": envelope.id, "moniro.source": source },
       () =>
         deps.publisher.publish(envelope).catch((error: unknown) => {
-          throw new HttpError(
-            503,
-            "nats_unavailable",
-            `the delivery was not accepted: JetStream did not store it (${(error as Error)?.message ?? error}); retry later`,
-            { "Retry-After": "2" },
-          );
+          throw notStored(error, "the delivery");
         }),
     );
     if (hook.auth.kind === "none") {

@@ -2,10 +2,10 @@ import type { Tracing } from "@moniro/ports";
 import type { WorkspaceStore } from "@moniro/store";
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
-import { HttpError } from "../http/http-error.js";
 import { inboundFromBody } from "../http/inbound-from-body.js";
 import { parseMessageBody } from "../http/message-body.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
+import { notStored } from "../http/not-stored.js";
 import { sendJson } from "../http/send-json.js";
 import { requireMember } from "../http/workspace-membership.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
@@ -46,12 +46,7 @@ export async function acceptMessage(
     { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": envelope.source },
     () =>
       deps.publisher.publish(envelope).catch((error: unknown) => {
-        throw new HttpError(
-          503,
-          "nats_unavailable",
-          `the message was not accepted: JetStream did not store it (${(error as Error)?.message ?? error}); retry later`,
-          { "Retry-After": "2" },
-        );
+        throw notStored(error, "the message");
       }),
   );
   return { id: envelope.id };
