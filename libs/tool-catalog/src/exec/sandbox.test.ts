@@ -66,6 +66,9 @@ describe("the sandbox (bubblewrap, as installed here and in CI)", () => {
         "exec",
         {
           command: [
+            // One stream, in order: a failed redirection's message goes to stderr, a pipe of its own, which
+            // could otherwise arrive after later output (inside the /etc listing, say).
+            "exec 2>&1",
             "ls /",
             "cat /etc/shadow /etc/gshadow 2>&1",
             "cat ../victim/secret.txt 2>&1",
