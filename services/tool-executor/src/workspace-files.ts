@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { respondJson } from "@moniro/bus";
+import { subscribeEnvelopes } from "@moniro/bus";
 import { type Subjects, type WorkspaceFilesReply, workspaceFilesRequestSchema } from "@moniro/envelopes";
 import type { LogSink } from "@moniro/telemetry";
 import { type ExecLimits, type ExecSandbox, handToCommandUser, runCommand } from "@moniro/tool-catalog";
@@ -8,8 +8,6 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 
 /** The queue group of the workspace-files responders: one executor answers each request. */
 export const WORKSPACE_FILES_QUEUE = "tool-executor";
-
-const decoder = new TextDecoder();
 
 /** `<root>/<workflow>__<tag>` (both validated subject tokens: no '/' or '..'). */
 export const sharedDirectory = (root: string, workflow: string, tag: string): string =>
@@ -65,6 +63,8 @@ export async function runSetup(
 /**
  * Answers `<ns>.ws.files` (docs/workflows.md "Instances"): the shared
  * directories of workflow instances on this executor's MONIRO_WORKSPACES_DIR.
+ * An invalid request gets `{ ok: false, message }` naming each bad field and
+ * a DLQ record on `<ns>.dlq.tool`, as an invalid tool call does.
  */
 export function answerWorkspaceFiles(deps: {
   nc: NatsConnection;
@@ -74,40 +74,24 @@ export function answerWorkspaceFiles(deps: {
   sandbox: ExecSandbox;
   logger: LogSink;
 }): Subscription {
-  return deps.nc.subscribe(deps.subjects.wsFiles, {
+  const failed = (message: string): WorkspaceFilesReply => ({ ok: false, message });
+  return subscribeEnvelopes({
+    nc: deps.nc,
+    subject: deps.subjects.wsFiles,
     queue: WORKSPACE_FILES_QUEUE,
-    callback: (error, message) => {
-      if (error) return;
-      const work = async (): Promise<WorkspaceFilesReply> => {
-        let raw: unknown;
-        try {
-          raw = JSON.parse(decoder.decode(message.data));
-        } catch {
-          return { ok: false, message: "the request is not JSON" };
-        }
-        const parsed = workspaceFilesRequestSchema.safeParse(raw);
-        if (!parsed.success) return { ok: false, message: `invalid request: ${parsed.error.issues[0]?.message}` };
-        const request = parsed.data;
-        if (request.op === "remove") {
-          await rm(sharedDirectory(deps.workspacesDir, request.workflow, request.tag), {
-            recursive: true,
-            force: true,
-          });
-          return { ok: true, outputs: {} };
-        }
-        return runSetup(deps, request);
-      };
-      void work()
-        .catch((failure: unknown): WorkspaceFilesReply => {
-          deps.logger.error({ err: (failure as Error)?.message }, "workspace files request failed");
-          return { ok: false, message: (failure as Error)?.message ?? String(failure) };
-        })
-        .then((reply) =>
-          respondJson(message, reply, {
-            logger: deps.logger,
-            fallback: (tooLarge): WorkspaceFilesReply => ({ ok: false, message: tooLarge.message }),
-          }),
-        );
+    schema: workspaceFilesRequestSchema,
+    origin: "tool",
+    subjects: deps.subjects,
+    what: "workspace files request",
+    logger: deps.logger,
+    invalidReply: (error) => failed(error.message),
+    errorReply: (error) => failed((error as Error)?.message ?? String(error)),
+    handler: async (request): Promise<WorkspaceFilesReply> => {
+      if (request.op === "remove") {
+        await rm(sharedDirectory(deps.workspacesDir, request.workflow, request.tag), { recursive: true, force: true });
+        return { ok: true, outputs: {} };
+      }
+      return runSetup(deps, request);
     },
   });
 }
