@@ -135,7 +135,8 @@ describe("admin routes over real NATS and Redis", () => {
     await deadLetter(t.subjects.sched("upsert"), "{}", "invalid scheduler request", "sched");
     const ghost = inboundEnvelopeSchema.parse(inbound({ agent: "ghost", text: "boo" }));
     await deadLetter(t.subjects.in("ghost"), JSON.stringify(ghost), "no agent named 'ghost'");
-    const [invalid, sched, undefinedAgent] = ((await (await t.fetch("/v1/dlq")).json()) as DlqPage).entries;
+    await deadLetter("signal-cli:receive", '{"envelope":{}}', "invalid signal-cli event", "signal");
+    const [invalid, sched, undefinedAgent, bridged] = ((await (await t.fetch("/v1/dlq")).json()) as DlqPage).entries;
 
     const stillInvalid = await t.post(`/v1/dlq/${invalid?.seq}/replay`, "");
     expect(stillInvalid.status).toBe(422);
@@ -153,7 +154,10 @@ describe("admin routes over real NATS and Redis", () => {
     expect((await errorOf(await t.post(`/v1/dlq/${undefinedAgent?.seq}/replay`, ""))).message).toBe(
       `entry ${undefinedAgent?.seq} is for agent 'ghost', which is not defined; define it first, then replay`,
     );
-    expect(((await (await t.fetch("/v1/dlq")).json()) as DlqPage).entries).toHaveLength(3);
+    expect((await errorOf(await t.post(`/v1/dlq/${bridged?.seq}/replay`, ""))).message).toBe(
+      `entry ${bridged?.seq} came from signal-cli:receive, outside NATS: a bridge received it and could not read it, so there is nothing to send again; its payload is the raw event`,
+    );
+    expect(((await (await t.fetch("/v1/dlq")).json()) as DlqPage).entries).toHaveLength(4);
 
     for (const bad of ["0", "x", "-1", "1.5"]) {
       expect(await errorOf(await t.post(`/v1/dlq/${bad}/replay`, ""))).toMatchObject({

@@ -72,9 +72,13 @@ export type ReplayPlan =
 export function replayPlan(entry: DlqEntry, subjects: Subjects): ReplayPlan {
   const kind = replayKind(entry.subject, subjects);
   if (!kind) {
+    // A bridge's record of what it received and could not read names its source (`signal-cli:receive`), not a subject.
+    const outsideNats = entry.subject.includes(":");
     return {
       ok: false,
-      message: `entry ${entry.seq} came from ${entry.subject}, a request/reply subject, not a stream: its sender was answered with an error already and must send it again itself`,
+      message: outsideNats
+        ? `entry ${entry.seq} came from ${entry.subject}, outside NATS: a bridge received it and could not read it, so there is nothing to send again; its payload is the raw event`
+        : `entry ${entry.seq} came from ${entry.subject}, a request/reply subject, not a stream: its sender was answered with an error already and must send it again itself`,
       issues: [],
     };
   }
