@@ -93,7 +93,7 @@ describe("attack suite: an agent's exec cannot reach another agent or a secret (
     ({ model, stack } = await startModelStack({
       services: ["gateway", "agent-runner", "tool-executor"],
       agents: {
-        attacker: testAgentYaml("attacker", { tools: { allow: ["exec", "message"] } }),
+        attacker: testAgentYaml("attacker", { tools: { allow: ["exec", "message", "read", "grep", "glob"] } }),
         victim: testAgentYaml("victim", { tools: { allow: ["exec", "message", "memory_write", "memory_get"] } }),
       },
       env: {
@@ -232,6 +232,30 @@ describe("attack suite: an agent's exec cannot reach another agent or a secret (
     expect(existsSync(hostEtc)).toBe(false);
     expect(existsSync(hostTmp)).toBe(false);
     expect(existsSync(`/usr/moniro-attack-${TOKEN}`)).toBe(false);
+  });
+
+  it("file tools: grep, glob and read with a '..' (hidden in braces or not) see nothing of the victim's workspace", async () => {
+    const before = model.requests("attacker").length;
+    const calls = [
+      { id: "toolu_ftool_000000", name: "grep", input: { pattern: ".", glob: "..{,}/victim/**" } },
+      { id: "toolu_ftool_000001", name: "glob", input: { pattern: "..{,}/*/**" } },
+      { id: "toolu_ftool_000002", name: "grep", input: { pattern: ".", glob: "{..,x}/*/secret.txt" } },
+      { id: "toolu_ftool_000003", name: "read", input: { path: "../victim/secret.txt" } },
+    ];
+    model.script("attacker", toolUseReply(calls), textReply("done"));
+    expect((await gateway.send("attacker", "attack: file tools", "mallory")).status).toBe(202);
+    const requests = await model.waitForRequests("attacker", before + 2, 60_000);
+    const answered = requests[before + 1] as ModelRequest;
+    const results = calls.map((call) => resultText(resultOf(answered, call.id)));
+    for (const result of results) {
+      expect(result).not.toContain("the victim's secret");
+      // No listing or match line names a file of the victim's.
+      expect(result).not.toMatch(/^(\.\.\/)?victim\/secret\.txt/m);
+    }
+    expect(results.slice(0, 3).every((result) => result.includes("patterns may not leave the workspace"))).toBe(true);
+    expect(results[3]).toContain(
+      "path '../victim/secret.txt' is outside the workspace ('..' leads out of the workspace root)",
+    );
   });
 
   it("secrets: no service's ANTHROPIC_API_KEY or MONIRO_API_KEYS through /proc/*/environ or env", async () => {

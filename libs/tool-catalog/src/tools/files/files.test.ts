@@ -1,8 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTool } from "../../run-tool.js";
 import { testToolContext } from "../../test/test-context.js";
+import { globInside } from "./glob-pattern.js";
 
 function workspaceWith(files: Record<string, string>) {
   const ctx = testToolContext({ limits: { readMaxBytes: 2_000 } });
@@ -251,6 +253,25 @@ describe("glob and ls", () => {
     const missing = await runTool("glob", { pattern: "*.ts", path: "nope" }, ctx);
     expect(missing).toMatchObject({ isError: true, errorCode: "not-found" });
     expect(missing.content).toBe("'nope' is not a directory. Give a directory as path.");
+  });
+
+  it("never lists or reads outside the workspace: a '..' hidden in braces is refused, and no match outside is kept", async () => {
+    // Two workspaces side by side, as every agent's are under MONIRO_WORKSPACES_DIR.
+    const root = mkdtempSync(join(tmpdir(), "moniro-glob-escape-"));
+    mkdirSync(join(root, "attacker"));
+    mkdirSync(join(root, "victim"));
+    writeFileSync(join(root, "victim", "secret.txt"), "TOPSECRET\n");
+    const ctx = testToolContext({ workspace: join(root, "attacker") });
+    for (const pattern of ["..{,}/victim/**", "..{,}/*/**", "{..,x}/**", "x/../../victim/*"]) {
+      const grep = await runTool("grep", { pattern: ".", glob: pattern }, ctx);
+      expect(grep).toMatchObject({ isError: true, errorCode: "invalid-glob" });
+      expect(grep.content).toBe(`Glob '${pattern}' contains '..'; patterns may not leave the workspace.`);
+      expect((await runTool("glob", { pattern }, ctx)).errorCode).toBe("invalid-glob");
+    }
+    // What a pattern expands to is checked too: had one still reached the parent, nothing of it is kept.
+    expect(await globInside("..{,}/*/**", join(root, "attacker"), join(root, "attacker"))).toEqual([]);
+    expect(await globInside("**", join(root, "attacker"), join(root, "attacker"))).toEqual([]);
+    rmSync(root, { recursive: true, force: true });
   });
 
   it("ls shows directories and files with sizes", async () => {

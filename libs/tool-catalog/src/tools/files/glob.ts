@@ -1,11 +1,9 @@
 import { stat } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { relative } from "node:path";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
-import { IGNORED_DIRECTORIES } from "./file-helpers.js";
-import { checkPattern } from "./glob-pattern.js";
-import { globLib } from "./lazy-libs.js";
+import { checkPattern, globInside } from "./glob-pattern.js";
 
 const MAX_RESULTS = 500;
 
@@ -24,14 +22,8 @@ export const globTool = defineTool({
     if (info === undefined || !info.isDirectory()) {
       return fail("not-found", `'${base.display}' is not a directory. Give a directory as path.`);
     }
-    const { glob } = await globLib();
-    const found = await glob(input.pattern, {
-      cwd: base.absolute,
-      dot: true,
-      followSymbolicLinks: false,
-      ignore: IGNORED_DIRECTORIES,
-    });
-    const paths = found.map((file) => relative(base.root, join(base.absolute, file))).sort();
+    const found = await globInside(input.pattern, base.absolute, base.root);
+    const paths = found.map((path) => relative(base.root, path)).sort();
     const truncated = paths.length > MAX_RESULTS;
     const shown = paths.slice(0, MAX_RESULTS);
     if (shown.length === 0) return ok({ paths: [], truncated: false }, "No files match.");

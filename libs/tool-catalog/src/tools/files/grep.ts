@@ -1,11 +1,9 @@
 import { lstat, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { relative } from "node:path";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
-import { IGNORED_DIRECTORIES } from "./file-helpers.js";
-import { checkPattern } from "./glob-pattern.js";
-import { globLib } from "./lazy-libs.js";
+import { checkPattern, globInside } from "./glob-pattern.js";
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
@@ -37,19 +35,8 @@ export const grepTool = defineTool({
     let files: string[];
     try {
       const info = await lstat(target.absolute);
-      const { glob } = await globLib();
       files = info.isDirectory()
-        ? (
-            await glob(input.glob ?? "**/*", {
-              cwd: target.absolute,
-              dot: true,
-              onlyFiles: true,
-              followSymbolicLinks: false,
-              ignore: IGNORED_DIRECTORIES,
-            })
-          )
-            .sort()
-            .map((file) => join(target.absolute, file))
+        ? (await globInside(input.glob ?? "**/*", target.absolute, target.root)).sort()
         : [target.absolute];
     } catch {
       return fail("not-found", `'${target.display}' does not exist. Use 'ls' or 'glob' to find it.`);
