@@ -16,6 +16,14 @@ export class SchedulerUnavailableError extends Error {
 }
 
 /** A path the model gave resolves outside the workspace (traversal, absolute path, symlink). */
+/** A file tool was given a path that exists but is not a regular file (a FIFO, device or socket). */
+export class NotRegularFileError extends Error {
+  override readonly name = "NotRegularFileError";
+  constructor(readonly path: string) {
+    super(`'${path}' is not a regular file (a FIFO, device or socket)`);
+  }
+}
+
 export class PathOutsideWorkspaceError extends Error {
   override readonly name = "PathOutsideWorkspaceError";
   constructor(

@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
+import { relative } from "node:path";
 import { WorkspaceError } from "@moniro/store";
 import { toolCatalog, toolNames } from "./catalog.js";
-import { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
+import { NotRegularFileError, PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
 import { type ResolvedPolicy, resolvePolicy, type ToolPolicy } from "./policy/policy.js";
 import { placeOf, takeSeat } from "./team/seat.js";
 import { fail, type ToolContext, type ToolDefinition, type ToolOutcome } from "./tool.js";
@@ -103,6 +104,15 @@ async function guarded(
     return await run(parsed.data);
   } catch (error) {
     if (error instanceof PathOutsideWorkspaceError) return fail("path-outside-workspace", error.message);
+    if (error instanceof NotRegularFileError) {
+      // Named as the agent knows it: relative to its workspace (only file tools, which have one, throw it).
+      const workspace = (ctx as Partial<ToolContext>).workspace;
+      const shown = workspace === undefined ? error.path : relative(workspace, error.path) || ".";
+      return fail(
+        "not-a-regular-file",
+        `'${shown}' is not a regular file (a FIFO, device or socket); the file tools read and write regular files only: use 'exec' for it.`,
+      );
+    }
     if (error instanceof WorkspaceError) {
       return fail(error.code, error.hint === undefined ? error.message : `${error.message}\n${error.hint}`);
     }

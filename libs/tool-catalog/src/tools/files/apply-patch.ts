@@ -1,10 +1,11 @@
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { handToCommandUser } from "../../exec/workspace-owner.js";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { applyFilePatch, type PatchedFile, planPatch } from "./patch-plan.js";
+import { readRegularFile, writeRegularFile } from "./regular-file.js";
 
 interface Change {
   absolute: string;
@@ -18,7 +19,7 @@ interface Change {
 async function readIfExists(path: string): Promise<string | undefined> {
   try {
     if ((await stat(path)).isDirectory()) throw new Error(`'${path}' is a directory`);
-    return await readFile(path, "utf8");
+    return (await readRegularFile(path)).toString("utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
@@ -27,7 +28,7 @@ async function readIfExists(path: string): Promise<string | undefined> {
 
 async function restore(change: Change): Promise<void> {
   if (change.before === undefined) await rm(change.absolute, { force: true });
-  else await writeFile(change.absolute, change.before, "utf8");
+  else await writeRegularFile(change.absolute, change.before);
 }
 
 export const applyPatchTool = defineTool({
@@ -85,7 +86,7 @@ export const applyPatchTool = defineTool({
         if (change.after === undefined) await rm(change.absolute);
         else {
           await mkdir(dirname(change.absolute), { recursive: true });
-          await writeFile(change.absolute, change.after, "utf8");
+          await writeRegularFile(change.absolute, change.after);
           // Sandboxed commands run as another user when the executor is root: they must be able to change it.
           if (change.before === undefined) await handToCommandUser(ctx.limits, change.root, change.absolute);
         }

@@ -1,8 +1,8 @@
-import { writeFile } from "node:fs/promises";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { countOccurrences, lineNumbersOf, readTextFile } from "./file-helpers.js";
+import { writeRegularFile } from "./regular-file.js";
 
 const MAX_EDIT_BYTES = 10 * 1024 * 1024;
 
@@ -40,7 +40,7 @@ export const editTool = defineTool({
     const updated = input.replace_all
       ? file.text.split(input.old_string).join(input.new_string)
       : file.text.replace(input.old_string, () => input.new_string);
-    await writeFile(target.absolute, updated, "utf8");
+    await writeRegularFile(target.absolute, updated);
     return ok({ path: target.display, replacements: count }, `Edited ${target.display}: ${count} replacement(s).`);
   },
 });

@@ -1,5 +1,6 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { fail, type ToolOutcome } from "../../tool.js";
+import { readRegularFile } from "./regular-file.js";
 
 /** Reads a UTF-8 text file, or an error outcome saying why it cannot be read as text. */
 export async function readTextFile(
@@ -22,7 +23,7 @@ export async function readTextFile(
       ),
     };
   }
-  const bytes = await readFile(absolute);
+  const bytes = await readRegularFile(absolute);
   if (bytes.subarray(0, 8_000).includes(0)) {
     return { error: fail("binary-file", `'${display}' is a binary file; use 'exec' to inspect it.`) };
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +50,30 @@ describe("read", () => {
         content,
       });
     }
+  });
+});
+
+describe("a FIFO (or another non-regular file) in the workspace", () => {
+  it("is refused by read, edit, write, apply_patch and skipped by grep, at once, not waited on", async () => {
+    const { ctx } = workspaceWith({ "a.txt": "needle\n" });
+    execFileSync("mkfifo", [join(ctx.workspace, "f")]);
+    const refusal = "'f' is not a regular file";
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ["read", { path: "f" }],
+      ["edit", { path: "f", old_string: "a", new_string: "b" }],
+      ["write", { path: "f", content: "x" }],
+      ["apply_patch", { patch: "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n" }],
+    ];
+    // Five at once: more than libuv's four thread-pool threads, which a blocking open() would all hold.
+    const outcomes = await Promise.all(
+      [...calls, calls[0] as [string, Record<string, unknown>]].map(([tool, input]) => runTool(tool, input, ctx)),
+    );
+    for (const outcome of outcomes) {
+      expect(outcome).toMatchObject({ isError: true });
+      expect(outcome.content).toContain(refusal);
+    }
+    const grep = await runTool("grep", { pattern: "needle" }, ctx);
+    expect(grep.content).toBe("a.txt:1:needle");
   });
 });
 

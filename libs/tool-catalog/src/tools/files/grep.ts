@@ -1,9 +1,10 @@
-import { lstat, readFile } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import { relative } from "node:path";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { checkPattern, globInside } from "./glob-pattern.js";
+import { readRegularFile } from "./regular-file.js";
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
@@ -50,7 +51,8 @@ export const grepTool = defineTool({
       if (ctx.signal.aborted || truncated) break;
       const info = await lstat(file).catch(() => undefined);
       if (info === undefined || !info.isFile() || info.size > MAX_FILE_BYTES) continue;
-      const bytes = await readFile(file);
+      const bytes = await readRegularFile(file).catch(() => undefined);
+      if (bytes === undefined) continue;
       if (bytes.subarray(0, 8_000).includes(0)) continue;
       const lines = bytes.toString("utf8").split("\n");
       const name = relative(target.root, file);

@@ -1,9 +1,9 @@
-import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
+import { openRegularForReading } from "./regular-file.js";
 
 const MAX_LINE = 2_000;
 
@@ -34,8 +34,9 @@ export const readTool = defineTool({
     let bytes = 0;
     let cut = false;
     let binary = false;
+    const handle = await openRegularForReading(target.absolute);
     const lines = createInterface({
-      input: createReadStream(target.absolute, { encoding: "utf8" }),
+      input: handle.createReadStream({ encoding: "utf8" }),
       crlfDelay: Infinity,
     });
     for await (const raw of lines) {

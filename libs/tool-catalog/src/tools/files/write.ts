@@ -1,9 +1,10 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { dirname, relative } from "node:path";
 import { z } from "zod";
 import { handToCommandUser } from "../../exec/workspace-owner.js";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
+import { writeRegularFile } from "./regular-file.js";
 
 export const writeTool = defineTool({
   name: "write",
@@ -32,7 +33,7 @@ export const writeTool = defineTool({
         `'${blocker}' is a file, so '${target.display}' cannot be created under it. Write to another path, or remove '${blocker}' first.`,
       );
     }
-    await writeFile(target.absolute, input.content, "utf8");
+    await writeRegularFile(target.absolute, input.content);
     // Sandboxed commands run as another user when the executor is root: they must be able to change it.
     await handToCommandUser(ctx.limits, target.root, target.absolute);
     const bytes = Buffer.byteLength(input.content);
