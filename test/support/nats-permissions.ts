@@ -55,6 +55,8 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.signal.pairing`,
       // Workflow instances' shared directories and setup steps, on the tool-executors.
       `${ns}.ws.files`,
+      // What was queued for a workflow's inline agent when its instance stopped.
+      `${ns}.dlq.in`,
       `${api}.STREAM.UPDATE.${OUT}`,
       `${api}.STREAM.UPDATE.${DLQ}`,
       // SSE: one ephemeral consumer per connection, deleted on close; /metrics lists the bridges' consumers.

@@ -86,7 +86,7 @@ export async function startGateway(options: {
     registry: () => registryLink.get(),
     store: workspaces,
     lock: new InstanceLock(redis, config.MONIRO_REDIS_PREFIX),
-    cleanup: new AgentStateCleanup(redis, config.MONIRO_REDIS_PREFIX),
+    cleanup: new AgentStateCleanup(redis, config.MONIRO_REDIS_PREFIX, { js: () => link.get().js, subjects, logger }),
     files: natsWorkspaceFiles(link, subjects),
     publish: (envelope) => publisher.publish(envelope),
     logger,

@@ -1,8 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { InboundEnvelope } from "@moniro/envelopes";
-import { createKeys, scanKeys } from "@moniro/store";
+import { dlqRecord, publishDlq } from "@moniro/bus";
+import {
+  type DlqRecord,
+  decode,
+  dlqRecordSchema,
+  type InboundEnvelope,
+  inboundEnvelopeSchema,
+  stamp,
+} from "@moniro/envelopes";
+import { createKeys, RedisInbox, scanKeys } from "@moniro/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { errorOf, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents } from "./test/sse-client.js";
@@ -134,6 +142,55 @@ describe("workflow instances", () => {
     });
     // The ref agents were detached, not removed.
     expect((await g.fetch("/v1/agents/alice/definition")).status).toBe(200);
+  });
+
+  it("a stop moves the inputs still queued for an inline member to the DLQ (one record each), then deletes its keys", async () => {
+    const g = await gateway(workflowsDir({ review: REVIEW }));
+    await send(g, "POST", "/v1/workflows/review/instances", { variables: { pr: "2" } });
+    const helper = "review__main__helper";
+    // What a runner would have ingested and not run yet: the kickoff's @mention and another sender's message.
+    const inbox = new RedisInbox(g.redis.redis, { prefix: g.redis.prefix });
+    const kickoff = await lastInbound(g, helper);
+    const other = inboundEnvelopeSchema.parse({ ...stamp(), agent: helper, source: "http:jane", text: "also this" });
+    await inbox.append(kickoff);
+    await inbox.append(other);
+    // A runner draining the removed agent at the same time already published the kickoff's record.
+    const runnerReason = "agent 'review__main__helper' was deleted (a runner's drain)";
+    await publishDlq(
+      g.js,
+      g.subjects.dlq("in"),
+      dlqRecord({
+        origin: "in",
+        subject: g.subjects.in(helper),
+        reason: runnerReason,
+        data: new TextEncoder().encode(JSON.stringify(kickoff)),
+      }),
+      { msgId: `removed:${helper}:${kickoff.id}` },
+    );
+
+    const stop = await send(g, "DELETE", "/v1/workflows/review/instances/main");
+    expect(stop.status).toBe(200);
+    expect(await stop.json()).toMatchObject({ stopped: true, removedAgents: [helper] });
+
+    const records: DlqRecord[] = [];
+    const info = await g.jsm.streams.info(g.subjects.streams.dlq);
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+      const message = await g.jsm.streams.getMessage(g.subjects.streams.dlq, { seq }).catch(() => null);
+      if (message?.subject !== g.subjects.dlq("in")) continue;
+      const record = decode(dlqRecordSchema, message.data);
+      if (record.ok) records.push(record.value);
+    }
+    const byId = new Map(records.map((record) => [(JSON.parse(record.payload) as InboundEnvelope).id, record]));
+    expect(records).toHaveLength(2);
+    expect(byId.get(kickoff.id)).toMatchObject({ origin: "in", subject: g.subjects.in(helper), reason: runnerReason });
+    expect(byId.get(other.id)).toMatchObject({
+      origin: "in",
+      subject: g.subjects.in(helper),
+      reason: `agent '${helper}' (an inline agent of review:main) was removed when its instance stopped: it takes no new input`,
+    });
+    expect(JSON.parse(byId.get(other.id)?.payload ?? "{}")).toMatchObject({ source: "http:jane", text: "also this" });
+    expect(await agentKeys(g, helper)).toEqual([]);
+    expect(await g.redis.redis.sismember(createKeys(g.redis.prefix).pendingAgents, helper)).toBe(0);
   });
 
   it("keeps a persistent workspace's channel across a stop and the next start", async () => {

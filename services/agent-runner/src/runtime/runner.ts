@@ -124,6 +124,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     redis: options.redis,
     redisPrefix: options.redisPrefix,
     messaging,
+    js,
     subjects,
     directory: options.directory,
     inbox: stores.inbox,

@@ -2,6 +2,7 @@ import type { Bus } from "@moniro/bus";
 import { type Subjects, stamp } from "@moniro/envelopes";
 import type { Clock, EventSink, Inbox, ThreadStore, ToolBus } from "@moniro/ports";
 import { ChildRecords, type RedisClient } from "@moniro/store";
+import type { JetStreamClient } from "@nats-io/jetstream";
 import type { LoopDeps } from "../loop/index.js";
 import type { AgentDirectory, RuntimeAgent } from "../runtime/agent-directory.js";
 import type { AgentRuntime } from "../runtime/agent-runtime.js";
@@ -26,6 +27,8 @@ export function subagentWiring(options: {
   redis: RedisClient;
   redisPrefix: string;
   messaging: Bus;
+  /** JetStream, for the DLQ records of a canceled child's waiting inputs. */
+  js: JetStreamClient;
   subjects: Subjects;
   directory: AgentDirectory;
   inbox: Inbox;
@@ -64,6 +67,8 @@ export function subagentWiring(options: {
       internalIngest(inner, {
         records,
         inbox: options.inbox,
+        js: options.js,
+        subjects,
         forget: (child) => directory.forget(child),
         logger,
         cancelRun: async (child, reason) => {

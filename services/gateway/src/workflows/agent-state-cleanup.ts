@@ -1,6 +1,18 @@
-import { createKeys, deleteKeys, type RedisClient, scanKeys } from "@moniro/store";
+import { dlqRecord, publishDlq } from "@moniro/bus";
+import type { Subjects } from "@moniro/envelopes";
+import { createKeys, deleteKeys, type RedisClient, RedisInbox, scanKeys } from "@moniro/store";
+import type { JetStreamClient } from "@nats-io/jetstream";
+import type { GatewayLogger } from "../ports.js";
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&");
+
+/** Where the inputs still queued for a removed agent go: `<ns>.dlq.in` on JetStream. */
+export interface CleanupDlq {
+  /** The JetStream client, asked for per use (throws while NATS is not connected). */
+  js: () => JetStreamClient;
+  subjects: Subjects;
+  logger: GatewayLogger;
+}
 
 /**
  * Removes what Redis holds of agents (docs/redis-keys.md): for an inline agent
@@ -10,15 +22,40 @@ const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&");
  */
 export class AgentStateCleanup {
   private readonly keys: ReturnType<typeof createKeys>;
+  private readonly inbox: RedisInbox;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
+    private readonly dlq: CleanupDlq,
   ) {
     this.keys = createKeys(prefix);
+    // An entry that cannot be decoded is no input anyone can take: logged and dropped, as a runner does.
+    this.inbox = new RedisInbox(redis, {
+      prefix,
+      onCorruptEntry: (error) =>
+        dlq.logger.error({ ...error.details, err: error.message }, "dropped an undecodable inbox entry"),
+    });
   }
 
-  async removeAgent(agent: string): Promise<void> {
+  /**
+   * Removes an agent's keys. The inputs still queued in its inbox first go to
+   * the DLQ with `reason` (no accepted input is dropped silently), each with
+   * the msg id `removed:<agent>:<envelope id>` a runner draining the removed
+   * agent uses too, so an input gets one record. When they cannot be moved
+   * (NATS down), the keys are kept: a runner's drain of the removed agent moves
+   * the inputs later.
+   */
+  async removeAgent(agent: string, reason: string): Promise<void> {
+    try {
+      await this.moveInputsToDlq(agent, reason);
+    } catch (error) {
+      this.dlq.logger.warn(
+        { agent, err: (error as Error)?.message },
+        "could not move a removed agent's queued inputs to the DLQ; its Redis keys are kept (a runner's drain moves them)",
+      );
+      return;
+    }
     for await (const keys of scanKeys(this.redis, `${escapeGlob(this.prefix)}{a:${agent}}:*`)) {
       await deleteKeys(this.redis, keys);
     }
@@ -26,6 +63,24 @@ export class AgentStateCleanup {
       this.redis.srem(this.keys.pendingAgents, agent),
       this.redis.srem(this.keys.activeAgents, agent),
     ]);
+  }
+
+  private async moveInputsToDlq(agent: string, reason: string): Promise<void> {
+    const items = await this.inbox.pending(agent);
+    if (items.length === 0) return;
+    const js = this.dlq.js();
+    const { subjects } = this.dlq;
+    for (const item of items) {
+      const record = dlqRecord({
+        origin: "in",
+        subject: subjects.in(agent),
+        reason,
+        data: new TextEncoder().encode(JSON.stringify(item.envelope)),
+      });
+      await publishDlq(js, subjects.dlq("in"), record, { msgId: `removed:${agent}:${item.envelope.id}` });
+    }
+    await this.inbox.ack(agent, items);
+    this.dlq.logger.warn({ agent, inputs: items.length, reason }, "inputs of a removed agent moved to the DLQ");
   }
 
   async removeThread(agent: string, context: string): Promise<void> {

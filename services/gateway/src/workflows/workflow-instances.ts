@@ -257,7 +257,7 @@ export class WorkflowInstances {
             { instance: `${name}:${tag}`, err: (error as Error)?.message },
             "workflow start failed; undoing it",
           );
-          await this.undo(workspace, stored && !resolved.persistent, registered, existing !== null);
+          await this.undo(workspace, stored && !resolved.persistent, registered, existing !== null, `${name}:${tag}`);
           if (workflow.setup.length > 0 && (!resolved.persistent || existing === null))
             await this.removeFiles(name, tag);
           throw workspaceHttpError(error);
@@ -272,9 +272,12 @@ export class WorkflowInstances {
     discard: boolean,
     registered: readonly string[],
     hadState: boolean,
+    instance: string,
   ): Promise<void> {
     const registry = await this.deps.registry();
-    await Promise.allSettled(registered.map((agent) => this.removeInline(registry, agent)));
+    const why = (agent: string) =>
+      `agent '${agent}' (an inline agent of ${instance}) was removed when its instance failed to start: it takes no new input`;
+    await Promise.allSettled(registered.map((agent) => this.removeInline(registry, agent, why(agent))));
     await workspace.stop().catch(() => undefined);
     if (discard || !hadState) await workspace.discard().catch(() => undefined);
   }
@@ -289,13 +292,17 @@ export class WorkflowInstances {
     });
   }
 
-  private async removeInline(registry: AgentRegistry, agent: string): Promise<void> {
+  /**
+   * Removes an inline agent: its registry record, then its Redis keys; the
+   * inputs still queued for it go to the DLQ with `reason` first (cleanup).
+   */
+  private async removeInline(registry: AgentRegistry, agent: string, reason: string): Promise<void> {
     try {
       await registry.remove(agent);
     } catch (error) {
       if (!(error instanceof RegistryNotFoundError)) throw error;
     }
-    await this.deps.cleanup.removeAgent(agent);
+    await this.deps.cleanup.removeAgent(agent, reason);
   }
 
   /**
@@ -318,7 +325,11 @@ export class WorkflowInstances {
       result.stopped = true;
       const registry = await this.deps.registry();
       for (const member of state.members.filter((member) => member.kind === "inline")) {
-        await this.removeInline(registry, member.agent);
+        await this.removeInline(
+          registry,
+          member.agent,
+          `agent '${member.agent}' (an inline agent of ${name}:${tag}) was removed when its instance stopped: it takes no new input`,
+        );
         result.removedAgents.push(member.agent);
       }
       if (!persistent) {
