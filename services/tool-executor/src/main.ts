@@ -84,7 +84,7 @@ try {
   });
   app = startExecutorApp({
     executorId,
-    policies: agentPoliciesFromRegistry(agents),
+    policies: agentPoliciesFromRegistry(agents, logger),
     nc: nats,
     subjects,
     redis,

@@ -75,4 +75,28 @@ describe("the tool policy of agents defined in a project's moniro.yaml", () => {
       executorSide.close();
     }
   });
+
+  it("warns once when an agent's policy gives its commands the network, and again only after it was taken away", async () => {
+    await gatewaySide.put("net", { model: "m1", tools: { network: true } }, { source: "api" });
+    const executorSide = await AgentRegistry.open(nc, { namespace });
+    const warnings: Array<Record<string, unknown>> = [];
+    try {
+      const policies = agentPoliciesFromRegistry(executorSide, { warn: (fields) => warnings.push(fields) });
+      expect(await policies.lookup("net")).toMatchObject({ ok: true, policy: { network: true } });
+      await policies.lookup("net");
+      expect(warnings).toEqual([{ agent: "net", revision: expect.any(Number) }]);
+
+      await gatewaySide.put("net", { model: "m1" }, { source: "api" });
+      await expect
+        .poll(async () => ((await policies.lookup("net")) as { policy?: { network: boolean } }).policy?.network)
+        .toBe(false);
+      await gatewaySide.put("net", { model: "m1", tools: { network: true } }, { source: "api" });
+      await expect
+        .poll(async () => ((await policies.lookup("net")) as { policy?: { network: boolean } }).policy?.network)
+        .toBe(true);
+      expect(warnings).toHaveLength(2);
+    } finally {
+      executorSide.close();
+    }
+  });
 });
