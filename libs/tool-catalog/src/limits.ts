@@ -48,6 +48,8 @@ export const execLimitsSchema = z.object({
   processLogLines: z.number().int().positive().default(1_000),
   /** Background processes per executor. */
   maxBackgroundProcesses: z.number().int().positive().default(32),
+  /** Background processes of one agent on one executor: no agent takes every slot from the others. */
+  maxBackgroundProcessesPerAgent: z.number().int().positive().default(8),
   /** The most text one `read` returns (its line-numbered lines): a larger file is cut there, with a note how to go on. */
   readMaxBytes: z.number().int().positive().default(100_000),
 });

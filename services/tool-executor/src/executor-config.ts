@@ -57,6 +57,7 @@ export const executorConfigSchema = serviceConfigSchema.extend({
   /** Background processes untouched this long are killed. */
   MONIRO_PROCESS_IDLE_TTL_MS: int(1).optional(),
   MONIRO_MAX_BACKGROUND_PROCESSES: int(1).optional(),
+  MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT: int(1).optional(),
 });
 export type ExecutorConfig = ServiceConfig & z.output<typeof executorConfigSchema>;
 
@@ -90,6 +91,7 @@ export function execLimitsOf(config: ExecutorConfig): ExecLimits {
     ...optional("fileSizeBytes", config.MONIRO_EXEC_FILE_SIZE_BYTES),
     ...optional("processIdleTtlMs", config.MONIRO_PROCESS_IDLE_TTL_MS),
     ...optional("maxBackgroundProcesses", config.MONIRO_MAX_BACKGROUND_PROCESSES),
+    ...optional("maxBackgroundProcessesPerAgent", config.MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT),
     ...(uid !== undefined && gid !== undefined && config.MONIRO_EXEC_RUN_AS ? { runAs: { uid, gid } } : {}),
   });
 }

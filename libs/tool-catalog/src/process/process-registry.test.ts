@@ -126,6 +126,21 @@ describe("ProcessRegistry", () => {
     await ctx.processes.close();
   });
 
+  it("refuses one agent more than its share, while another agent still starts one", async () => {
+    const ctx = testToolContext({ limits: { maxBackgroundProcesses: 4, maxBackgroundProcessesPerAgent: 2 } });
+    for (let i = 0; i < 2; i++) {
+      expect((await runTool("process", { action: "start", command: "sleep 30" }, ctx)).isError).toBeUndefined();
+    }
+    const refused = await runTool("process", { action: "start", command: "sleep 30" }, ctx);
+    expect(refused).toMatchObject({ isError: true, errorCode: "too-many-processes", retryable: true });
+    expect(refused.content).toBe(
+      "at most 2 background processes of one agent may run on one executor; kill one first.",
+    );
+    const other = { ...ctx, agent: "bea" };
+    expect((await runTool("process", { action: "start", command: "sleep 30" }, other)).isError).toBeUndefined();
+    await ctx.processes.close();
+  });
+
   it("ownerOf parses `<executorId>:<n>` and rejects malformed ids", () => {
     expect(ownerOf(processIdOf("exec-7f3a", 12))).toBe("exec-7f3a");
     expect(ownerOf("host:pod-1:3")).toBe("host:pod-1");

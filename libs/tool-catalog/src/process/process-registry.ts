@@ -36,8 +36,15 @@ export class ProcessNotFoundError extends Error {
 
 export class ProcessLimitError extends Error {
   override readonly name = "ProcessLimitError";
-  constructor(readonly limit: number) {
-    super(`at most ${limit} background processes may run on one executor`);
+  constructor(
+    readonly limit: number,
+    readonly perAgent = false,
+  ) {
+    super(
+      perAgent
+        ? `at most ${limit} background processes of one agent may run on one executor`
+        : `at most ${limit} background processes may run on one executor`,
+    );
   }
 }
 
@@ -69,8 +76,14 @@ export class ProcessRegistry {
   }
 
   start(agent: string, command: string, workspace: string, options: SpawnOptions): ProcessInfo {
-    const running = [...this.entries.values()].filter((entry) => entry.info.status === "running").length;
-    if (running >= this.limits.maxBackgroundProcesses) throw new ProcessLimitError(this.limits.maxBackgroundProcesses);
+    const running = [...this.entries.values()].filter((entry) => entry.info.status === "running");
+    const mine = running.filter((entry) => entry.info.agent === agent).length;
+    if (mine >= this.limits.maxBackgroundProcessesPerAgent) {
+      throw new ProcessLimitError(this.limits.maxBackgroundProcessesPerAgent, true);
+    }
+    if (running.length >= this.limits.maxBackgroundProcesses) {
+      throw new ProcessLimitError(this.limits.maxBackgroundProcesses);
+    }
     this.sequence += 1;
     const processId = processIdOf(this.executorId, this.sequence);
     const child = spawnCommand(command, workspace, this.limits, options);
