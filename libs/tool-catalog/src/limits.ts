@@ -50,6 +50,8 @@ export const execLimitsSchema = z.object({
   maxBackgroundProcesses: z.number().int().positive().default(32),
   /** Background processes of one agent on one executor: no agent takes every slot from the others. */
   maxBackgroundProcessesPerAgent: z.number().int().positive().default(8),
+  /** The time one `grep` call's regular expression may run, over all its files (off the event loop; then refused). */
+  grepRegexMs: z.number().int().positive().default(10_000),
   /** The most text one `read` returns (its line-numbered lines): a larger file is cut there, with a note how to go on. */
   readMaxBytes: z.number().int().positive().default(100_000),
 });

@@ -237,6 +237,23 @@ describe("grep", () => {
     "node_modules/m/i.js": "needle\n",
   };
 
+  it("refuses a regular expression that backtracks past its budget, off the event loop, and goes on working", async () => {
+    const ctx = testToolContext({ limits: { grepRegexMs: 300 } });
+    writeFileSync(join(ctx.workspace, "bomb.txt"), `${"a".repeat(40)}!\nfine line\n`);
+    // The event loop keeps turning while the pattern runs (it runs in the regex worker).
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 20);
+    const slow = await runTool("grep", { pattern: "^(a+)+$" }, ctx);
+    clearInterval(ticker);
+    expect(slow).toMatchObject({ isError: true, errorCode: "regex-too-slow" });
+    expect(slow.content).toBe(
+      "The regular expression ran longer than 300 ms (reached in 'bomb.txt'): it backtracks too much, as nested quantifiers like (a+)+ do. Simplify it, or narrow the path or glob.",
+    );
+    expect(turns).toBeGreaterThan(5);
+    // A new worker takes the next call.
+    expect((await runTool("grep", { pattern: "fine", ignore_case: true }, ctx)).content).toBe("bomb.txt:2:fine line");
+  });
+
   it("finds matches with path:line:text, honouring glob, ignore_case and context", async () => {
     const { ctx } = workspaceWith(tree);
     const plain = await runTool("grep", { pattern: "needle" }, ctx);

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
 import { checkPattern, globInside } from "./glob-pattern.js";
+import { matchingLines, RegexTimeoutError } from "./regex-worker.js";
 import { readRegularFile } from "./regular-file.js";
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
@@ -21,9 +22,9 @@ export const grepTool = defineTool({
     max_results: z.number().int().min(1).max(1_000).optional().describe("Default 100"),
   }),
   async run(input, ctx) {
-    let regex: RegExp;
     try {
-      regex = new RegExp(input.pattern, input.ignore_case ? "i" : "");
+      // Checked here, run in the regex worker (regex-worker.ts).
+      new RegExp(input.pattern, input.ignore_case ? "i" : "");
     } catch (error) {
       return fail(
         "invalid-regex",
@@ -42,6 +43,8 @@ export const grepTool = defineTool({
     } catch {
       return fail("not-found", `'${target.display}' does not exist. Use 'ls' or 'glob' to find it.`);
     }
+    const flags = input.ignore_case ? "i" : "";
+    const budgetEnds = Date.now() + ctx.limits.grepRegexMs;
     const max = input.max_results ?? 100;
     const context = input.context ?? 0;
     const out: string[] = [];
@@ -54,11 +57,23 @@ export const grepTool = defineTool({
       const bytes = await readRegularFile(file).catch(() => undefined);
       if (bytes === undefined) continue;
       if (bytes.subarray(0, 8_000).includes(0)) continue;
-      const lines = bytes.toString("utf8").split("\n");
+      const text = bytes.toString("utf8");
       const name = relative(target.root, file);
+      let matching: number[];
+      try {
+        matching = await matchingLines(input.pattern, flags, text, Math.max(1, budgetEnds - Date.now()));
+      } catch (error) {
+        if (!(error instanceof RegexTimeoutError)) throw error;
+        return fail(
+          "regex-too-slow",
+          `The regular expression ran longer than ${ctx.limits.grepRegexMs} ms (reached in '${name}'): it backtracks too much, as nested quantifiers like (a+)+ do. Simplify it, or narrow the path or glob.`,
+        );
+      }
+      if (matching.length === 0) continue;
+      const lines = text.split("\n");
+      const matched = new Set(matching);
       let printedUpTo = -1;
-      for (let index = 0; index < lines.length; index += 1) {
-        if (!regex.test(lines[index] as string)) continue;
+      for (const index of matching) {
         if (matches >= max) {
           truncated = true;
           break;
@@ -68,7 +83,7 @@ export const grepTool = defineTool({
         const to = Math.min(lines.length - 1, index + context);
         if (context > 0 && printedUpTo >= 0 && from > printedUpTo + 1) out.push("--");
         for (let line = from; line <= to; line += 1) {
-          const separator = line === index || regex.test(lines[line] as string) ? ":" : "-";
+          const separator = matched.has(line) ? ":" : "-";
           out.push(`${name}${separator}${line + 1}${separator}${(lines[line] as string).slice(0, 500)}`);
         }
         printedUpTo = to;
