@@ -16,10 +16,10 @@ interface Change {
   after: string | undefined;
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+async function readIfExists(path: string, root: string): Promise<string | undefined> {
   try {
     if ((await stat(path)).isDirectory()) throw new Error(`'${path}' is a directory`);
-    return (await readRegularFile(path)).toString("utf8");
+    return (await readRegularFile(path, root)).toString("utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
@@ -28,7 +28,7 @@ async function readIfExists(path: string): Promise<string | undefined> {
 
 async function restore(change: Change): Promise<void> {
   if (change.before === undefined) await rm(change.absolute, { force: true });
-  else await writeRegularFile(change.absolute, change.before);
+  else await writeRegularFile(change.absolute, change.before, change.root);
 }
 
 export const applyPatchTool = defineTool({
@@ -48,7 +48,7 @@ export const applyPatchTool = defineTool({
     const problems: string[] = [];
     for (const file of files) {
       const target = await resolveInWorkspace(ctx.workspace, file.path);
-      const before = await readIfExists(target.absolute);
+      const before = await readIfExists(target.absolute, target.root);
       if (file.action === "create" && before !== undefined) {
         problems.push(`${target.display}: already exists (the patch creates it from /dev/null)`);
         continue;
@@ -86,7 +86,7 @@ export const applyPatchTool = defineTool({
         if (change.after === undefined) await rm(change.absolute);
         else {
           await mkdir(dirname(change.absolute), { recursive: true });
-          await writeRegularFile(change.absolute, change.after);
+          await writeRegularFile(change.absolute, change.after, change.root);
           // Sandboxed commands run as another user when the executor is root: they must be able to change it.
           if (change.before === undefined) await handToCommandUser(ctx.limits, change.root, change.absolute);
         }

@@ -21,7 +21,7 @@ export const editTool = defineTool({
     if (input.old_string === input.new_string) {
       return fail("no-change", "old_string and new_string are identical; nothing to do.");
     }
-    const file = await readTextFile(target.absolute, target.display, MAX_EDIT_BYTES);
+    const file = await readTextFile(target.absolute, target.display, MAX_EDIT_BYTES, target.root);
     if ("error" in file) return file.error;
     const count = countOccurrences(file.text, input.old_string);
     if (count === 0) {
@@ -40,7 +40,7 @@ export const editTool = defineTool({
     const updated = input.replace_all
       ? file.text.split(input.old_string).join(input.new_string)
       : file.text.replace(input.old_string, () => input.new_string);
-    await writeRegularFile(target.absolute, updated);
+    await writeRegularFile(target.absolute, updated, target.root);
     return ok({ path: target.display, replacements: count }, `Edited ${target.display}: ${count} replacement(s).`);
   },
 });

@@ -7,6 +7,7 @@ export async function readTextFile(
   absolute: string,
   display: string,
   maxBytes: number,
+  root: string,
 ): Promise<{ text: string } | { error: ToolOutcome }> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
@@ -23,7 +24,7 @@ export async function readTextFile(
       ),
     };
   }
-  const bytes = await readRegularFile(absolute);
+  const bytes = await readRegularFile(absolute, root);
   if (bytes.subarray(0, 8_000).includes(0)) {
     return { error: fail("binary-file", `'${display}' is a binary file; use 'exec' to inspect it.`) };
   }

@@ -1,11 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PathOutsideWorkspaceError } from "../../errors.js";
 import { runTool } from "../../run-tool.js";
 import { testToolContext } from "../../test/test-context.js";
 import { globInside } from "./glob-pattern.js";
+import { readRegularFile, writeRegularFile } from "./regular-file.js";
 
 function workspaceWith(files: Record<string, string>) {
   const ctx = testToolContext({ limits: { readMaxBytes: 2_000 } });
@@ -74,6 +76,26 @@ describe("a FIFO (or another non-regular file) in the workspace", () => {
     }
     const grep = await runTool("grep", { pattern: "needle" }, ctx);
     expect(grep.content).toBe("a.txt:1:needle");
+  });
+});
+
+describe("a directory swapped for a link out of the workspace after the path was resolved", () => {
+  it("is caught on the opened descriptor: nothing outside is read or overwritten", async () => {
+    const base = mkdtempSync(join(tmpdir(), "moniro-swap-"));
+    const workspace = join(base, "attacker");
+    mkdirSync(workspace);
+    mkdirSync(join(base, "victim"));
+    writeFileSync(join(base, "victim", "x"), "victim data\n");
+    // What a racing command leaves between the tool's check and its open: 'd' now a link to the victim.
+    symlinkSync(join(base, "victim"), join(workspace, "d"));
+    const path = join(workspace, "d", "x");
+    await expect(readRegularFile(path, workspace)).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
+    await expect(writeRegularFile(path, "pwned", workspace)).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
+    expect(readFileSync(join(base, "victim", "x"), "utf8")).toBe("victim data\n");
+    // Inside the workspace the same calls work.
+    await writeRegularFile(join(workspace, "own.txt"), "mine", workspace);
+    expect((await readRegularFile(join(workspace, "own.txt"), workspace)).toString()).toBe("mine");
+    rmSync(base, { recursive: true, force: true });
   });
 });
 

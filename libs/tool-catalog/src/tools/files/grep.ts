@@ -54,7 +54,7 @@ export const grepTool = defineTool({
       if (ctx.signal.aborted || truncated) break;
       const info = await lstat(file).catch(() => undefined);
       if (info === undefined || !info.isFile() || info.size > MAX_FILE_BYTES) continue;
-      const bytes = await readRegularFile(file).catch(() => undefined);
+      const bytes = await readRegularFile(file, target.root).catch(() => undefined);
       if (bytes === undefined) continue;
       if (bytes.subarray(0, 8_000).includes(0)) continue;
       const text = bytes.toString("utf8");

@@ -34,11 +34,8 @@ export const readTool = defineTool({
     let bytes = 0;
     let cut = false;
     let binary = false;
-    const handle = await openRegularForReading(target.absolute);
-    const lines = createInterface({
-      input: handle.createReadStream({ encoding: "utf8" }),
-      crlfDelay: Infinity,
-    });
+    const stream = (await openRegularForReading(target.absolute, target.root)).createReadStream({ encoding: "utf8" });
+    const lines = createInterface({ input: stream, crlfDelay: Infinity });
     for await (const raw of lines) {
       lineNumber += 1;
       if (lineNumber === 1 && raw.slice(0, 8_000).includes("\0")) {
@@ -59,6 +56,8 @@ export const readTool = defineTool({
       out.push(`${String(lineNumber).padStart(6)}\t${line}`);
     }
     lines.close();
+    // Stopped early (a line limit, a binary file): the stream closes its descriptor now, not at the next GC.
+    stream.destroy();
     if (binary) return fail("binary-file", `'${target.display}' is a binary file; use 'exec' to inspect it.`);
     if (lineNumber < first && size > 0) {
       return fail("out-of-range", `'${target.display}' has only ${lineNumber} lines; offset ${first} is past the end.`);

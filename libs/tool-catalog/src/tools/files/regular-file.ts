@@ -1,6 +1,13 @@
 import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
-import { NotRegularFileError } from "../../errors.js";
+import { type FileHandle, open, realpath } from "node:fs/promises";
+import { isAbsolute, relative } from "node:path";
+import { NotRegularFileError, PathOutsideWorkspaceError } from "../../errors.js";
+
+/** Whether `path` (absolute, real) is `root` or below it. */
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
 
 /**
  * File I/O of the file tools on regular files only. The path is opened without blocking and
@@ -10,7 +17,12 @@ import { NotRegularFileError } from "../../errors.js";
  */
 const { O_RDONLY, O_WRONLY, O_CREAT, O_NONBLOCK, O_NOFOLLOW } = constants;
 
-async function openRegular(path: string, flags: number): Promise<FileHandle> {
+/**
+ * Opens `path` (a regular file inside `root`). What was opened is checked on the descriptor: its real
+ * path must still be inside `root`, so a directory on the way swapped for a symbolic link between the
+ * path's resolution and this open (another process of the agent's, racing the tool) gets nothing.
+ */
+async function openRegular(path: string, flags: number, root: string): Promise<FileHandle> {
   let handle: FileHandle;
   try {
     handle = await open(path, flags | O_NONBLOCK | O_NOFOLLOW, 0o666);
@@ -24,12 +36,17 @@ async function openRegular(path: string, flags: number): Promise<FileHandle> {
     await handle.close();
     throw new NotRegularFileError(path);
   }
+  const opened = await realpath(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+  if (opened === undefined || !inside(root, opened)) {
+    await handle.close();
+    throw new PathOutsideWorkspaceError(path, "a directory on the way was replaced by a link out of it while in use");
+  }
   return handle;
 }
 
 /** The bytes of a regular file (ENOENT as `readFile` throws it). */
-export async function readRegularFile(path: string): Promise<Buffer> {
-  const handle = await openRegular(path, O_RDONLY);
+export async function readRegularFile(path: string, root: string): Promise<Buffer> {
+  const handle = await openRegular(path, O_RDONLY, root);
   try {
     return await handle.readFile();
   } finally {
@@ -38,8 +55,8 @@ export async function readRegularFile(path: string): Promise<Buffer> {
 }
 
 /** Creates or replaces the content of a regular file. */
-export async function writeRegularFile(path: string, content: string): Promise<void> {
-  const handle = await openRegular(path, O_WRONLY | O_CREAT);
+export async function writeRegularFile(path: string, content: string, root: string): Promise<void> {
+  const handle = await openRegular(path, O_WRONLY | O_CREAT, root);
   try {
     await handle.truncate(0);
     await handle.writeFile(content, "utf8");
@@ -49,6 +66,6 @@ export async function writeRegularFile(path: string, content: string): Promise<v
 }
 
 /** An open descriptor of a regular file, for reading it as a stream (the caller closes it). */
-export function openRegularForReading(path: string): Promise<FileHandle> {
-  return openRegular(path, O_RDONLY);
+export function openRegularForReading(path: string, root: string): Promise<FileHandle> {
+  return openRegular(path, O_RDONLY, root);
 }

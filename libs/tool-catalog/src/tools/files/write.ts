@@ -33,7 +33,7 @@ export const writeTool = defineTool({
         `'${blocker}' is a file, so '${target.display}' cannot be created under it. Write to another path, or remove '${blocker}' first.`,
       );
     }
-    await writeRegularFile(target.absolute, input.content);
+    await writeRegularFile(target.absolute, input.content, target.root);
     // Sandboxed commands run as another user when the executor is root: they must be able to change it.
     await handToCommandUser(ctx.limits, target.root, target.absolute);
     const bytes = Buffer.byteLength(input.content);
