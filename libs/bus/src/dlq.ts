@@ -1,4 +1,4 @@
-import type { DlqIssue, DlqRecordInput } from "@moniro/envelopes";
+import type { DlqIssue, DlqRecordInput, Subjects } from "@moniro/envelopes";
 import { stamp } from "@moniro/envelopes";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { publishEnvelope } from "./publish.js";
@@ -38,4 +38,27 @@ export async function publishDlq(
   options: { msgId?: string | undefined } = {},
 ): Promise<void> {
   await publishEnvelope(js, dlqSubject, record, options);
+}
+
+/**
+ * One record on `<ns>.dlq.in` (origin `in`) per inbound envelope that will never be handled (its
+ * agent removed, its sub-agent canceled), each with `reason` and the msg id `<key>:<agent>:<id>`,
+ * so a second party moving the same input (two runners, a runner and a gateway) makes no second record.
+ */
+export async function deadLetterInputs(
+  js: JetStreamClient,
+  subjects: Pick<Subjects, "in" | "dlq">,
+  agent: string,
+  envelopes: ReadonlyArray<{ id: string }>,
+  options: { reason: string; key: string },
+): Promise<void> {
+  for (const envelope of envelopes) {
+    const record = dlqRecord({
+      origin: "in",
+      subject: subjects.in(agent),
+      reason: options.reason,
+      data: new TextEncoder().encode(JSON.stringify(envelope)),
+    });
+    await publishDlq(js, subjects.dlq("in"), record, { msgId: `${options.key}:${agent}:${envelope.id}` });
+  }
 }

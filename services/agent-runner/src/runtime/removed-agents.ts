@@ -1,4 +1,4 @@
-import { dlqRecord, publishDlq } from "@moniro/bus";
+import { deadLetterInputs } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import type { Inbox, Lease } from "@moniro/ports";
 import type { JetStreamClient } from "@nats-io/jetstream";
@@ -31,17 +31,15 @@ export function removedAgents(deps: {
   /** Moves every pending input of `agent` to the DLQ (the caller holds its lease). */
   async function moveToDlq(agent: string, reason: string): Promise<number> {
     const items = await inbox.pending(agent);
-    for (const item of items) {
-      const record = dlqRecord({
-        origin: "in",
-        subject: deps.subjects.in(agent),
-        reason,
-        data: new TextEncoder().encode(JSON.stringify(item.envelope)),
-      });
-      // One record per input even when two runners drain (the msg id dedupes).
-      await publishDlq(deps.js, deps.subjects.dlq("in"), record, { msgId: `removed:${agent}:${item.envelope.id}` });
-      deps.onDlq?.("in");
-    }
+    // One record per input even when two runners drain (the msg id dedupes).
+    await deadLetterInputs(
+      deps.js,
+      deps.subjects,
+      agent,
+      items.map((item) => item.envelope),
+      { reason, key: "removed" },
+    );
+    for (let i = 0; i < items.length; i++) deps.onDlq?.("in");
     if (items.length > 0) {
       await inbox.ack(agent, items);
       logger.warn({ agent, inputs: items.length, reason }, "inputs of a removed agent moved to the DLQ");

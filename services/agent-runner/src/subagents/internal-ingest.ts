@@ -1,4 +1,4 @@
-import { dlqRecord, publishDlq } from "@moniro/bus";
+import { deadLetterInputs } from "@moniro/bus";
 import { type InboundEnvelope, type Subjects, subagentMetaOf } from "@moniro/envelopes";
 import type { Inbox } from "@moniro/ports";
 import type { ChildRecords } from "@moniro/store";
@@ -45,15 +45,13 @@ export function internalIngest(
     const waiting = await deps.inbox.pending(child);
     if (waiting.length === 0) return;
     const reason = `sub-agent '${child}' of '${parent}' was canceled before it took this input`;
-    for (const item of waiting) {
-      const record = dlqRecord({
-        origin: "in",
-        subject: deps.subjects.in(child),
-        reason,
-        data: new TextEncoder().encode(JSON.stringify(item.envelope)),
-      });
-      await publishDlq(deps.js, deps.subjects.dlq("in"), record, { msgId: `canceled:${child}:${item.envelope.id}` });
-    }
+    await deadLetterInputs(
+      deps.js,
+      deps.subjects,
+      child,
+      waiting.map((item) => item.envelope),
+      { reason, key: "canceled" },
+    );
     await deps.inbox.ack(child, waiting);
     deps.logger.warn(
       { child, parent, inputs: waiting.length, reason },

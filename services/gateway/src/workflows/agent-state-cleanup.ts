@@ -1,4 +1,4 @@
-import { dlqRecord, publishDlq } from "@moniro/bus";
+import { deadLetterInputs } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { createKeys, deleteKeys, type RedisClient, RedisInbox, scanKeys } from "@moniro/store";
 import type { JetStreamClient } from "@nats-io/jetstream";
@@ -68,17 +68,13 @@ export class AgentStateCleanup {
   private async moveInputsToDlq(agent: string, reason: string): Promise<void> {
     const items = await this.inbox.pending(agent);
     if (items.length === 0) return;
-    const js = this.dlq.js();
-    const { subjects } = this.dlq;
-    for (const item of items) {
-      const record = dlqRecord({
-        origin: "in",
-        subject: subjects.in(agent),
-        reason,
-        data: new TextEncoder().encode(JSON.stringify(item.envelope)),
-      });
-      await publishDlq(js, subjects.dlq("in"), record, { msgId: `removed:${agent}:${item.envelope.id}` });
-    }
+    await deadLetterInputs(
+      this.dlq.js(),
+      this.dlq.subjects,
+      agent,
+      items.map((item) => item.envelope),
+      { reason, key: "removed" },
+    );
     await this.inbox.ack(agent, items);
     this.dlq.logger.warn({ agent, inputs: items.length, reason }, "inputs of a removed agent moved to the DLQ");
   }
