@@ -58,6 +58,11 @@ export class BusClosedError extends BusError {
   }
 }
 
+/** Whether nats.js refused to send a message for being larger than the server's `max_payload`. */
+export function exceedsMaxPayload(error: unknown): boolean {
+  return /max_payload/.test((error as Error)?.message ?? "");
+}
+
 /** The message is larger than the NATS server takes in one message (its `max_payload`): nothing was sent. */
 export class PayloadTooLargeError extends BusError {
   override name = "PayloadTooLargeError";

@@ -1,6 +1,7 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import {
   BusClosedError,
+  exceedsMaxPayload,
   NoRespondersError,
   PayloadTooLargeError,
   RequestTimeoutError,
@@ -111,7 +112,7 @@ export function muxRequest(
       });
     } catch (error) {
       finish(
-        /max_payload/.test((error as Error)?.message ?? "")
+        exceedsMaxPayload(error)
           ? new PayloadTooLargeError(subject, data.byteLength, nc.info?.max_payload, { cause: error })
           : new BusClosedError(subject, { cause: error }),
       );

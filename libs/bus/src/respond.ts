@@ -1,4 +1,5 @@
 import type { Msg, MsgHdrs } from "@nats-io/transport-node";
+import { exceedsMaxPayload } from "./errors.js";
 import { type BusLogger, errorMessage } from "./logger.js";
 
 const encoder = new TextEncoder();
@@ -36,7 +37,7 @@ export function respondJson(
   try {
     return send(bytes);
   } catch (error) {
-    if (!/max_payload/.test(errorMessage(error))) {
+    if (!exceedsMaxPayload(error)) {
       options.logger.warn({ subject: msg.subject, err: errorMessage(error) }, "could not send the reply");
       return false;
     }

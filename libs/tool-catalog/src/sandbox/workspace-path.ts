@@ -11,7 +11,8 @@ export interface WorkspacePath {
   root: string;
 }
 
-function inside(root: string, candidate: string): boolean {
+/** Whether `candidate` (absolute, normalised) is `root` or below it. */
+export function inside(root: string, candidate: string): boolean {
   return candidate === root || candidate.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
 }
 

@@ -1,4 +1,5 @@
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join } from "node:path";
+import { inside } from "../../sandbox/workspace-path.js";
 import { IGNORED_DIRECTORIES } from "./file-helpers.js";
 import { globLib } from "./lazy-libs.js";
 
@@ -10,12 +11,6 @@ export function checkPattern(pattern: string): string | undefined {
   if (isAbsolute(pattern)) return `Glob '${pattern}' is absolute; use a pattern relative to the workspace.`;
   if (pattern.includes("..")) return `Glob '${pattern}' contains '..'; patterns may not leave the workspace.`;
   return undefined;
-}
-
-/** Whether `path` (absolute) is `root` or below it. */
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /**

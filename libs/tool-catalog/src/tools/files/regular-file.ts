@@ -1,13 +1,7 @@
 import { constants } from "node:fs";
 import { type FileHandle, open, realpath } from "node:fs/promises";
-import { isAbsolute, relative } from "node:path";
 import { NotRegularFileError, PathOutsideWorkspaceError } from "../../errors.js";
-
-/** Whether `path` (absolute, real) is `root` or below it. */
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
+import { inside } from "../../sandbox/workspace-path.js";
 
 /**
  * File I/O of the file tools on regular files only. The path is opened without blocking and
