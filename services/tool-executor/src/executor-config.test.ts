@@ -14,6 +14,17 @@ describe("executor config", () => {
       /MONIRO_EXEC_UNSAFE_NO_SANDBOX: must be true or false/,
     );
     expect(() => loadExecutorConfig({ MONIRO_EXEC_RUN_AS: "0:0" })).toThrow(/MONIRO_EXEC_RUN_AS: must not be root/);
+    expect(() => loadExecutorConfig({ MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT: "0" })).toThrow(
+      /MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT/,
+    );
+  });
+
+  it("caps one agent's background processes (8 by default, MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT)", () => {
+    expect(execLimitsOf(loadExecutorConfig({})).maxBackgroundProcessesPerAgent).toBe(8);
+    expect(
+      execLimitsOf(loadExecutorConfig({ MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT: "3" }))
+        .maxBackgroundProcessesPerAgent,
+    ).toBe(3);
   });
 
   it("refuses the removed bubblewrap switches, naming what replaces them", () => {
