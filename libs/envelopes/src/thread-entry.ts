@@ -100,6 +100,12 @@ export const instructionEntrySchema = z.object({
   status: z.enum(["incomplete", "failed", "canceled", "interrupted", "preempted"]),
   envelopeIds: z.array(z.string()).default([]),
   detail: z.string(),
+  /**
+   * Steer mode's set-aside (queue `steer`): the envelope ids of the inputs the agent turned to.
+   * The instruction (`envelopeIds`) waits behind them and is resumed once they are answered,
+   * even when the runner stops while answering them (it is never acked without being resumed).
+   */
+  steeredTo: z.array(z.string()).optional(),
 });
 
 export const threadEntrySchema = z.discriminatedUnion("kind", [

@@ -42,7 +42,9 @@ export async function checkpoint(
   const items = dropHeartbeats(run, drained, true);
   const pending = orderPending(items, now(run), settings);
   // A set-aside instruction waiting behind the steering inputs stays pending: the next cycle takes it up again.
-  const mine = pending.filter((input) => input.thread === cycle.thread.context && !isSetAside(cycle, input));
+  const forThread = pending.filter((input) => input.thread === cycle.thread.context);
+  const setAside = await setAsideIds(cycle, forThread);
+  const mine = forThread.filter((input) => !setAside.has(input.item.envelope.id));
   let injected = 0;
   // After a final message the instruction is done: nothing to set aside, so steer injects like inject.
   const steering = settings.queue === "steer" && !options.turnEnded;
@@ -73,13 +75,33 @@ export async function checkpoint(
 }
 
 /**
- * A re-queued instruction (steered away from or preempted) whose input is
- * already in this thread. Injecting it mid-turn would only ack it, and the
- * work it stands for would be lost; left pending, it keeps the run from going
- * idle, and the next cycle resumes it with a "back to the instruction" note.
+ * The envelope ids of the set-aside instructions among these inputs: re-queued
+ * (steered away from or preempted), their input already in this thread.
+ * Injecting one mid-turn would only ack it, and the work it stands for would
+ * be lost; left pending, it keeps the run from going idle, and the next cycle
+ * resumes it with a "back to the instruction" note. The thread's window
+ * answers without a round trip; a re-queued input older than the window (a
+ * compaction went past it before a takeover) is looked up in the store, one
+ * round trip for all of them, and only then.
  */
-export function isSetAside(cycle: CycleRun, input: PendingInput): boolean {
-  return input.item.preemptions > 0 && cycle.thread.hasEnvelope(input.item.envelope.id);
+export async function setAsideIds(cycle: CycleRun, inputs: readonly PendingInput[]): Promise<Set<string>> {
+  const ids = new Set<string>();
+  const unknown: string[] = [];
+  for (const input of inputs) {
+    if (input.item.preemptions === 0) continue;
+    const id = input.item.envelope.id;
+    if (cycle.thread.hasEnvelope(id)) ids.add(id);
+    else unknown.push(id);
+  }
+  if (unknown.length === 0) return ids;
+  const { run } = cycle;
+  const held = await Promise.all(
+    unknown.map((id) => run.deps.threads.hasEnvelope(run.agent, cycle.thread.context, id)),
+  );
+  unknown.forEach((id, index) => {
+    if (held[index]) ids.add(id);
+  });
+  return ids;
 }
 
 /**
@@ -110,7 +132,14 @@ async function steer(cycle: CycleRun, mine: readonly PendingInput[]): Promise<nu
       cycleId: cycle.cycleId,
       ts: now(cycle.run),
       status: "preempted",
-      envelopeIds: interrupted.inputs.flatMap(inputEnvelopeIds),
+      // Every re-queued item (a resumed instruction's are not among the inputs this cycle wrote).
+      envelopeIds: [
+        ...new Set([
+          ...interrupted.items.map((item) => item.envelope.id),
+          ...interrupted.inputs.flatMap(inputEnvelopeIds),
+        ]),
+      ],
+      steeredTo: fresh.flatMap(inputEnvelopeIds),
       detail: `Handle the message above first. The instruction you were working on (${what}) is set aside and comes back to you after it.`,
     },
   ]);

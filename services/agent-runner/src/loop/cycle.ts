@@ -6,7 +6,7 @@ import {
   type ThreadEntryData,
 } from "@moniro/envelopes";
 import { type AgentStateRecord, LeaseLostError } from "@moniro/ports";
-import { checkpoint, isSetAside, requeue } from "./checkpoint.js";
+import { checkpoint, requeue, setAsideIds } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
 import { type InboxAhead, readInboxAhead } from "./inbox-ahead.js";
@@ -23,7 +23,7 @@ import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, requestsTurnEnd, runToolCalls } from "./tools.js";
-import { inputText } from "./window.js";
+import { inputText, unforgeable } from "./window.js";
 import type { CycleWorkspace } from "./workspace-sections.js";
 
 export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
@@ -60,9 +60,11 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     step: 0,
     system: "",
   };
-  // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle.
-  const newInputs = work.inputs.filter((input) => !isSetAside(cycle, input));
-  const taken = newInputs.length > 0 ? newInputs : work.inputs;
+  // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle,
+  // and behind the unfinished answer to the inputs steer turned to (a runner that stopped mid-answer).
+  const setAside = await setAsideIds(cycle, work.inputs);
+  const newInputs = work.inputs.filter((input) => !setAside.has(input.item.envelope.id));
+  const taken = newInputs.length > 0 ? newInputs : waitsBehindSteering(thread, setAside) ? [] : work.inputs;
   // The personal (and workspace) context is read while the inputs are written: its round trips overlap theirs.
   const context = workspaceOf(taken, thread);
   const workspace = context === undefined ? Promise.resolve(undefined) : readCycleWorkspace(run, context);
@@ -82,6 +84,7 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     await thread.append(recoverInterruptedCalls(thread.entries));
     // Written ahead: the first LLM request goes out while the inputs' write is in flight.
     const { fresh, known, stateWritten } = await injectInputs(cycle, taken, {
+      known: setAside,
       midTurn: false,
       state: { ...opening, step: 1 },
       ahead: true,
@@ -128,6 +131,22 @@ function workspaceOf(inputs: readonly PendingInput[], thread: ThreadView): strin
   if (inputs.length > 0) return undefined;
   const last = lastInput(thread.entries)?.context;
   return last !== undefined && last !== "personal" ? last : undefined;
+}
+
+/**
+ * Whether the set-aside instructions wait behind work the thread went on
+ * with: steer turned to other inputs (the last note naming them says so) and
+ * the answer to those is unfinished (the runner stopped mid-answer). That
+ * answer is finished first, the instructions left pending; the cycle after it
+ * resumes them. A preempted instruction's own unfinished work is resumed
+ * with it (its inputs are acked now).
+ */
+function waitsBehindSteering(thread: ThreadView, setAside: ReadonlySet<string>): boolean {
+  if (setAside.size === 0 || !isUnfinished(thread.entries)) return false;
+  const note = thread.entries.findLast(
+    (entry) => entry.kind === "instruction" && entry.envelopeIds.some((id) => setAside.has(id)),
+  );
+  return note?.kind === "instruction" && note.steeredTo !== undefined;
 }
 
 /** The run's view of a thread: read from the store the first time this run works on it. */
@@ -299,7 +318,12 @@ async function noteResume(cycle: CycleRun, resumed: readonly PendingInput[]): Pr
   const inputs = cycle.thread.entries.filter(
     (entry) => entry.kind === "input" && inputEnvelopeIds(entry).some((id) => ids.has(id)),
   );
-  const what = inputs.map((entry) => (entry.kind === "input" ? inputText(entry) : "")).join(" / ");
+  // An input older than the window (compacted past before a takeover) is named from its envelope.
+  const shown = new Set(inputs.flatMap((entry) => (entry.kind === "input" ? inputEnvelopeIds(entry) : [])));
+  const older = [...new Map(resumed.map(({ item }) => [item.envelope.id, item.envelope])).values()]
+    .filter((envelope) => !shown.has(envelope.id))
+    .map((envelope) => `[${envelope.source}] ${unforgeable(envelope.text)}`);
+  const what = [...inputs.map((entry) => (entry.kind === "input" ? inputText(entry) : "")), ...older].join(" / ");
   await cycle.thread.append([
     {
       kind: "instruction",

@@ -31,6 +31,8 @@ export async function injectInputs(
   pending: readonly PendingInput[],
   options: {
     midTurn: boolean;
+    /** Envelope ids known to be in the thread though the window may lack them (set-aside inputs: checkpoint.ts). */
+    known?: ReadonlySet<string>;
     state?: Partial<AgentStateRecord>;
     /**
      * Written ahead (`ThreadView.appendAhead`): the inputs are in the view at once and the next LLM
@@ -45,7 +47,7 @@ export async function injectInputs(
   const ids = new Set<string>();
   for (const input of pending) {
     const id = input.item.envelope.id;
-    if (ids.has(id) || thread.hasEnvelope(id)) known.push(input);
+    if (ids.has(id) || thread.hasEnvelope(id) || options.known?.has(id)) known.push(input);
     else toWrite.push(input);
     ids.add(id);
   }

@@ -1,5 +1,7 @@
 import { type LlmScript, textReply, toolReply, toolUse } from "@moniro/ports/test";
 import { describe, expect, it } from "vitest";
+import { LoopControl } from "./control.js";
+import { runAgent } from "./run-agent.js";
 import { harness, shapes } from "./test-harness.js";
 
 const BACK = "[moniro] Back to the instruction that was set aside: [http:alice] build the report.";
@@ -67,6 +69,73 @@ describe("the instruction set aside by steering", () => {
     expect(shapes(h.llm.requests[3]).at(-1)).toBe("user: text:[http:dave] are you there?");
     expect(shapes(h.llm.requests[4]).at(-1)).toContain(BACK);
     expect(h.llm.requests).toHaveLength(5);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
+  it("steer: a runner that stops while answering the steering input leaves the set-aside instruction pending; the next run finishes the answer, then resumes it", async () => {
+    const h = await answeredWithMessages("steer", async (_request, { index }) => {
+      if (index === 0) return toolReply(toolUse("exec", { cmd: "sleep 2" }, "t1"));
+      if (index === 1) {
+        // The runner shuts down while the model answers bob and carol.
+        h.control.stop("shutdown");
+        return new Promise<never>(() => {});
+      }
+      if (index === 2) return toolReply(toolUse("message", { to: "http:bob", text: "noon" }, "m1"));
+      return textReply(`reply ${index}`);
+    });
+    expect(await h.run()).toMatchObject({ reason: "stopped" });
+    const alice = (await h.inbox.pending("ada")).map((item) => item.envelope.text);
+    expect(alice).toEqual(["build the report"]);
+
+    // The next runner takes the thread over.
+    expect(await runAgent(h.deps, h.fence, h.settings, new LoopControl())).toMatchObject({ reason: "idle" });
+
+    // First the unfinished answer to the steering inputs, with no note about the report yet …
+    expect(shapes(h.llm.requests[2]).at(-1)).toContain("Handle the message above first.");
+    expect(shapes(h.llm.requests[3]).join("\n")).not.toContain("Back to the instruction");
+    // … then, in a cycle of its own, the report.
+    expect(shapes(h.llm.requests[4]).at(-1)).toContain(BACK);
+    expect(h.llm.requests).toHaveLength(5);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
+  it("a set-aside instruction whose input a compaction went past is resumed, named from its envelope, not acked unresumed", async () => {
+    const h = await harness({ settings: { queue: "steer" }, llm: [textReply("back on it")] });
+    const alice = await h.send("build the report", {}, { announced: false });
+    const [input] = await h.threads.append(h.fence, "personal", [
+      {
+        kind: "input",
+        cycleId: "c0",
+        ts: 1,
+        envelopeId: alice.id,
+        source: alice.source,
+        replyTo: alice.replyTo,
+        context: "personal",
+        lane: "normal",
+        text: alice.text,
+        attachments: [],
+      },
+      { kind: "assistant", cycleId: "c0", ts: 2, step: 1, text: "starting", toolUses: [], stopReason: "end_turn" },
+    ]);
+    const [assistant] = (await h.threads.read("ada", "personal")).slice(-1);
+    await h.threads.append(h.fence, "personal", [
+      {
+        kind: "compaction",
+        cycleId: "c0",
+        ts: 3,
+        summary: "Alice asked for a report.",
+        upTo: assistant?.entryId ?? "",
+      },
+    ]);
+    // Set aside (re-queued once) while the agent answered someone else; that answer is finished.
+    const [item] = await h.inbox.pending("ada");
+    if (!input || !item) throw new Error("the setup wrote nothing");
+    await h.inbox.requeue("ada", item, { preemptions: 1, lane: "normal" });
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
+
+    expect(shapes(h.llm.requests[0]).at(-1)).toContain(BACK);
+    expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(1);
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
