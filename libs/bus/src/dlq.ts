@@ -1,5 +1,5 @@
 import type { DlqIssue, DlqRecordInput, Subjects } from "@moniro/envelopes";
-import { stamp } from "@moniro/envelopes";
+import { parseJson, stamp } from "@moniro/envelopes";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { publishEnvelope } from "./publish.js";
 
@@ -61,4 +61,36 @@ export async function deadLetterInputs(
     });
     await publishDlq(js, subjects.dlq("in"), record, { msgId: `${options.key}:${agent}:${envelope.id}` });
   }
+}
+
+/**
+ * An inbox entry that cannot be decoded (docs/redis-keys.md: a record `{ envelope, … }` in field
+ * `e`), moved to `<ns>.dlq.in` (origin `in`) before it is removed from Redis: the payload is
+ * its envelope as stored when the record has one (so `moniro dlq replay` can send it again once
+ * it passes), else the raw record. The msg id `corrupt:<agent>:<lane>:<entry id>` makes one
+ * record of an entry two readers move.
+ */
+export async function deadLetterInboxEntry(
+  js: JetStreamClient,
+  subjects: Pick<Subjects, "in" | "dlq">,
+  entry: { agent: string; lane: string; entryId: string; raw: string | undefined; issues: DlqIssue[] },
+): Promise<void> {
+  const payload = envelopeOfRecord(entry.raw) ?? entry.raw ?? "";
+  const record = dlqRecord({
+    origin: "in",
+    subject: subjects.in(entry.agent),
+    reason: `an input queued in ${entry.agent}'s inbox (lane ${entry.lane}, entry ${entry.entryId}) could not be read back from Redis; moved here instead of handled`,
+    issues: entry.issues,
+    data: new TextEncoder().encode(payload),
+  });
+  const msgId = `corrupt:${entry.agent}:${entry.lane}:${entry.entryId}`;
+  await publishDlq(js, subjects.dlq("in"), record, { msgId });
+}
+
+/** The `envelope` of an inbox record, as JSON; undefined when the record is not JSON or has no envelope object. */
+function envelopeOfRecord(raw: string | undefined): string | undefined {
+  const parsed = raw === undefined ? undefined : parseJson(raw);
+  if (!parsed?.ok) return undefined;
+  const envelope = (parsed.value as { envelope?: unknown } | null)?.envelope;
+  return typeof envelope === "object" && envelope !== null ? JSON.stringify(envelope) : undefined;
 }

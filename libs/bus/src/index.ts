@@ -1,7 +1,14 @@
 export { type Bus, createBus } from "./bus.js";
 export { type ConnectOptions, connectDelay, connectNats, NatsAuthenticationError } from "./connect.js";
 export { type ConsumeOptions, consumeEnvelopes, type EnvelopeConsumer, type HandlerOutcome } from "./consume.js";
-export { deadLetterInputs, dlqRecord, dlqSubjectFor, MAX_DLQ_PAYLOAD, publishDlq } from "./dlq.js";
+export {
+  deadLetterInboxEntry,
+  deadLetterInputs,
+  dlqRecord,
+  dlqSubjectFor,
+  MAX_DLQ_PAYLOAD,
+  publishDlq,
+} from "./dlq.js";
 export {
   BusClosedError,
   BusError,

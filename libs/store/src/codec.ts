@@ -1,5 +1,5 @@
 import type { Decoded, InboundEnvelope, ThreadEntryData } from "@moniro/envelopes";
-import { DecodeError, inboundEnvelopeSchema, parseJson, threadEntrySchema, validate } from "@moniro/envelopes";
+import { DecodeError, inboundEnvelopeSchema, LANES, parseJson, threadEntrySchema, validate } from "@moniro/envelopes";
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -17,8 +17,22 @@ export function encodeInboxRecord(record: InboxRecord): string {
   return JSON.stringify(record);
 }
 
-/** Decodes an inbox record; the envelope goes through the inbound schema like any bytes from outside. */
-export function decodeInboxRecord(json: string): Decoded<InboxRecord> {
+/**
+ * An inbox record decoded: `refused` when the current inbound schema refuses its envelope but the
+ * envelope has every field the loop reads, with its type (see `asStoredEnvelope`): kept, not dropped.
+ */
+export type DecodedInboxRecord =
+  | { ok: true; value: InboxRecord; refused?: DecodeError }
+  | { ok: false; error: DecodeError };
+
+/**
+ * Decodes an inbox record; the envelope goes through the inbound schema like any bytes from
+ * outside. An envelope the schema refuses is still taken when its fields have the types the loop
+ * relies on: a runner (or gateway) checked it when it was queued, and a newer version whose schema
+ * is stricter (a lower limit, a new pattern) must not drop what an older one accepted. Only an
+ * envelope without them is undecodable (the caller moves the raw record to the DLQ).
+ */
+export function decodeInboxRecord(json: string): DecodedInboxRecord {
   const parsed = parseJson(json);
   if (!parsed.ok) return parsed;
   const value = parsed.value as Partial<Record<keyof InboxRecord, unknown>> | null;
@@ -38,19 +52,46 @@ export function decodeInboxRecord(json: string): Decoded<InboxRecord> {
     };
   }
   const envelope = validate(inboundEnvelopeSchema, value.envelope, "inbound envelope");
-  if (!envelope.ok) return envelope;
+  const stored = envelope.ok ? undefined : asStoredEnvelope(value.envelope);
+  if (!envelope.ok && stored === undefined) return envelope;
   // A missing or malformed traceparent only loses the trace link, never the input.
   const traceparent =
     typeof value.traceparent === "string" && TRACEPARENT.test(value.traceparent) ? value.traceparent : undefined;
   return {
     ok: true,
     value: {
-      envelope: envelope.value,
+      envelope: envelope.ok ? envelope.value : (stored as InboundEnvelope),
       enqueuedAt: enqueuedAt as number,
       preemptions: preemptions as number,
       ...(traceparent ? { traceparent } : {}),
     },
+    ...(envelope.ok ? {} : { refused: envelope.error }),
   };
+}
+
+const ENVELOPE_STRINGS = ["id", "ts", "agent", "source", "context", "replyTo", "text"] as const;
+
+/**
+ * An envelope as a queue stored it (the inbound schema's output: defaults filled in), checked
+ * for the types of every field the loop reads, not for the schema's limits and patterns.
+ */
+function asStoredEnvelope(value: unknown): InboundEnvelope | undefined {
+  if (!isRecord(value)) return undefined;
+  if (!ENVELOPE_STRINGS.every((name) => typeof value[name] === "string" && value[name] !== "")) return undefined;
+  if (typeof value.v !== "number" || !(LANES as readonly unknown[]).includes(value.priority)) return undefined;
+  if (!isRecord(value.meta) || !Array.isArray(value.attachments)) return undefined;
+  const attachmentsRead = value.attachments.every(
+    (attachment) =>
+      isRecord(attachment) &&
+      typeof attachment.name === "string" &&
+      typeof attachment.contentType === "string" &&
+      (attachment.url === undefined || typeof attachment.url === "string"),
+  );
+  return attachmentsRead ? (value as unknown as InboundEnvelope) : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

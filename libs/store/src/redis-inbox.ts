@@ -1,4 +1,4 @@
-import type { InboundEnvelope, Lane } from "@moniro/envelopes";
+import type { DlqIssue, InboundEnvelope, Lane } from "@moniro/envelopes";
 import { LANES } from "@moniro/envelopes";
 import type { AppendOptions, Clock, Inbox, InboxItem, WorkspaceRefusal } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
@@ -32,10 +32,30 @@ export interface RedisInboxOptions {
   dedupeTtlSeconds?: number;
   /**
    * Called for an entry that cannot be decoded (written by something else, or
-   * by an older version). Given a handler, the entry is reported and removed
-   * so one bad record cannot block the agent; without one, `pending` throws.
+   * not even with the types an inbox record has). Given a handler, the entry is
+   * handed to it with its raw bytes (a runner moves it to the DLQ) and removed
+   * once the handler's promise resolves, so one bad record cannot block the
+   * agent and none is dropped unseen; a handler that throws leaves it in place
+   * and `pending` rejects. Without a handler, `pending` throws.
    */
-  onCorruptEntry?: (error: StoreError) => void;
+  onCorruptEntry?: (entry: CorruptInboxEntry) => void | Promise<void>;
+  /**
+   * Called for an entry kept although the current inbound schema refuses its
+   * envelope (queued by a version whose schema was less strict: decodeInboxRecord).
+   */
+  onRefusedEnvelope?: (details: { key: string; entryId: string; reason: string }) => void;
+}
+
+/** An inbox entry that cannot be decoded, as `onCorruptEntry` gets it. */
+export interface CorruptInboxEntry {
+  agent: string;
+  lane: Lane;
+  entryId: string;
+  /** The entry's record (field `e`) as stored; undefined when it has none. */
+  raw: string | undefined;
+  /** What is wrong, one issue per field where the schema says so. */
+  issues: DlqIssue[];
+  error: StoreError;
 }
 
 /**
@@ -157,7 +177,7 @@ export class RedisInbox implements Inbox {
     const reply = await runScript(this.redis, "readInbox", this.laneKeys(agent), [INBOX_GROUP, INBOX_CONSUMER]);
     const lanes = reply as Array<Array<string | null>>;
     const items: InboxItem[] = [];
-    const corrupt: Array<{ lane: Lane; entryId: string }> = [];
+    const corrupt: CorruptInboxEntry[] = [];
     for (const [index, lane] of LANES.entries()) {
       const flat = lanes[index] ?? [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
@@ -170,20 +190,29 @@ export class RedisInbox implements Inbox {
         }
         const decoded = typeof json === "string" ? decodeInboxRecord(json) : undefined;
         if (decoded?.ok) {
+          if (decoded.refused) {
+            const key = this.keys.inbox(agent, lane);
+            this.options.onRefusedEnvelope?.({ key, entryId, reason: decoded.refused.message });
+          }
           items.push({ entryId, lane, ...decoded.value });
           continue;
         }
         const error = corruptEntry(
           this.keys.inbox(agent, lane),
           entryId,
-          decoded ? decoded.error.message : "no field 'e'",
+          decoded ? decoded.error.message : `no field '${ENTRY_FIELD}'`,
         );
         if (!this.options.onCorruptEntry) throw error;
-        this.options.onCorruptEntry(error);
-        corrupt.push({ lane, entryId });
+        const issues = decoded ? decoded.error.issues : [{ path: ENTRY_FIELD, message: "missing" }];
+        corrupt.push({ agent, lane, entryId, raw: typeof json === "string" ? json : undefined, issues, error });
       }
     }
-    if (corrupt.length > 0) await this.remove(agent, corrupt);
+    if (corrupt.length > 0) {
+      const handler = this.options.onCorruptEntry;
+      // Removed only once each is handed over (moved to the DLQ): a failure leaves them for the next read.
+      if (handler) await Promise.all(corrupt.map(async (entry) => handler(entry)));
+      await this.remove(agent, corrupt);
+    }
     return items;
   }
 

@@ -4,7 +4,7 @@ import { connectRedis, createRedisStores } from "./connect.js";
 import { StoreError } from "./errors.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import { RedisAgentStateStore } from "./redis-agent-state-store.js";
-import { INBOX_GROUP, RedisInbox } from "./redis-inbox.js";
+import { type CorruptInboxEntry, INBOX_GROUP, RedisInbox } from "./redis-inbox.js";
 import { RedisLease } from "./redis-lease.js";
 import { RedisThreadStore } from "./redis-thread-store.js";
 import { runScript } from "./scripts/loader.js";
@@ -44,17 +44,78 @@ describe("Redis adapters", () => {
     expect(await t.redis.ttl(keys.dedupe("ada", envelope.id))).toBeGreaterThan(23 * 3600);
   });
 
-  it("reports and removes an undecodable inbox entry when given a handler, and throws without one", async () => {
+  it("hands an undecodable inbox entry with its raw record to the handler and removes it after, and throws without one", async () => {
     const keys = createKeys(t.prefix);
-    const reported: StoreError[] = [];
-    const tolerant = new RedisInbox(t.redis, { prefix: t.prefix, onCorruptEntry: (error) => reported.push(error) });
+    const reported: CorruptInboxEntry[] = [];
+    const tolerant = new RedisInbox(t.redis, {
+      prefix: t.prefix,
+      onCorruptEntry: (entry) => {
+        reported.push(entry);
+      },
+    });
     await tolerant.append(inbound({ text: "good" }, { ids }));
-    await t.redis.xadd(keys.inbox("ada", "immediate"), "*", ENTRY_FIELD, '{"envelope":{"text":"no id"}}');
+    const raw = '{"envelope":{"text":"no id"}}';
+    const entryId = await t.redis.xadd(keys.inbox("ada", "immediate"), "*", ENTRY_FIELD, raw);
     await expect(new RedisInbox(t.redis, { prefix: t.prefix }).pending("ada")).rejects.toBeInstanceOf(StoreError);
     const pending = await tolerant.pending("ada");
     expect(pending.map((item) => item.envelope.text)).toEqual(["good"]);
-    expect(reported[0]).toMatchObject({ code: "corrupt_entry", details: { key: keys.inbox("ada", "immediate") } });
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ agent: "ada", lane: "immediate", entryId, raw });
+    expect(reported[0]?.issues.map((issue) => issue.path)).toContain("enqueuedAt/preemptions");
+    expect(reported[0]?.error).toMatchObject({
+      code: "corrupt_entry",
+      details: { key: keys.inbox("ada", "immediate") },
+    });
     expect(await tolerant.depth("ada")).toEqual({ immediate: 1, normal: 0, background: 0 });
+  });
+
+  it("keeps an undecodable inbox entry when its handler fails (the DLQ is down): pending rejects, the next read hands it over again", async () => {
+    const keys = createKeys(t.prefix);
+    let failing = true;
+    const handed: string[] = [];
+    const inbox = new RedisInbox(t.redis, {
+      prefix: t.prefix,
+      onCorruptEntry: async (entry) => {
+        if (failing) throw new Error("NATS is down");
+        handed.push(entry.entryId);
+      },
+    });
+    const entryId = await t.redis.xadd(keys.inbox("ada", "normal"), "*", ENTRY_FIELD, "not json");
+    await expect(inbox.pending("ada")).rejects.toThrow("NATS is down");
+    expect(await inbox.depth("ada")).toEqual({ immediate: 0, normal: 1, background: 0 });
+    failing = false;
+    expect(await inbox.pending("ada")).toEqual([]);
+    expect(handed).toEqual([entryId]);
+    expect(await inbox.depth("ada")).toEqual({ immediate: 0, normal: 0, background: 0 });
+  });
+
+  it("keeps an entry an older version queued that the current schema refuses, when the loop can read its fields", async () => {
+    const keys = createKeys(t.prefix);
+    const refused: string[] = [];
+    const corrupt: string[] = [];
+    const inbox = new RedisInbox(t.redis, {
+      prefix: t.prefix,
+      onCorruptEntry: (entry) => {
+        corrupt.push(entry.entryId);
+      },
+      onRefusedEnvelope: (details) => refused.push(details.reason),
+    });
+    // As an older runner stored it (the schema's output), with values today's schema refuses.
+    const stored = inbound({ text: "from before the upgrade" }, { ids });
+    const older = { ...stored, source: "http:Alice Smith", attachments: [{ name: "a\nb", contentType: "weird" }] };
+    await t.redis.xadd(
+      keys.inbox("ada", "normal"),
+      "*",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope: older, enqueuedAt: 7, preemptions: 0 }),
+    );
+    const [item, ...rest] = await inbox.pending("ada");
+    expect(rest).toEqual([]);
+    expect(item?.envelope).toEqual(older);
+    expect(item?.enqueuedAt).toBe(7);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toContain("source");
+    expect(corrupt).toEqual([]);
   });
 
   it("reads back what it appended without a parse, and decodes what another process changed in its place", async () => {

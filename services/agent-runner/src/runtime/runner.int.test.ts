@@ -10,7 +10,7 @@ import {
 } from "@moniro/envelopes";
 import type { LlmRequest } from "@moniro/ports";
 import { inbound, ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
-import { RedisThreadStore } from "@moniro/store";
+import { createKeys, ENTRY_FIELD, RedisThreadStore } from "@moniro/store";
 import type { TestRedis } from "@moniro/store/test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -112,6 +112,36 @@ describe("agent runner over NATS and Redis", () => {
     const reason = record.ok ? record.value.reason : "";
     expect(reason).toContain("'nobody'");
     expect(reason).toContain("/etc/moniro/agents/<name>.yaml");
+  });
+
+  it("moves an inbox entry it cannot read back to the DLQ with its envelope, and handles the inputs around it", async () => {
+    const llm = new ScriptedLlm(textReply("noted"));
+    // In ada's inbox before the runner starts: a record whose envelope has no id, text or source.
+    const broken = { v: 1, agent: "ada", ts: new Date().toISOString(), priority: "immediate", meta: {} };
+    await t.redis.xadd(
+      createKeys(t.prefix).inbox("ada", "immediate"),
+      "*",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope: broken, enqueuedAt: 1, preemptions: 0 }),
+    );
+    await runner("r1", llm);
+    await publish({ text: "after the broken one" });
+    await eventually(() => userText(llm.lastRequest).includes("after the broken one"), "the good input to be handled");
+    const jsm = await jetstreamManager(nc);
+    const message = await jsm.streams.getMessage(subjects.streams.dlq, { last_by_subj: subjects.dlq("in") });
+    const record = message ? decode(dlqRecordSchema, message.data) : undefined;
+    expect(record?.ok && record.value).toMatchObject({
+      origin: "in",
+      subject: subjects.in("ada"),
+      payload: JSON.stringify(broken),
+    });
+    const value = record?.ok ? record.value : undefined;
+    expect(value?.reason).toContain("could not be read back from Redis");
+    expect(value?.issues.map((issue) => issue.path)).toEqual(expect.arrayContaining(["id", "text"]));
+    await eventually(async () => {
+      const depth = await runners[0]?.stores.inbox.depth("ada");
+      return depth?.immediate === 0 && depth.normal === 0;
+    }, "the inbox to be empty");
   });
 
   it("in queue mode interrupt, an input the other runner ingested aborts the holder's streaming step at once", async () => {

@@ -1,4 +1,4 @@
-import { type Bus, createBus, ensureStreams, outboundRoutes } from "@moniro/bus";
+import { type Bus, createBus, deadLetterInboxEntry, ensureStreams, outboundRoutes } from "@moniro/bus";
 import { channelOf, type Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
@@ -95,8 +95,19 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     prefix: options.redisPrefix,
     clock,
     inbox: {
-      onCorruptEntry: (error) =>
-        logger.error({ ...error.details, ...errorFields(error) }, "dropped an undecodable inbox entry"),
+      // Moved to <ns>.dlq.in, then removed: an entry no one can read is never dropped unseen.
+      onCorruptEntry: async (entry) => {
+        await deadLetterInboxEntry(js, subjects, entry);
+        logger.error(
+          { ...entry.error.details, ...errorFields(entry.error) },
+          "moved an undecodable inbox entry to the DLQ",
+        );
+      },
+      onRefusedEnvelope: (details) =>
+        logger.warn(
+          details,
+          "kept an inbox entry whose envelope the current schema refuses (queued by an older version)",
+        ),
     },
   });
   const personal =

@@ -1,4 +1,4 @@
-import { deadLetterInputs } from "@moniro/bus";
+import { deadLetterInboxEntry, deadLetterInputs } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { createKeys, deleteKeys, type RedisClient, RedisInbox, scanKeys } from "@moniro/store";
 import type { JetStreamClient } from "@nats-io/jetstream";
@@ -30,11 +30,16 @@ export class AgentStateCleanup {
     private readonly dlq: CleanupDlq,
   ) {
     this.keys = createKeys(prefix);
-    // An entry that cannot be decoded is no input anyone can take: logged and dropped, as a runner does.
+    // An entry that cannot be decoded is no input anyone can take: moved to the DLQ, as a runner does.
     this.inbox = new RedisInbox(redis, {
       prefix,
-      onCorruptEntry: (error) =>
-        dlq.logger.error({ ...error.details, err: error.message }, "dropped an undecodable inbox entry"),
+      onCorruptEntry: async (entry) => {
+        await deadLetterInboxEntry(dlq.js(), dlq.subjects, entry);
+        dlq.logger.error(
+          { ...entry.error.details, err: entry.error.message },
+          "moved an undecodable inbox entry to the DLQ",
+        );
+      },
     });
   }
 
