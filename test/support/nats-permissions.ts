@@ -57,6 +57,8 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.ws.files`,
       // What was queued for a workflow's inline agent when its instance stopped.
       `${ns}.dlq.in`,
+      // Refused `<ns>.wf.*` requests.
+      `${ns}.dlq.wf`,
       `${api}.STREAM.UPDATE.${OUT}`,
       `${api}.STREAM.UPDATE.${DLQ}`,
       // SSE: one ephemeral consumer per connection, deleted on close; /metrics lists the bridges' consumers.

@@ -7,7 +7,7 @@ export type DlqIssue = z.infer<typeof dlqIssueSchema>;
 /** What lands on `moniro.dlq.<origin>`: the rejected bytes, where they came from, and why. */
 export const dlqRecordSchema = z.object({
   ...envelopeBase,
-  /** Which consumer rejected it: `in`, `out`, `tool`, `ctl`, `sched`, or a bridge's name. */
+  /** Which consumer rejected it: `in`, `out`, `tool`, `ctl`, `sched`, `wf`, or a bridge's name. */
   origin: z.string().min(1),
   /** The subject the envelope arrived on. */
   subject: z.string(),

@@ -194,7 +194,7 @@ export async function startGateway(options: {
       sync = await syncAgentsDir(registry, config.MONIRO_AGENTS_DIR, { logger, projectDir: config.MONIRO_PROJECT_DIR });
       stopping.signal.throwIfAborted();
       registryLink.set(registry);
-      workflowResponder = answerWorkflowRequests({ nc, subjects, instances, logger });
+      workflowResponder = answerWorkflowRequests({ nc, js, subjects, instances, logger });
       // The server has the subscription once `connected` resolves: a request sent then is answered.
       await nc.flush();
       logger.info({ agents: registry.names(), agentsDir: config.MONIRO_AGENTS_DIR }, "agents known to the gateway");

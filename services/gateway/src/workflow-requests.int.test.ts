@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { decode, dlqRecordSchema } from "@moniro/envelopes";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { afterEach, describe, expect, it } from "vitest";
 import { startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 
@@ -52,5 +54,24 @@ describe("<ns>.wf.*: bad input", () => {
     });
     // Still answering, and nothing was started.
     expect(await ask(gw.subjects.wf("list"), "{}")).toEqual({ ok: true, result: { instances: [] } });
+    // Each refused request is also a DLQ record on <ns>.dlq.wf, with the reason and the offending fields.
+    const jsm = await jetstreamManager(gw.nc);
+    const dlq = gw.subjects.dlq("wf");
+    const counted = async () =>
+      (await jsm.streams.info(gw.subjects.streams.dlq, { subjects_filter: dlq })).state.subjects?.[dlq] ?? 0;
+    await expect.poll(counted).toBe(6);
+    const records: unknown[] = [];
+    const consumer = await jetstream(gw.nc).consumers.get(gw.subjects.streams.dlq, { filter_subjects: dlq });
+    for await (const message of await consumer.fetch({ max_messages: 6, expires: 5_000 })) {
+      const record = decode(dlqRecordSchema, message.data);
+      records.push(record.ok ? record.value : record.error.message);
+      if (records.length === 6) break;
+    }
+    expect(records[0]).toMatchObject({ origin: "wf", subject: gw.subjects.wf("start"), payload: "{not json" });
+    expect(records[1]).toMatchObject({ origin: "wf", issues: [{ path: "workflow" }] });
+    expect(records[5]).toMatchObject({
+      subject: `${gw.subjects.namespace}.wf.format`,
+      reason: expect.stringMatching(/^unknown operation 'format'/),
+    });
   });
 });
