@@ -55,3 +55,11 @@ export {
 } from "./streams.js";
 export { type SubscribeOptions, subscribeEnvelopes } from "./subscribe.js";
 export { traceCarrierOf, traceContextOf, traceHeaders } from "./trace-headers.js";
+export {
+  NATS_USERS,
+  type NatsUser,
+  natsAuthorization,
+  natsConfigFiles,
+  natsServerConfig,
+  passwordVariable,
+} from "./nats-permissions.js";
