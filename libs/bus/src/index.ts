@@ -24,6 +24,14 @@ export { KEEPALIVE_HEADER, startKeepalive } from "./keepalive.js";
 export { type BusLogger, silentBusLogger } from "./logger.js";
 export { inMessageSpan } from "./message-span.js";
 export {
+  NATS_USERS,
+  type NatsUser,
+  natsAuthorization,
+  natsConfigFiles,
+  natsServerConfig,
+  passwordVariable,
+} from "./nats-permissions.js";
+export {
   NatsConfigError,
   type NatsConfigFields,
   type NatsSettings,
@@ -55,11 +63,3 @@ export {
 } from "./streams.js";
 export { type SubscribeOptions, subscribeEnvelopes } from "./subscribe.js";
 export { traceCarrierOf, traceContextOf, traceHeaders } from "./trace-headers.js";
-export {
-  NATS_USERS,
-  type NatsUser,
-  natsAuthorization,
-  natsConfigFiles,
-  natsServerConfig,
-  passwordVariable,
-} from "./nats-permissions.js";
