@@ -1,4 +1,5 @@
 import type { InboundEnvelope, Lane } from "@moniro/envelopes";
+import type { Fence } from "./lease.js";
 
 /** One pending input in an agent's inbox. */
 export interface InboxItem {
@@ -37,13 +38,15 @@ export interface Inbox {
   pending(agent: string): Promise<InboxItem[]>;
   ack(agent: string, items: readonly InboxItem[]): Promise<void>;
   /**
-   * Atomically re-queues an item (to a lane, with a preemption count, keeping
-   * `enqueuedAt`) at the back of its lane and acks the old entry. The old entry
+   * Atomically re-queues an item of `fence.agent` (to a lane, with a preemption
+   * count, keeping `enqueuedAt`) at the back of its lane and acks the old entry,
+   * fenced by the lease: a runner that lost it re-queues nothing and gets a
+   * LeaseLostError (the new holder decides what is resumed). The old entry
    * may already be acknowledged (the loop re-queues an instruction whose inputs
    * are in the thread so it is resumed later); the new entry is added either way.
    * The item's traceparent is kept.
    */
-  requeue(agent: string, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem>;
+  requeue(fence: Fence, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem>;
   depth(agent: string): Promise<Record<Lane, number>>;
   /** Agents with at least one pending item (the sweeper's work list). */
   agentsWithPending(): Promise<string[]>;

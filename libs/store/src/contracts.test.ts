@@ -20,9 +20,10 @@ import { describeThreadStoreContract } from "./contract/thread-store.contract.js
 
 describeInboxContract("InMemoryInbox", () => {
   const clock = new FakeClock();
-  const inbox = new InMemoryInbox(clock);
+  const lease = new InMemoryLease(clock);
+  const inbox = new InMemoryInbox(clock, lease);
   // One process holds the fake's state, so "another runner" sees the same instance.
-  return { inbox, clock, reopen: () => inbox };
+  return { inbox, lease, clock, reopen: () => inbox };
 });
 
 describeLeaseContract("InMemoryLease", () => {

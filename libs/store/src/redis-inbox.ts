@@ -1,12 +1,13 @@
 import type { DlqIssue, InboundEnvelope, Lane } from "@moniro/envelopes";
 import { LANES } from "@moniro/envelopes";
-import type { AppendOptions, Clock, Inbox, InboxItem, WorkspaceRefusal } from "@moniro/ports";
+import type { AppendOptions, Clock, Fence, Inbox, InboxItem, WorkspaceRefusal } from "@moniro/ports";
 import { systemClock } from "@moniro/ports";
 import { decodeInboxRecord, encodeInboxRecord, fieldValue, type InboxRecord } from "./codec.js";
-import { corruptEntry, type StoreError } from "./errors.js";
+import { corruptEntry, errorFromCode, SCRIPT_ERROR_CODES, type StoreError } from "./errors.js";
 import type { Keys } from "./keys.js";
 import { createKeys, ENTRY_FIELD } from "./keys.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
+import { leaseValue } from "./redis-lease.js";
 import { runScript } from "./scripts/loader.js";
 import { checkInstance } from "./workspace/workspace-context.js";
 import { WORKSPACE_SCRIPT_CODES } from "./workspace/workspace-error.js";
@@ -221,7 +222,8 @@ export class RedisInbox implements Inbox {
     await this.remove(agent, items);
   }
 
-  async requeue(agent: string, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem> {
+  async requeue(fence: Fence, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem> {
+    const { agent } = fence;
     const lane = changes.lane ?? item.lane;
     const record = {
       envelope: item.envelope,
@@ -229,11 +231,13 @@ export class RedisInbox implements Inbox {
       preemptions: changes.preemptions ?? item.preemptions,
       ...(item.traceparent ? { traceparent: item.traceparent } : {}),
     };
-    const keys = [this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane)];
-    const args = [INBOX_GROUP, item.entryId, this.encode(record)];
+    const keys = [this.keys.lease(agent), this.keys.inbox(agent, item.lane), this.keys.inbox(agent, lane)];
+    const args = [leaseValue(fence), INBOX_GROUP, item.entryId, this.encode(record)];
+    const script = this.indexInScripts ? "requeueInboxIndexed" : "requeueInbox";
     const [entryId] = this.indexInScripts
-      ? [await runScript(this.redis, "requeueInboxIndexed", [...keys, this.keys.pendingAgents], [...args, agent])]
-      : await Promise.all([runScript(this.redis, "requeueInbox", keys, args), this.markPending(agent)]);
+      ? [await runScript(this.redis, script, [...keys, this.keys.pendingAgents], [...args, agent])]
+      : await Promise.all([runScript(this.redis, script, keys, args), this.markPending(agent)]);
+    if (entryId === SCRIPT_ERROR_CODES.leaseLost) throw errorFromCode(entryId, { script, agent, epoch: fence.epoch });
     return { entryId: String(entryId), lane, ...record };
   }
 

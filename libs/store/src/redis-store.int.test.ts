@@ -157,7 +157,9 @@ describe("Redis adapters", () => {
     await inbox.append(inbound({ text: "after the delete", priority: "normal" }, { ids }));
     const [item] = await inbox.pending("ada");
     if (!item) throw new Error("expected the input");
-    await inbox.requeue("ada", item, { lane: "background" });
+    const fence = await new RedisLease(t.redis, { prefix: t.prefix }).acquire("ada", "runner-1", 60_000);
+    if (!fence) throw new Error("the lease was not acquired");
+    await inbox.requeue(fence, item, { lane: "background" });
     expect((await inbox.pending("ada")).map((one) => [one.lane, one.envelope.text])).toEqual([
       ["background", "after the delete"],
     ]);

@@ -67,7 +67,7 @@ describe("InMemoryInbox", () => {
     clock.advance(10);
     const [head] = pending;
     if (!head) throw new Error("no head");
-    const requeued = await inbox.requeue("ada", head, { preemptions: 1 });
+    const requeued = await inbox.requeue({ agent: "ada", holder: "runner-1", epoch: 1 }, head, { preemptions: 1 });
     expect(requeued).toMatchObject({ enqueuedAt: 1000, preemptions: 1, lane: "immediate" });
     expect((await inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["i2", "i1", "n", "b"]);
     await inbox.ack("ada", await inbox.pending("ada"));

@@ -2,7 +2,10 @@ import type { InboundEnvelope, Lane } from "@moniro/envelopes";
 import { LANES } from "@moniro/envelopes";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
+import { LeaseLostError } from "../errors.js";
 import type { AppendOptions, Inbox, InboxItem } from "../inbox.js";
+import type { Fence } from "../lease.js";
+import type { FenceCheck } from "./in-memory-thread-store.js";
 
 /**
  * Inbox fake: one FIFO per agent and lane, dedupe by envelope id (an id once
@@ -20,7 +23,16 @@ export class InMemoryInbox implements Inbox {
   /** Every re-queued item as it was re-added, in order. */
   readonly requeued: InboxItem[] = [];
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /**
+   * `lease`: what a re-queue's fence is checked against (InMemoryLease); without one, a fence is
+   * stale once a higher epoch of the agent re-queued (as InMemoryThreadStore does).
+   */
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly lease?: Pick<FenceCheck, "holds">,
+  ) {}
+
+  private readonly newestEpoch = new Map<string, number>();
 
   async append(envelope: InboundEnvelope, options: AppendOptions = {}): Promise<{ duplicate: boolean }> {
     const key = `${envelope.agent}\u0000${envelope.id}`;
@@ -49,7 +61,11 @@ export class InMemoryInbox implements Inbox {
     }
   }
 
-  async requeue(agent: string, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem> {
+  async requeue(fence: Fence, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem> {
+    const { agent } = fence;
+    const newest = this.newestEpoch.get(agent) ?? 0;
+    if (this.lease ? !this.lease.holds(fence) : fence.epoch < newest) throw new LeaseLostError(agent, fence.epoch);
+    this.newestEpoch.set(agent, Math.max(newest, fence.epoch));
     const lane = this.lane(agent, item.lane);
     const index = lane.findIndex((candidate) => candidate.entryId === item.entryId);
     if (index >= 0) lane.splice(index, 1);

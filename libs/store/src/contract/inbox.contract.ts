@@ -1,10 +1,12 @@
-import type { Inbox } from "@moniro/ports";
+import { type Fence, type Inbox, type Lease, LeaseLostError } from "@moniro/ports";
 import type { FakeClock } from "@moniro/ports/test";
 import { inbound, sequentialIds } from "@moniro/ports/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 export interface InboxHarness {
   inbox: Inbox;
+  /** The lease re-queues are fenced by (the same agent keys as the inbox). */
+  lease: Lease;
   /** The clock the inbox stamps `enqueuedAt` with. */
   clock: FakeClock;
   /** The same inbox as seen by another runner (a new adapter instance on a new connection). */
@@ -20,8 +22,16 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
     const envelope = (text: string, fields: Parameters<typeof inbound>[0] extends infer F ? Partial<F> : never = {}) =>
       inbound({ ...fields, text }, { ids });
 
+    let fence: Fence | undefined;
+    /** Ada's lease, taken once per test (as the loop's runner holds it). */
+    const held = async (): Promise<Fence> => {
+      fence ??= (await h.lease.acquire("ada", "runner-1", 60_000)) ?? undefined;
+      if (!fence) throw new Error("the lease was not acquired");
+      return fence;
+    };
     beforeEach(async () => {
       h = await factory();
+      fence = undefined;
     });
     afterEach(async () => {
       await h.cleanup?.();
@@ -126,13 +136,13 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
       const [first] = await h.inbox.pending("ada");
       if (!first) throw new Error("expected an item");
       h.clock.advance(60_000);
-      const requeued = await h.inbox.requeue("ada", first, { preemptions: 1 });
+      const requeued = await h.inbox.requeue(await held(), first, { preemptions: 1 });
       expect(requeued).toMatchObject({ lane: "immediate", enqueuedAt, preemptions: 1, envelope: first.envelope });
       expect(requeued.entryId).not.toBe(first.entryId);
       const pending = await h.inbox.pending("ada");
       expect(pending.map((item) => item.envelope.text)).toEqual(["second", "first"]);
       expect(pending[1]).toEqual(requeued);
-      const moved = await h.inbox.requeue("ada", requeued, { lane: "normal", preemptions: 3 });
+      const moved = await h.inbox.requeue(await held(), requeued, { lane: "normal", preemptions: 3 });
       expect(moved).toMatchObject({ lane: "normal", enqueuedAt, preemptions: 3 });
       expect(await h.inbox.depth("ada")).toEqual({ immediate: 1, normal: 1, background: 0 });
       expect(await h.reopen().pending("ada")).toEqual(await h.inbox.pending("ada"));
@@ -144,9 +154,21 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
       if (!item) throw new Error("expected an item");
       await h.inbox.ack("ada", [item]);
       expect(await h.inbox.agentsWithPending()).toEqual([]);
-      const requeued = await h.inbox.requeue("ada", item, { preemptions: item.preemptions + 1 });
+      const requeued = await h.inbox.requeue(await held(), item, { preemptions: item.preemptions + 1 });
       expect((await h.inbox.pending("ada")).map((entry) => entry.entryId)).toEqual([requeued.entryId]);
       expect(await h.inbox.agentsWithPending()).toEqual(["ada"]);
+    });
+
+    it("a requeue under a lost lease writes nothing and rejects with LeaseLostError", async () => {
+      await h.inbox.append(envelope("set aside"));
+      const [item] = await h.inbox.pending("ada");
+      if (!item) throw new Error("expected an item");
+      const stale = await held();
+      await h.lease.release(stale);
+      const successor = await h.lease.acquire("ada", "runner-2", 60_000);
+      expect(successor?.epoch).toBeGreaterThan(stale.epoch);
+      await expect(h.inbox.requeue(stale, item, { preemptions: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await h.inbox.pending("ada")).toEqual([item]);
     });
 
     it("keeps the traceparent an input was appended with, across re-queues and runners", async () => {
@@ -157,7 +179,7 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
       expect(traced?.traceparent).toBe(traceparent);
       expect(untraced?.traceparent).toBeUndefined();
       if (!traced) throw new Error("expected an item");
-      const requeued = await h.inbox.requeue("ada", traced, { preemptions: 1 });
+      const requeued = await h.inbox.requeue(await held(), traced, { preemptions: 1 });
       expect(requeued.traceparent).toBe(traceparent);
       expect((await h.reopen().pending("ada")).map((item) => item.traceparent)).toEqual([undefined, traceparent]);
     });

@@ -27,6 +27,7 @@ export function describeRedisContracts(label: string, open: () => TestRedis): vo
     const clock = new FakeClock();
     return {
       inbox: new RedisInbox(t.redis, { prefix: t.prefix, clock }),
+      lease: new RedisLease(t.redis, { prefix: t.prefix }),
       clock,
       reopen: () => new RedisInbox(t.connect(), { prefix: t.prefix, clock }),
       cleanup: t.cleanup,

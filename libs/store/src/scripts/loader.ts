@@ -15,7 +15,7 @@ export const SCRIPT_FILES = {
   ackInbox: "ackInbox-3.lua",
   depthInbox: "depthInbox-3.lua",
   agentWork: "agentWork-4.lua",
-  requeueInbox: "requeueInbox-2.lua",
+  requeueInbox: "requeueInbox-3.lua",
   acquireLease: "acquireLease-2.lua",
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",
@@ -40,7 +40,7 @@ export const SCRIPT_FILES = {
   ackInboxIndexed: "ackInboxIndexed-4.lua",
   appendThreadIndexed: "appendThreadIndexed-10.lua",
   appendThreadReleaseIndexed: "appendThreadReleaseIndexed-10.lua",
-  requeueInboxIndexed: "requeueInboxIndexed-3.lua",
+  requeueInboxIndexed: "requeueInboxIndexed-4.lua",
   updateStateIndexed: "updateStateIndexed-2.lua",
   releaseIdleIndexed: "releaseIdleIndexed-6.lua",
 } as const;

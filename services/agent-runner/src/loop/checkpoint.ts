@@ -154,7 +154,7 @@ export async function requeue(cycle: CycleRun, items: readonly InboxItem[]): Pro
     if (seen.has(item.envelope.id)) continue;
     seen.add(item.envelope.id);
     const preemptions = item.preemptions + 1;
-    await run.deps.inbox.requeue(run.agent, item, {
+    await run.deps.inbox.requeue(run.fence, item, {
       preemptions,
       lane: requeueLane(item, preemptions, run.settings.aging),
     });

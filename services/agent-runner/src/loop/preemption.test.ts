@@ -41,6 +41,40 @@ describe("priority lanes with per-context threads", () => {
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
+  it("a runner that loses its lease as it preempts re-queues nothing: the new holder decides what is resumed", async () => {
+    let steal = false;
+    const h = await harness({
+      settings: { threads: "per-context" },
+      llm: [toolReply(toolUse("ls", {}, "t1")), textReply("never asked")],
+      tools: {
+        ls: async () => {
+          steal = true;
+          await h.send("urgent question", { source: "http:alice" });
+          return "repo listing";
+        },
+      },
+    });
+    // The inbox read that finds the urgent input: another runner takes the lease over meanwhile (this one stalled past its TTL).
+    const pending = h.inbox.pending.bind(h.inbox);
+    h.inbox.pending = async (agent) => {
+      const items = await pending(agent);
+      if (steal) {
+        steal = false;
+        await h.lease.release(h.fence);
+        await h.lease.acquire("ada", "runner-2", 60_000);
+      }
+      return items;
+    };
+    await h.send("sweep the repo", ops);
+
+    expect(await h.run()).toMatchObject({ reason: "lease-lost" });
+
+    expect(h.inbox.requeued).toEqual([]);
+    // Nothing more of this runner's is written either: its last tool result was fenced too.
+    expect(h.kinds("flow:ops")).toEqual(["input", "assistant"]);
+    expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["urgent question"]);
+  });
+
   it("does not preempt for an input of the same or a lower lane; it waits for its own cycle", async () => {
     const h = await harness({
       settings: { threads: "per-context" },

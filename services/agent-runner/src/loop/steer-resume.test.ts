@@ -130,7 +130,7 @@ describe("the instruction set aside by steering", () => {
     // Set aside (re-queued once) while the agent answered someone else; that answer is finished.
     const [item] = await h.inbox.pending("ada");
     if (!input || !item) throw new Error("the setup wrote nothing");
-    await h.inbox.requeue("ada", item, { preemptions: 1, lane: "normal" });
+    await h.inbox.requeue(h.fence, item, { preemptions: 1, lane: "normal" });
 
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
 

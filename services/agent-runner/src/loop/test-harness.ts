@@ -43,7 +43,7 @@ export async function harness(
   const envelopeIds = sequentialIds(100_000);
   const lease = new InMemoryLease(clock);
   const state = new InMemoryAgentStateStore(clock);
-  const inbox = new InMemoryInbox(clock);
+  const inbox = new InMemoryInbox(clock, lease);
   const threads = new InMemoryThreadStore({ lease, clock, state, inbox });
   const events = new RecordingEvents();
   const outbox = new RecordingOutbox();

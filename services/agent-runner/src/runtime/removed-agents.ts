@@ -90,7 +90,7 @@ export function removedAgents(deps: {
         inbox: {
           append: (envelope, options) => loop.inbox.append(envelope, options),
           ack: (name, items) => loop.inbox.ack(name, items),
-          requeue: (name, item, changes) => loop.inbox.requeue(name, item, changes),
+          requeue: (fence, item, changes) => loop.inbox.requeue(fence, item, changes),
           depth: (name) => loop.inbox.depth(name),
           agentsWithPending: () => loop.inbox.agentsWithPending(),
           pending: async (name) => (deps.removedReason(agent) ? [] : loop.inbox.pending(name)),
