@@ -6,6 +6,7 @@
 // Not checked here: applying to a real API server (no cluster on this machine).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { NATS_USERS, natsAuthorization, natsServerConfig, passwordVariable } from "@moniro/bus";
 import { loadWorkflowDefinitions } from "@moniro/config";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -67,6 +68,36 @@ function renderError(args: string[]): string {
 
 function validateAll(objects: K8sObject[], source: string): void {
   for (const object of objects) validateObject(object, source);
+}
+
+/** The release's NATS StatefulSet. */
+function natsServer(objects: K8sObject[]): K8sObject {
+  const found = byKind(objects, "StatefulSet").find(
+    (s) => s.metadata.labels?.["app.kubernetes.io/component"] === "nats",
+  );
+  if (!found) throw new Error("no nats StatefulSet");
+  return found;
+}
+
+/** The nats.conf the NATS pod runs with: the ConfigMap its config volume mounts (`-c /etc/nats/nats.conf`). */
+function natsConfOf(objects: K8sObject[]): string {
+  const nats = natsServer(objects);
+  expect(containerOf(nats).args).toEqual(["-c", "/etc/nats/nats.conf"]);
+  const volume = nats.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config");
+  const configMap = byKind(objects, "ConfigMap").find((c) => c.metadata.name === volume.configMap.name);
+  const conf = configMap?.data?.["nats.conf"];
+  if (conf === undefined) throw new Error(`ConfigMap ${volume.configMap.name} has no nats.conf`);
+  return conf;
+}
+
+/** How a container's variable `name` is set from a Secret: its secretKeyRef, or undefined. */
+function secretRefOf(
+  container: {
+    env?: Array<{ name: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }>;
+  },
+  name: string,
+) {
+  return container.env?.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
 }
 
 /** Values a production install sets (docs/deployment.md's example). */
@@ -186,9 +217,16 @@ describe("helm chart deploy/helm/moniro", () => {
       "--set",
       "nats.user=moniro,secrets.natsPassword=pw,services.signal-bridge.signalUrl=http://signal-cli:8080",
     ]);
+    // The release's NATS (defaults): each service's own user and password.
+    const defaults = render(["--set", "services.signal-bridge.signalUrl=http://signal-cli:8080"]);
     for (const service of SERVICES) {
-      const names = envNamesOf(deploymentOf(objects, service), objects);
-      expect({ service, unknown: unknownEnvNames(service, names) }).toEqual({ service, unknown: [] });
+      for (const [values, all] of [
+        ["own NATS", objects],
+        ["defaults", defaults],
+      ] as const) {
+        const names = envNamesOf(deploymentOf(all, service), all);
+        expect({ values, service, unknown: unknownEnvNames(service, names) }).toEqual({ values, service, unknown: [] });
+      }
     }
   });
 
@@ -207,27 +245,41 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("keeps secrets out of ConfigMaps and plain env values: they reach the pods through secretKeyRef", () => {
-    const sentinels = ["sk-ant-SENTINEL", "gw-SENTINEL", "nats-pw-SENTINEL", "nats-token-SENTINEL"];
+    const natsSentinels = Object.fromEntries(
+      NATS_USERS.map((user) => [user, `natsPw${user.replaceAll("-", "")}SENTINEL`]),
+    );
+    const sentinels = ["sk-ant-SENTINEL", "gw-SENTINEL", "nats-token-SENTINEL", ...Object.values(natsSentinels)];
     const objects = render([
       "--set",
-      `secrets.anthropicApiKey=${sentinels[0]},secrets.gatewayApiKeys=${sentinels[1]}`,
+      `secrets.anthropicApiKey=${sentinels[0]},secrets.gatewayApiKeys=${sentinels[1]},secrets.natsToken=${sentinels[2]}`,
       "--set",
-      `nats.user=moniro,secrets.natsPassword=${sentinels[2]},secrets.natsToken=${sentinels[3]}`,
+      NATS_USERS.map((user) => `secrets.natsPasswords.${user}=${natsSentinels[user]}`).join(","),
     ]);
-    for (const object of objects.filter((o) => o.kind !== "Secret")) {
-      const text = JSON.stringify(object);
-      for (const sentinel of sentinels) expect(text, `${object.kind} ${object.metadata.name}`).not.toContain(sentinel);
+    // Your own NATS: the one password of nats.user, also in the Secret only.
+    const ownNatsPassword = "nats-pw-SENTINEL";
+    const own = render([...PRODUCTION, "--set", `nats.user=moniro,secrets.natsPassword=${ownNatsPassword}`]);
+    for (const [all, secrets] of [
+      [objects, sentinels],
+      [own, [ownNatsPassword]],
+    ] as const) {
+      for (const object of all.filter((o) => o.kind !== "Secret")) {
+        const text = JSON.stringify(object);
+        for (const sentinel of secrets) expect(text, `${object.kind} ${object.metadata.name}`).not.toContain(sentinel);
+      }
+      for (const configMap of byKind(all, "ConfigMap")) {
+        expect(Object.keys(configMap.data ?? {}).filter((key) => SECRET_NAME.test(key))).toEqual([]);
+      }
+      const secret = byKind(all, "Secret")[0] as K8sObject;
+      expect(Object.values(secret.stringData ?? {})).toEqual(expect.arrayContaining([...secrets]));
     }
-    for (const configMap of byKind(objects, "ConfigMap")) {
-      expect(Object.keys(configMap.data ?? {}).filter((key) => SECRET_NAME.test(key))).toEqual([]);
+    for (const service of SERVICES) {
+      expect(effectiveEnv(deploymentOf(own, service), own).MONIRO_NATS_PASSWORD, service).toBe(ownNatsPassword);
     }
-    const secret = byKind(objects, "Secret")[0] as K8sObject;
-    expect(Object.values(secret.stringData ?? {})).toEqual(expect.arrayContaining(sentinels));
     const runner = effectiveEnv(deploymentOf(objects, "agent-runner"), objects);
     expect(runner.ANTHROPIC_API_KEY).toBe(sentinels[0]);
-    expect(runner.MONIRO_NATS_PASSWORD).toBe(sentinels[2]);
+    expect(runner.MONIRO_NATS_PASSWORD).toBe(natsSentinels["agent-runner"]);
     expect(effectiveEnv(deploymentOf(objects, "gateway"), objects).MONIRO_API_KEYS).toBe(sentinels[1]);
-    // Only the agent-runner gets the LLM key, only the gateway the API keys.
+    // Only the agent-runner gets the LLM key, only the gateway the API keys, each service only its own NATS password.
     for (const service of SERVICES) {
       const names = (containerOf(deploymentOf(objects, service)).env ?? []).map((e: { name: string }) => e.name);
       expect(names.includes("ANTHROPIC_API_KEY"), service).toBe(service === "agent-runner");
@@ -236,6 +288,11 @@ describe("helm chart deploy/helm/moniro", () => {
       const values = JSON.stringify(effectiveEnv(deploymentOf(objects, service), objects));
       expect(values.includes(sentinels[0] as string), service).toBe(service === "agent-runner");
       expect(values.includes(sentinels[1] as string), service).toBe(service === "gateway");
+      for (const user of NATS_USERS) {
+        expect(values.includes(natsSentinels[user] as string), `${service}: ${user}'s NATS password`).toBe(
+          user === service,
+        );
+      }
     }
   });
 
@@ -276,6 +333,13 @@ describe("helm chart deploy/helm/moniro", () => {
       .map((e: { valueFrom?: { secretKeyRef?: { name: string } } }) => e.valueFrom?.secretKeyRef?.name)
       .filter(Boolean);
     expect(new Set(refs)).toEqual(new Set(["my-moniro-keys"]));
+    // The release's NATS reads the services' passwords from that Secret too (keys MONIRO_NATS_PASSWORD_<SERVICE>).
+    expect(
+      containerOf(natsServer(objects)).env.map((e: { valueFrom: { secretKeyRef: { name: string; key: string } } }) => [
+        e.valueFrom.secretKeyRef.name,
+        e.valueFrom.secretKeyRef.key,
+      ]),
+    ).toEqual(NATS_USERS.map((user) => ["my-moniro-keys", passwordVariable(user)]));
   });
 
   it("scales tool-executor independently: its own HPA, or a fixed replica count when autoscaling is off", () => {
@@ -474,31 +538,46 @@ describe("helm chart deploy/helm/moniro", () => {
     );
   });
 
-  it("runs NATS (users from its config, JetStream) and Redis (default user off, ACL user, AOF) with generated passwords", async () => {
+  it("runs NATS (one user per service from its config, JetStream) and Redis (default user off, ACL user, AOF) with generated passwords", async () => {
     const objects = render();
     validateAll(objects, "helm template (defaults)");
     const secret = byKind(objects, "Secret")[0] as K8sObject;
-    const natsPassword = secret.stringData?.MONIRO_NATS_PASSWORD as string;
+    const natsPasswords = Object.fromEntries(
+      NATS_USERS.map((user) => [user, secret.stringData?.[passwordVariable(user)] as string]),
+    );
     const redisPassword = secret.stringData?.MONIRO_REDIS_PASSWORD as string;
-    expect(natsPassword).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
+    // Five passwords, each its own, each one NATS reads from its config (starting with a letter).
+    for (const user of NATS_USERS) expect(natsPasswords[user], user).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
+    expect(new Set(Object.values(natsPasswords)).size).toBe(NATS_USERS.length);
+    expect(secret.stringData).not.toHaveProperty("MONIRO_NATS_PASSWORD");
     expect(redisPassword).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
-    const [nats, redis] = ["nats", "redis"].map((name) => {
-      const found = byKind(objects, "StatefulSet").find(
-        (s) => s.metadata.labels?.["app.kubernetes.io/component"] === name,
-      );
-      if (!found) throw new Error(`no ${name} StatefulSet`);
-      return found;
-    }) as [K8sObject, K8sObject];
-    // NATS: the config file mounted for -c asks every client to log in; the password comes from the Secret.
-    const natsContainer = containerOf(nats);
-    expect(natsContainer.args).toEqual(["-c", "/etc/nats/nats.conf"]);
-    const configName = nats.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config").configMap
-      .name;
-    const natsConf =
-      byKind(objects, "ConfigMap").find((c) => c.metadata.name === configName)?.data?.["nats.conf"] ?? "";
-    expect(natsConf).toMatch(/users = \[\s*\{ user: "moniro", password: \$MONIRO_NATS_PASSWORD \}/);
+    const nats = natsServer(objects);
+    const redis = byKind(objects, "StatefulSet").find(
+      (s) => s.metadata.labels?.["app.kubernetes.io/component"] === "redis",
+    );
+    if (!redis) throw new Error("no redis StatefulSet");
+    // NATS: the config file mounted for -c asks every client to log in as one of the services' users,
+    // with only its subjects (libs/bus nats-permissions); the passwords come from the Secret.
+    const natsConf = natsConfOf(objects);
+    expect(natsConf).toContain(natsAuthorization("moniro"));
+    expect(natsConf).toBe(natsServerConfig("moniro", []));
+    for (const user of NATS_USERS) {
+      expect(natsConf).toContain(`user: "${user}", password: $${passwordVariable(user)}\n`);
+    }
     expect(natsConf).toMatch(/jetstream \{\s*store_dir: "\/data"/);
-    expect(effectiveEnv(nats, objects).MONIRO_NATS_PASSWORD).toBe(natsPassword);
+    const natsContainer = containerOf(nats);
+    expect(natsContainer.env.map((e: { name: string }) => e.name).sort()).toEqual(
+      NATS_USERS.map(passwordVariable).sort(),
+    );
+    for (const user of NATS_USERS) {
+      expect(secretRefOf(natsContainer, passwordVariable(user)), user).toEqual({
+        name: "moniro-secrets",
+        key: passwordVariable(user),
+      });
+    }
+    expect(effectiveEnv(nats, objects)).toEqual(
+      Object.fromEntries(NATS_USERS.map((user) => [passwordVariable(user), natsPasswords[user]])),
+    );
     // Redis: AOF, no default user, one ACL user; the password only as its hash on the command line.
     const redisScript = containerOf(redis).command.join(" ");
     expect(redisScript).toMatch(/--appendonly yes/);
@@ -512,15 +591,22 @@ describe("helm chart deploy/helm/moniro", () => {
       expect(containerOf(server).securityContext.capabilities.drop, server.metadata.name).toEqual(["ALL"]);
       expect(containerOf(server).securityContext.readOnlyRootFilesystem, server.metadata.name).toBe(true);
     }
-    // The services log in to both with those passwords (signal-bridge never talks to Redis).
+    // Each service logs in to NATS as its own user with its own password (its own Secret key,
+    // not optional), to Redis with the one password (signal-bridge never talks to Redis).
     for (const service of SERVICES) {
-      const env = effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV);
+      const deployment = deploymentOf(objects, service);
+      const env = effectiveEnv(deployment, objects, IMAGE_ENV);
       expect(env.MONIRO_NATS_URL, service).toBe("nats://moniro-nats:4222");
       expect(env.MONIRO_REDIS_URL, service).toBe("redis://moniro-redis:6379");
       expect({ service, user: env.MONIRO_NATS_USER, pw: env.MONIRO_NATS_PASSWORD }).toEqual({
         service,
-        user: "moniro",
-        pw: natsPassword,
+        user: service,
+        pw: natsPasswords[service],
+      });
+      expect(envValue(containerOf(deployment), "MONIRO_NATS_USER"), service).toBe(service);
+      expect(secretRefOf(containerOf(deployment), "MONIRO_NATS_PASSWORD"), service).toEqual({
+        name: "moniro-secrets",
+        key: passwordVariable(service),
       });
       expect({ service, redis: env.MONIRO_REDIS_PASSWORD }).toEqual({
         service,
@@ -530,15 +616,66 @@ describe("helm chart deploy/helm/moniro", () => {
         expect({ service, error: await configErrorOf(service, env) }).toEqual({ service, error: undefined });
       }
     }
+    // Not in the shared ConfigMap: there every service would get the same user.
+    for (const configMap of byKind(objects, "ConfigMap")) {
+      expect(configMap.data ?? {}, configMap.metadata.name).not.toHaveProperty("MONIRO_NATS_USER");
+    }
   });
 
-  it("takes given passwords, and refuses a NATS password its config cannot read or a URL that contradicts deploy", () => {
-    const objects = render(["--set", "secrets.natsPassword=nats_Password_0123,secrets.redisPassword=any pass word!"]);
+  it("gives the release's NATS the permissions of subjectNamespace, and restarts it when they change", () => {
+    const checksum = (all: K8sObject[]) => natsServer(all).spec.template.metadata.annotations["checksum/config"];
+    const defaults = render();
+    // helm_namespace: the stream prefix HELM_NAMESPACE_ spells a placeholder of the chart's template.
+    for (const namespace of ["team-a", "helm_namespace", "prod2"]) {
+      const objects = render(["--set", `subjectNamespace=${namespace}`]);
+      validateAll(objects, `helm template --set subjectNamespace=${namespace}`);
+      const natsConf = natsConfOf(objects);
+      expect(natsConf, namespace).toContain(natsAuthorization(namespace));
+      expect(natsConf, namespace).toBe(natsServerConfig(namespace, []));
+      expect(checksum(objects), namespace).not.toBe(checksum(defaults));
+      for (const service of SERVICES) {
+        expect(effectiveEnv(deploymentOf(objects, service), objects).MONIRO_NAMESPACE, service).toBe(namespace);
+      }
+    }
+    expect(natsAuthorization("team-a")).toContain('"$JS.API.STREAM.INFO.TEAM_A_MONIRO_IN"');
+    expect(natsConfOf(render(["--set", "subjectNamespace=team-a"]))).toContain('"team-a.in.*"');
+    // The same values, the same config: no restart on an upgrade that changes nothing of it.
+    expect(checksum(render())).toBe(checksum(defaults));
+    expect(checksum(render(["--set", "services.gateway.replicas=3"]))).toBe(checksum(defaults));
+    // A disabled service keeps its NATS user (the config names all five), and its password.
+    const noBridge = render(["--set", "services.signal-bridge.enabled=false"]);
+    expect(natsConfOf(noBridge)).toBe(natsServerConfig("moniro", []));
+    expect(effectiveEnv(natsServer(noBridge), noBridge)).toHaveProperty(passwordVariable("signal-bridge"));
+    expect(danglingReferences(noBridge)).toEqual([]);
+  });
+
+  it("takes given passwords, and refuses NATS passwords its config cannot read, shares or ignores, or a URL that contradicts deploy", () => {
+    const objects = render([
+      "--set",
+      "secrets.natsPasswords.agent-runner=runner_Password-0123,secrets.redisPassword=any pass word!",
+    ]);
     const secret = byKind(objects, "Secret")[0] as K8sObject;
-    expect(secret.stringData?.MONIRO_NATS_PASSWORD).toBe("nats_Password_0123");
+    expect(secret.stringData?.MONIRO_NATS_PASSWORD_AGENT_RUNNER).toBe("runner_Password-0123");
+    expect(effectiveEnv(deploymentOf(objects, "agent-runner"), objects).MONIRO_NATS_PASSWORD).toBe(
+      "runner_Password-0123",
+    );
+    // The others are still generated.
+    expect(secret.stringData?.MONIRO_NATS_PASSWORD_GATEWAY).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
     expect(secret.stringData?.MONIRO_REDIS_PASSWORD).toBe("any pass word!");
-    expect(renderError(["--set", "secrets.natsPassword=12345678901234567890"])).toMatch(
-      /secrets\.natsPassword must be at least 16 letters, digits, '-' or '_', starting with a letter/,
+    expect(renderError(["--set", "secrets.natsPasswords.scheduler=12345678901234567890"])).toMatch(
+      /secrets\.natsPasswords\.scheduler must be at least 16 letters, digits, '-' or '_', starting with a letter/,
+    );
+    expect(renderError(["--set", "secrets.natsPasswords.gateway=short"])).toMatch(/secrets\.natsPasswords\.gateway/);
+    expect(
+      renderError([
+        "--set",
+        "secrets.natsPasswords.gateway=same_Password_0123,secrets.natsPasswords.signal-bridge=same_Password_0123",
+      ]),
+    ).toMatch(/secrets\.natsPasswords\.gateway and secrets\.natsPasswords\.signal-bridge are the same/);
+    expect(renderError(["--set", "secrets.natsPasswords.gatewy=gateway_Password_0123"])).toMatch(/gatewy/);
+    // The one password of nats.user is for your own NATS: the release's has no such user.
+    expect(renderError(["--set", "secrets.natsPassword=nats_Password_0123"])).toMatch(
+      /secrets\.natsPassword is for your own NATS \(nats\.deploy=false\)/,
     );
     expect(renderError(["--set", "nats.url=nats://elsewhere:4222"])).toMatch(/set nats\.deploy=false/);
     expect(renderError(["--set", "redis.deploy=false"])).toMatch(/redis\.url is required when redis\.deploy is false/);
@@ -546,6 +683,55 @@ describe("helm chart deploy/helm/moniro", () => {
     const own = render(PRODUCTION);
     expect(byKind(own, "StatefulSet")).toEqual([]);
     expect((byKind(own, "Secret")[0] as K8sObject).stringData?.MONIRO_NATS_PASSWORD).toBe("");
+  });
+
+  it("with your own NATS (nats.deploy=false), every service logs in as nats.user with secrets.natsPassword, or a token", () => {
+    const objects = render([...PRODUCTION, "--set", "secrets.natsPassword=any nats pass!"]);
+    validateAll(objects, "helm template (own NATS)");
+    expect(danglingReferences(objects)).toEqual([]);
+    expect(byKind(objects, "ConfigMap").map((c) => c.metadata.name)).not.toContain("moniro-nats-config");
+    const secret = byKind(objects, "Secret")[0] as K8sObject;
+    expect(secret.stringData?.MONIRO_NATS_PASSWORD).toBe("any nats pass!");
+    expect(Object.keys(secret.stringData ?? {}).filter((key) => key.startsWith("MONIRO_NATS_PASSWORD_"))).toEqual([]);
+    const config = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-config");
+    expect(config?.data?.MONIRO_NATS_USER).toBe("moniro");
+    for (const service of SERVICES) {
+      const container = containerOf(deploymentOf(objects, service));
+      expect(envValue(container, "MONIRO_NATS_USER"), service).toBeUndefined();
+      expect(secretRefOf(container, "MONIRO_NATS_PASSWORD"), service).toEqual({
+        name: "moniro-secrets",
+        key: "MONIRO_NATS_PASSWORD",
+        optional: true,
+      });
+      const env = effectiveEnv(deploymentOf(objects, service), objects);
+      expect({ service, user: env.MONIRO_NATS_USER, pw: env.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: "moniro",
+        pw: "any nats pass!",
+      });
+    }
+    // Another user; or none (a token, or a NATS without users): no user, no password.
+    const other = render([...PRODUCTION, "--set", "nats.user=ops"]);
+    for (const service of SERVICES) {
+      expect(effectiveEnv(deploymentOf(other, service), other).MONIRO_NATS_USER, service).toBe("ops");
+    }
+    const token = render([...PRODUCTION, "--set", "nats.user=,secrets.natsToken=nats-token-0123"]);
+    for (const service of SERVICES) {
+      const env = effectiveEnv(deploymentOf(token, service), token);
+      expect({
+        service,
+        user: env.MONIRO_NATS_USER,
+        pw: env.MONIRO_NATS_PASSWORD,
+        token: env.MONIRO_NATS_TOKEN,
+      }).toEqual({
+        service,
+        user: undefined,
+        pw: undefined,
+        token: "nats-token-0123",
+      });
+    }
+    // values.yaml says where least privilege for your NATS comes from.
+    expect(readText(`${CHART}/values.yaml`)).toContain("docs/examples/nats-authorization.conf");
   });
 
   it("lets the tool-executor's pod run bubblewrap, without a service-account token, and keeps every other pod restricted", () => {

@@ -90,7 +90,7 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 A password of the chart's Secret: the value given, else the one the Secret
 already holds (kept on upgrades), else, when `generate`, a new random one
 (letters and digits, starting with a letter, as NATS reads it from its config).
-Call with (dict "root" $ "key" "MONIRO_NATS_PASSWORD" "value" .Values.secrets.natsPassword "generate" true).
+Call with (dict "root" $ "key" "MONIRO_REDIS_PASSWORD" "value" .Values.secrets.redisPassword "generate" true).
 */}}
 {{- define "moniro.password" -}}
 {{- $kept := "" -}}
@@ -113,4 +113,49 @@ capabilities:
   drop: ["ALL"]
 seccompProfile:
   type: RuntimeDefault
+{{- end -}}
+
+{{/* The five services, space-separated (each logs in to the release's NATS as the user of its name). */}}
+{{- define "moniro.serviceNames" -}}
+gateway agent-runner tool-executor scheduler signal-bridge
+{{- end -}}
+
+{{/*
+Key of a service's NATS password, in the Secret and in the NATS pod's environment:
+MONIRO_NATS_PASSWORD_<SERVICE> (passwordVariable in libs/bus/src/nats-permissions.ts).
+Call with the service name.
+*/}}
+{{- define "moniro.natsPasswordKey" -}}
+{{- printf "MONIRO_NATS_PASSWORD_%s" (. | upper | replace "-" "_") -}}
+{{- end -}}
+
+{{/*
+Prefix of the JetStream stream names for subjectNamespace (createSubjects in
+libs/envelopes): none for "moniro", else the namespace uppercased, every
+character outside [A-Z0-9_] replaced by "_", and "_" (team-a: TEAM_A_).
+*/}}
+{{- define "moniro.streamPrefix" -}}
+{{- if ne .Values.subjectNamespace "moniro" -}}
+{{- printf "%s_" (regexReplaceAll "[^A-Z0-9_]" (upper .Values.subjectNamespace) "_") -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The release's nats.conf: client port, monitoring, JetStream on /data, and one
+user per service with only its subjects (files/nats-authorization.conf, written
+by `npm run nats-config`), for subjectNamespace. The namespace goes in first: it
+is lowercase, so it cannot spell the other placeholder; the prefix (uppercase)
+could spell HELM_NAMESPACE (subjectNamespace helm_namespace).
+*/}}
+{{- define "moniro.natsConf" -}}
+{{- $authorization := .Files.Get "files/nats-authorization.conf" -}}
+{{- if not (contains "HELM_NAMESPACE" $authorization) -}}
+{{- fail "files/nats-authorization.conf is missing from the chart or has no HELM_NAMESPACE placeholder: run 'npm run nats-config'" -}}
+{{- end -}}
+port: 4222
+http_port: 8222
+jetstream {
+  store_dir: "/data"
+}
+{{ $authorization | replace "HELM_NAMESPACE" .Values.subjectNamespace | replace "HELM_STREAM_PREFIX" (include "moniro.streamPrefix" .) | trimSuffix "\n" }}
 {{- end -}}
