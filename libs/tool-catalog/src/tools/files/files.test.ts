@@ -276,6 +276,38 @@ describe("grep", () => {
     expect((await runTool("grep", { pattern: "fine", ignore_case: true }, ctx)).content).toBe("bomb.txt:2:fine line");
   });
 
+  it("one agent's slow patterns, even several at once, do not hold another agent's grep", async () => {
+    const slow = testToolContext({ agent: "mallory", limits: { grepRegexMs: 1_000 } });
+    writeFileSync(join(slow.workspace, "bomb.txt"), `${"a".repeat(40)}!\n`);
+    const pending = new Set<number>();
+    const slowCalls = [0, 1, 2, 3].map((index) => {
+      pending.add(index);
+      return runTool("grep", { pattern: "^(a+)+$" }, slow).finally(() => pending.delete(index));
+    });
+    const other = testToolContext({ agent: "ada" });
+    writeFileSync(join(other.workspace, "notes.md"), "todo: ship it\n");
+
+    expect((await runTool("grep", { pattern: "ship" }, other)).content).toBe("notes.md:1:todo: ship it");
+    // Answered while every one of mallory's calls is still running or waiting for its turn.
+    expect(pending.size).toBe(4);
+    // One after the other: mallory runs on one worker at a time.
+    for (const outcome of await Promise.all(slowCalls)) {
+      expect(outcome).toMatchObject({ isError: true, errorCode: "regex-too-slow" });
+    }
+  }, 20_000);
+
+  it("a grep canceled while its pattern runs ends at once, as canceled", async () => {
+    const ctx = testToolContext({ limits: { grepRegexMs: 60_000 } });
+    writeFileSync(join(ctx.workspace, "bomb.txt"), `${"a".repeat(40)}!\n`);
+    const call = runTool("grep", { pattern: "^(a+)+$" }, ctx);
+    setTimeout(() => ctx.abort.abort(new Error("canceled by operator")), 200);
+    expect(await call).toMatchObject({ isError: true, errorCode: "canceled" });
+    // The worker it ran on was replaced: the next call is answered.
+    writeFileSync(join(ctx.workspace, "bomb.txt"), "fine\n");
+    const next = testToolContext({ workspace: ctx.workspace });
+    expect((await runTool("grep", { pattern: "fine" }, next)).content).toBe("bomb.txt:1:fine");
+  });
+
   it("finds matches with path:line:text, honouring glob, ignore_case and context", async () => {
     const { ctx } = workspaceWith(tree);
     const plain = await runTool("grep", { pattern: "needle" }, ctx);

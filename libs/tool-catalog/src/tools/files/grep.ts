@@ -44,7 +44,8 @@ export const grepTool = defineTool({
       return fail("not-found", `'${target.display}' does not exist. Use 'ls' or 'glob' to find it.`);
     }
     const flags = input.ignore_case ? "i" : "";
-    const budgetEnds = Date.now() + ctx.limits.grepRegexMs;
+    // The pattern's running time over all files (waiting for a regex worker does not count).
+    let budgetLeft = ctx.limits.grepRegexMs;
     const max = input.max_results ?? 100;
     const context = input.context ?? 0;
     const out: string[] = [];
@@ -61,7 +62,9 @@ export const grepTool = defineTool({
       const name = relative(target.root, file);
       let matching: number[];
       try {
-        matching = await matchingLines(input.pattern, flags, text, Math.max(1, budgetEnds - Date.now()));
+        const result = await matchingLines(ctx.agent, input.pattern, flags, text, Math.max(1, budgetLeft), ctx.signal);
+        matching = result.lines;
+        budgetLeft -= result.ranMs;
       } catch (error) {
         if (!(error instanceof RegexTimeoutError)) throw error;
         return fail(
