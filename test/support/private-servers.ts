@@ -86,15 +86,29 @@ async function listening(port: number, exited: () => boolean, output: () => stri
   throw new Error(`nothing listens on port ${port} after 10 s:\n${output()}`);
 }
 
-/** A private Redis; `persistent` keeps its data across a restart (AOF, fsync on every write). */
-export function privateRedis(port: number, options: { persistent?: boolean } = {}): PrivateServer {
+/**
+ * A private Redis; `persistent` keeps its data across a restart (AOF, fsync on every write);
+ * `args`: more of redis-server's arguments (e.g. `--user …` ACL rules).
+ */
+export function privateRedis(port: number, options: { persistent?: boolean; args?: string[] } = {}): PrivateServer {
   const dir = mkdtempSync(join(tmpdir(), "moniro-redis-"));
   const persistence = options.persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"];
   return privateServer(
     `redis://127.0.0.1:${port}`,
     port,
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir, ...persistence],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--dir",
+      dir,
+      ...persistence,
+      ...(options.args ?? []),
+    ],
     dir,
   );
 }

@@ -4,6 +4,7 @@ export * from "./codec.js";
 export * from "./connect.js";
 export * from "./errors.js";
 export * from "./keys.js";
+export * from "./redis-acl.js";
 export * from "./redis-agent-state-store.js";
 export { deleteKeys, isCluster, type RedisClient, scanKeys } from "./redis-client.js";
 export * from "./redis-inbox.js";
