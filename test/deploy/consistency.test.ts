@@ -1,8 +1,11 @@
 // The four deploy artefacts side by side: each service listens on the same
 // port in the Helm chart, k8s/, docker-compose.yml and the Dockerfile's
-// EXPOSE, and that port is the service's own default where the code has one.
+// EXPOSE, and that port is the service's own default where the code has one;
+// each logs in to NATS as its own user with its own password variable.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { passwordVariable } from "@moniro/bus";
+import { planService, stackOptions } from "@moniro/cli";
 import { describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
 import { parseDockerfile } from "./dockerfile.js";
@@ -60,5 +63,34 @@ describe("deploy artefacts agree", () => {
       if (inCode !== undefined) expect({ service, default: inCode }).toEqual({ service, default: port });
     }
     expect(ports.size).toBe(SERVICES.length);
+  });
+
+  it("on each service's NATS login: its own user and MONIRO_NATS_PASSWORD_<SERVICE> in docker-compose.yml, k8s/ and moniro up", () => {
+    const options = stackOptions({}, {}, "/p", "/repo");
+    for (const service of SERVICES) {
+      const variable = passwordVariable(service);
+      const composed = compose.services[service]?.environment ?? {};
+      expect({ service, user: composed.MONIRO_NATS_USER, password: composed.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: service,
+        password: `\${${variable}:?set ${variable} in .env (see .env.example)}`,
+      });
+      const objects = parseManifests(readText(`k8s/${service}.yaml`), `k8s/${service}.yaml`);
+      const container = containerOf(byKind(objects, "Deployment")[0] as (typeof objects)[number]);
+      const key = container.env?.find((e: { name: string }) => e.name === "MONIRO_NATS_PASSWORD")?.valueFrom
+        ?.secretKeyRef?.key;
+      expect({ service, user: envValue(container, "MONIRO_NATS_USER"), key }).toEqual({
+        service,
+        user: service,
+        key: variable,
+      });
+      // The same .env read into the shell: `moniro up` against compose's NATS.
+      const env = planService(service, options, { [variable]: "from-env" }, "node").env;
+      expect({ service, user: env.MONIRO_NATS_USER, password: env.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: service,
+        password: "from-env",
+      });
+    }
   });
 });

@@ -6,8 +6,9 @@
 // `${VAR:-default}` / `${VAR:?error}` interpolated against a given environment) and compared
 // with the Dockerfile and the services' own config loaders.
 // Not checked here: `docker compose up` (needs an engine and the images).
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { natsAuthorization, natsConfigFiles, passwordVariable } from "@moniro/bus";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { tempDir } from "../support/temp-dir.js";
@@ -56,8 +57,17 @@ function deepInterpolate(value: unknown, env: Record<string, string>): unknown {
   return value;
 }
 
-/** The two passwords compose requires (.env.example); tests add what they vary. */
-const PASSWORDS = { MONIRO_NATS_PASSWORD: "pnats-SENTINEL", MONIRO_REDIS_PASSWORD: "predis-SENTINEL" };
+/** NATS's user for each service and that user's password variable (deploy/compose/nats.conf). */
+const NATS_PASSWORD_OF = Object.fromEntries(SERVICES.map((service) => [service, passwordVariable(service)])) as Record<
+  (typeof SERVICES)[number],
+  string
+>;
+
+/** The passwords compose requires (.env.example): one per service's NATS user, and Redis's; tests add what they vary. */
+const PASSWORDS: Record<string, string> = {
+  ...Object.fromEntries(SERVICES.map((service) => [NATS_PASSWORD_OF[service], `pnats-${service}-SENTINEL`])),
+  MONIRO_REDIS_PASSWORD: "predis-SENTINEL",
+};
 
 /** The file as compose sees it, given the shell environment / .env `env` (plus the passwords). */
 function compose(
@@ -102,14 +112,19 @@ function natsConfigOf(nats: ComposeService): string {
 }
 
 describe("docker-compose.yml", () => {
-  it("is accepted by docker-compose config (v1, offline) with the passwords set, and refused without, naming them", () => {
+  it("is accepted by docker-compose config (v1, offline) with the passwords set, and refused without each, naming it", () => {
     const binary = dockerCompose();
     const dir = tempDir("moniro-compose-");
     const empty = join(dir, "empty.env");
     writeFileSync(empty, "");
     expect(() => run(binary, ["--env-file", empty, "-f", join(ROOT, "docker-compose.yml"), "config", "-q"])).toThrow(
-      /set MONIRO_(NATS|REDIS)_PASSWORD in \.env/,
+      /set MONIRO_(NATS_PASSWORD_[A-Z_]+|REDIS_PASSWORD) in \.env \(see \.env\.example\)/,
     );
+    // Each one is required on its own (compose's own `${VAR:?…}`, interpolated here as compose does).
+    for (const missing of Object.keys(PASSWORDS)) {
+      const without = Object.fromEntries(Object.entries(PASSWORDS).filter(([k]) => k !== missing));
+      expect(() => compose({}, without), missing).toThrow(`${missing}: set ${missing} in .env (see .env.example)`);
+    }
     const envFile = join(dir, "passwords.env");
     writeFileSync(
       envFile,
@@ -127,6 +142,30 @@ describe("docker-compose.yml", () => {
       "--services",
     ]);
     expect(resolved.trim().split("\n").sort()).toEqual(Object.keys(compose().services).sort());
+  });
+
+  it(".env.example names every password compose requires, and its one-line generator fills each with a value NATS reads as a string", () => {
+    const example = readText(".env.example");
+    const required = [...new Set([...TEXT.matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1] as string))];
+    expect(required.sort()).toEqual(Object.keys(PASSWORDS).sort());
+    const listed = [...example.matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]);
+    for (const name of required) expect(listed, name).toContain(name);
+    // The commented generator, run as the user would after `cp .env.example .env`.
+    const generator = /^# {3}(.*>> \.env.*)$/m.exec(example)?.[1];
+    expect(generator).toBeDefined();
+    const dir = tempDir("moniro-env-example-");
+    writeFileSync(join(dir, ".env"), example);
+    run("sh", ["-c", `cd "${dir}" && ${generator}`]);
+    // As compose reads .env: the last assignment of a name wins.
+    const values = Object.fromEntries(
+      [...readFileSync(join(dir, ".env"), "utf8").matchAll(/^([A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]]),
+    );
+    for (const name of required) expect(values[name], name).toMatch(/^[A-Za-z][A-Za-z0-9]{15,}$/);
+    expect(new Set(required.map((name) => values[name])).size).toBe(required.length);
+    const services = compose({}, values as Record<string, string>).services;
+    expect(environmentOf(services.gateway as ComposeService).MONIRO_NATS_PASSWORD).toBe(
+      values.MONIRO_NATS_PASSWORD_GATEWAY,
+    );
   });
 
   it("runs the five services plus NATS with JetStream, Redis with AOF and Jaeger", () => {
@@ -242,14 +281,21 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("runs NATS with a login (users from its config file, the password from .env) and JetStream", () => {
+  it("runs NATS with a user per service (the generated least-privilege config), every password from .env, and JetStream", () => {
     const nats = serviceOf("nats");
     const config = natsConfigOf(nats);
-    expect(config).toMatch(
-      /authorization\s*\{\s*users\s*=\s*\[\s*\{\s*user:\s*"moniro",\s*password:\s*\$MONIRO_NATS_PASSWORD\s*\}/,
-    );
+    // The file `npm run nats-config` writes: the services' users with their subjects in namespace moniro.
+    expect(config).toBe(natsConfigFiles()["deploy/compose/nats.conf"]);
+    expect(config).toContain(natsAuthorization("moniro"));
+    for (const service of SERVICES) {
+      expect(config, service).toContain(`user: "${service}", password: $${NATS_PASSWORD_OF[service]}`);
+    }
     expect(config).toMatch(/jetstream\s*\{/);
-    expect(environmentOf(nats).MONIRO_NATS_PASSWORD).toBe(PASSWORDS.MONIRO_NATS_PASSWORD);
+    // Every variable the config reads is set in the container, from .env; no other secret is.
+    const env = environmentOf(nats);
+    const referenced = [...config.matchAll(/password: \$([A-Z_]+)/g)].map((m) => m[1]);
+    expect(referenced.sort()).toEqual(Object.values(NATS_PASSWORD_OF).sort());
+    expect(env).toEqual(Object.fromEntries(referenced.map((name) => [name, PASSWORDS[name as string]])));
     // No password literal in the committed file.
     expect(config).not.toMatch(/password:\s*"/);
   });
@@ -266,14 +312,22 @@ describe("docker-compose.yml", () => {
     expect([redis.healthcheck?.test].flat().join(" ")).toMatch(/redis-cli --user moniro ping \| grep -q PONG/);
   });
 
-  it("gives every service the NATS login, and the Redis login to each service that uses Redis", async () => {
+  it("logs every service in to NATS as its own user with its own password, and gives the Redis login to each service that uses Redis", async () => {
     for (const name of SERVICES) {
       const env = environmentOf(serviceOf(name, { MONIRO_API_KEYS: "k1" }));
       expect({ name, user: env.MONIRO_NATS_USER, password: env.MONIRO_NATS_PASSWORD }).toEqual({
         name,
-        user: "moniro",
-        password: PASSWORDS.MONIRO_NATS_PASSWORD,
+        user: name,
+        password: PASSWORDS[NATS_PASSWORD_OF[name]],
       });
+      // No other service's NATS password, under any name.
+      for (const other of SERVICES.filter((s) => s !== name)) {
+        expect(JSON.stringify(env), `${name} has ${other}'s`).not.toContain(PASSWORDS[NATS_PASSWORD_OF[other]]);
+      }
+      expect(
+        Object.keys(env).filter((k) => k.startsWith("MONIRO_NATS_PASSWORD_")),
+        name,
+      ).toEqual([]);
       const redis = name !== "signal-bridge";
       expect({ name, redis: env.MONIRO_REDIS_PASSWORD }).toEqual({
         name,
@@ -282,7 +336,11 @@ describe("docker-compose.yml", () => {
       if (redis) expect(env.MONIRO_REDIS_USERNAME, name).toBe("moniro");
       // The service's own config loader reads them as its credentials.
       const config = (await loadConfigOf(name, env)) as Record<string, unknown>;
-      expect(config.MONIRO_NATS_PASSWORD, name).toBe(PASSWORDS.MONIRO_NATS_PASSWORD);
+      expect({ name, user: config.MONIRO_NATS_USER, password: config.MONIRO_NATS_PASSWORD }).toEqual({
+        name,
+        user: name,
+        password: PASSWORDS[NATS_PASSWORD_OF[name]],
+      });
     }
   });
 

@@ -5,7 +5,8 @@
 // with what the Helm chart renders by default, so the two ways of deploying
 // cannot drift apart. Not checked here: `kubectl apply` (needs an API server).
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { NATS_USERS, natsConfigFiles, passwordVariable } from "@moniro/bus";
 import { parseAgentDefinition } from "@moniro/config";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -35,8 +36,28 @@ const files = readdirSync(join(ROOT, DIR)).filter((f) => f.endsWith(".yaml") && 
 const kustomization = parse(readText(`${DIR}/kustomization.yaml`)) as {
   resources: string[];
   images?: Array<{ name: string; newName?: string; newTag?: string }>;
+  configMapGenerator?: Array<{
+    name: string;
+    namespace?: string;
+    files?: string[];
+    options?: { labels?: Record<string, string> };
+  }>;
 };
-const objects = files.flatMap((file) => parseManifests(readText(`${DIR}/${file}`), `${DIR}/${file}`));
+/** The ConfigMaps kustomization.yaml generates from files beside it (key: the file's name, value: its text). */
+const generated: K8sObject[] = (kustomization.configMapGenerator ?? []).map((generator) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: {
+    name: generator.name,
+    ...(generator.namespace ? { namespace: generator.namespace } : {}),
+    ...(generator.options?.labels ? { labels: generator.options.labels } : {}),
+  },
+  data: Object.fromEntries((generator.files ?? []).map((file) => [basename(file), readText(`${DIR}/${file}`)])),
+}));
+const objects = [
+  ...files.flatMap((file) => parseManifests(readText(`${DIR}/${file}`), `${DIR}/${file}`)),
+  ...generated,
+];
 const runtimeStage = parseDockerfile(readText("Dockerfile")).stages.at(-1);
 const IMAGE_ENV = runtimeStage ? envOf(runtimeStage) : {};
 const chartVersion = (parse(readText("deploy/helm/moniro/Chart.yaml")) as { appVersion: string }).appVersion;
@@ -81,6 +102,10 @@ describe("plain manifests k8s/", () => {
         if (object.kind !== "Namespace") expect(object.metadata.namespace, `${DIR}/${file}`).toBe("moniro");
       }
     }
+    for (const object of generated) {
+      validateObject(object, `${DIR}/kustomization.yaml`);
+      expect(object.metadata.namespace, object.metadata.name).toBe("moniro");
+    }
   });
 
   it("lists every manifest in kustomization.yaml, and kubectl kustomize renders it with the image tag", () => {
@@ -92,6 +117,24 @@ describe("plain manifests k8s/", () => {
     for (const deployment of byKind(rendered, "Deployment")) {
       expect(containerOf(deployment).image).toBe(`${image?.newName ?? "moniro"}:${image?.newTag}`);
     }
+  });
+
+  it("gives NATS exactly k8s/nats.conf, the generated least-privilege config, as its ConfigMap (renamed with its hash, so a change rolls NATS)", () => {
+    // k8s/nats.conf is what `npm run nats-config` writes.
+    expect(readText(`${DIR}/nats.conf`)).toBe(natsConfigFiles()["k8s/nats.conf"]);
+    const rendered = parseManifests(run(tool("kubectl"), ["kustomize", DIR]), "kubectl kustomize k8s");
+    const nats = byKind(rendered, "StatefulSet").find(
+      (s) => s.metadata.labels?.["app.kubernetes.io/component"] === "nats",
+    );
+    const volume = (nats?.spec.template.spec.volumes ?? []).find((v: { name: string }) => v.name === "config");
+    const configMap = byKind(rendered, "ConfigMap").find((c) => c.metadata.name === volume?.configMap?.name);
+    expect(configMap?.metadata.name).toMatch(/^moniro-nats-config-[a-z0-9]+$/);
+    expect(configMap?.metadata.namespace).toBe("moniro");
+    expect(configMap?.data).toEqual({ "nats.conf": readText(`${DIR}/nats.conf`) });
+    // Mounted where the server's -c reads it.
+    const container = containerOf(nats as K8sObject);
+    const mount = container.volumeMounts.find((m: { name: string }) => m.name === "config");
+    expect(`${mount.mountPath}/nats.conf`).toBe(container.args[container.args.indexOf("-c") + 1]);
   });
 
   it("has every reference resolve: ConfigMaps, Secret keys, the PVC, Service selectors, the HPA target", () => {
@@ -157,12 +200,28 @@ describe("plain manifests k8s/", () => {
       expect(mine.spec.template.spec.automountServiceAccountToken, where).toBe(false);
     }
     const natsConfig = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-nats-config");
-    expect(natsConfig?.data?.["nats.conf"]).toMatch(/password: \$MONIRO_NATS_PASSWORD/);
-    expect(containerOf(statefulSetOf("redis")).command.join(" ")).toMatch(/--user default off/);
+    const conf = natsConfig?.data?.["nats.conf"] ?? "";
+    // NATS gets every service user's password from the Secret, as its config reads them, and nothing else.
+    const referenced = [...conf.matchAll(/password: \$([A-Z_]+)/g)].map((m) => m[1] as string);
+    expect(referenced).toEqual(NATS_USERS.map((user) => passwordVariable(user)));
     const filled = withSecretsFilledIn(objects);
+    expect(effectiveEnv(statefulSetOf("nats"), filled)).toEqual(
+      Object.fromEntries(referenced.map((name) => [name, `filled-${name}`])),
+    );
+    expect(conf).not.toMatch(/password:\s*"/);
+    expect(containerOf(statefulSetOf("redis")).command.join(" ")).toMatch(/--user default off/);
     for (const service of SERVICES) {
       const env = effectiveEnv(deploymentOf(filled, service), filled, IMAGE_ENV);
-      expect(env.MONIRO_NATS_PASSWORD, service).toBe("filled-MONIRO_NATS_PASSWORD");
+      // Its own NATS user and its own password; no other service's.
+      const own = passwordVariable(service);
+      expect({ service, user: env.MONIRO_NATS_USER, password: env.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: service,
+        password: `filled-${own}`,
+      });
+      for (const other of SERVICES.filter((s) => s !== service)) {
+        expect(Object.values(env), service).not.toContain(`filled-${passwordVariable(other)}`);
+      }
       expect(env.MONIRO_REDIS_PASSWORD, service).toBe(
         service === "signal-bridge" ? undefined : "filled-MONIRO_REDIS_PASSWORD",
       );

@@ -4,8 +4,10 @@
 // renders them, each object validated against the Kubernetes schema. The
 // bridge's environment goes through its own config loader and routing.
 // Not checked here: pulling and running the signal-cli image.
+
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { NATS_USERS, passwordVariable } from "@moniro/bus/nats-permissions";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { resolveRouting } from "../../services/signal-bridge/src/routing.js";
@@ -44,7 +46,11 @@ function composeConfig(env: Record<string, string>, profile?: string): ComposeFi
   const envFile = join(dir, "signal.env");
   writeFileSync(
     envFile,
-    Object.entries({ MONIRO_NATS_PASSWORD: "pn", MONIRO_REDIS_PASSWORD: "pr", ...env })
+    Object.entries({
+      ...Object.fromEntries(NATS_USERS.map((user) => [passwordVariable(user), "pn"])),
+      MONIRO_REDIS_PASSWORD: "pr",
+      ...env,
+    })
       .map(([k, v]) => `${k}=${v}\n`)
       .join(""),
   );

@@ -37,6 +37,8 @@ describe("planServers", () => {
     expect(message).toContain("NATS (nats://127.0.0.1:4222) not answering, and nats-server not found on PATH");
     expect(message).toContain("apt-get install -y nats-server");
     expect(message).toContain("docker compose up -d nats redis");
+    // Compose's NATS has a user per service: their passwords (MONIRO_NATS_PASSWORD_<SERVICE>) come from .env.
+    expect(message).toContain("set -a; . ./.env; set +a");
     expect(message).not.toContain("Redis (");
   });
 

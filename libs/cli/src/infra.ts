@@ -15,8 +15,9 @@ export function installInstructions(missing: readonly ServerName[]): string {
   return [
     `Install ${missing.map((m) => SERVER_BINARIES[m]).join(" and ")} and run this again:`,
     `  sudo apt-get install -y ${packages}      # Debian/Ubuntu`,
-    "or run them with Docker from this repository:",
+    "or run them with Docker from this repository (passwords in .env: see .env.example):",
     "  docker compose up -d nats redis",
+    "  set -a; . ./.env; set +a; export MONIRO_REDIS_USERNAME=moniro   # their logins, for this shell",
   ].join("\n");
 }
 

@@ -1,8 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { NATS_USERS, natsAuthorization } from "@moniro/bus";
 import { afterEach, describe, expect, it } from "vitest";
-import { credentialsFor, localServerCredentials, natsConfig, redisConfig } from "./server-auth.js";
+import {
+  credentialsFor,
+  localServerCredentials,
+  natsConfig,
+  natsPasswordEnvironment,
+  redisConfig,
+} from "./server-auth.js";
+import { STACK_SERVICES } from "./stack-plan.js";
 
 describe("localServerCredentials", () => {
   const dirs: string[] = [];
@@ -15,16 +23,22 @@ describe("localServerCredentials", () => {
     return join(dir, ".moniro");
   };
 
-  it("generates a password per server once, into credentials.json readable by its owner only", () => {
+  it("generates a NATS password per service, yours and Redis's once, into credentials.json readable by its owner only", () => {
     const dir = dataDir();
-    const first = localServerCredentials(dir);
+    const notes: string[] = [];
+    const first = localServerCredentials(dir, (note) => notes.push(note));
     expect(first.nats.user).toBe("moniro");
     expect(first.redis.username).toBe("moniro");
-    expect(first.nats.password).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    expect(first.redis.password).not.toBe(first.nats.password);
+    expect(Object.keys(first.nats.services).sort()).toEqual([...NATS_USERS].sort());
+    const passwords = [first.nats.password, first.redis.password, ...Object.values(first.nats.services)];
+    // A letter first: NATS parses a variable's value.
+    for (const password of passwords) expect(password).toMatch(/^[a-z][0-9a-f]{48}$/);
+    expect(new Set(passwords).size).toBe(passwords.length);
     expect(statSync(join(dir, "credentials.json")).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o077).toBe(0);
-    expect(localServerCredentials(dir)).toEqual(first);
+    expect(localServerCredentials(dir, (note) => notes.push(note))).toEqual(first);
+    // A new file, then an unchanged one: nothing to report.
+    expect(notes).toEqual([]);
   });
 
   it("replaces a damaged file instead of starting servers without a password", () => {
@@ -34,18 +48,78 @@ describe("localServerCredentials", () => {
     const replaced = localServerCredentials(dir);
     expect(replaced.nats.password.length).toBeGreaterThanOrEqual(16);
     expect(JSON.parse(readFileSync(join(dir, "credentials.json"), "utf8"))).toEqual(replaced);
+    writeFileSync(join(dir, "credentials.json"), "{not json");
+    expect(Object.keys(localServerCredentials(dir).nats.services)).toHaveLength(NATS_USERS.length);
+  });
+
+  it("migrates a file of an older moniro up (one NATS user for every service): that login stays yours, each service gets a password", () => {
+    const dir = dataDir();
+    mkdirSync(dir, { recursive: true });
+    const old = {
+      nats: { user: "moniro", password: "-Old_NatsPassword0123456789abcd" },
+      redis: { username: "moniro", password: "Old_RedisPassword0123456789abcd" },
+    };
+    writeFileSync(join(dir, "credentials.json"), JSON.stringify(old), { mode: 0o644 });
+    const notes: string[] = [];
+    const migrated = localServerCredentials(dir, (note) => notes.push(note));
+    expect(migrated).toMatchObject(old);
+    expect(Object.keys(migrated.nats.services).sort()).toEqual([...NATS_USERS].sort());
+    expect(Object.values(migrated.nats.services)).not.toContain(old.nats.password);
+    expect(JSON.parse(readFileSync(join(dir, "credentials.json"), "utf8"))).toEqual(migrated);
+    expect(statSync(join(dir, "credentials.json")).mode & 0o777).toBe(0o600);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(
+      "added a NATS password for gateway, agent-runner, tool-executor, scheduler, signal-bridge",
+    );
+    expect(notes[0]).not.toContain(old.nats.password);
+    // Kept from now on.
+    expect(localServerCredentials(dir)).toEqual(migrated);
+  });
+
+  it("does not keep a stored NATS login named as a service as yours", () => {
+    const dir = dataDir();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "credentials.json"),
+      JSON.stringify({ nats: { user: "gateway", password: "p0123456789abcdef0123" }, redis: {} }),
+    );
+    const replaced = localServerCredentials(dir);
+    expect(replaced.nats.user).toBe("moniro");
+    expect(replaced.nats.password).not.toBe("p0123456789abcdef0123");
   });
 });
 
 describe("server configs", () => {
-  const nats = { user: "moniro", password: "pw_0123456789abcdef" };
+  const services = Object.fromEntries(NATS_USERS.map((user) => [user, `pw-${user}-0123456789abcdef`])) as Record<
+    (typeof NATS_USERS)[number],
+    string
+  >;
+  const nats = { user: "moniro", password: "pw_0123456789abcdef", services };
   const redis = { username: "moniro", password: "rp_0123456789abcdef" };
 
-  it("NATS: loopback, JetStream in the data dir, one user with a password", () => {
-    const text = natsConfig(14222, "/d/.moniro/nats", nats);
+  it("NATS: loopback, JetStream in the data dir, the services' users for the namespace plus yours, no password in the file", () => {
+    const text = natsConfig(14222, "/d/.moniro/nats", "dev", "moniro");
     expect(text).toContain('listen: "127.0.0.1:14222"');
     expect(text).toContain('jetstream { store_dir: "/d/.moniro/nats" }');
-    expect(text).toContain('users = [ { user: "moniro", password: "pw_0123456789abcdef" } ]');
+    // Exactly the deployments' users, with the namespace's subjects, and then yours.
+    const users = natsAuthorization("dev").replace(/\n {2}\]\n\}$/, "");
+    expect(text).toContain(`${users}\n    { user: "moniro", password: $MONIRO_NATS_OPERATOR_PASSWORD }\n  ]\n}`);
+    expect(text).toContain('"dev.in.*"');
+    expect(text).not.toContain('"moniro.in.*"');
+    for (const password of [nats.password, ...Object.values(services)]) expect(text).not.toContain(password);
+  });
+
+  it("NATS: each password in the variable its user's entry names, quoted (NATS parses the value)", () => {
+    expect(natsPasswordEnvironment(nats)).toEqual({
+      MONIRO_NATS_PASSWORD_GATEWAY: '"pw-gateway-0123456789abcdef"',
+      MONIRO_NATS_PASSWORD_AGENT_RUNNER: '"pw-agent-runner-0123456789abcdef"',
+      MONIRO_NATS_PASSWORD_TOOL_EXECUTOR: '"pw-tool-executor-0123456789abcdef"',
+      MONIRO_NATS_PASSWORD_SCHEDULER: '"pw-scheduler-0123456789abcdef"',
+      MONIRO_NATS_PASSWORD_SIGNAL_BRIDGE: '"pw-signal-bridge-0123456789abcdef"',
+      MONIRO_NATS_OPERATOR_PASSWORD: '"pw_0123456789abcdef"',
+    });
+    const text = natsConfig(14222, "/d", "moniro", "moniro");
+    for (const variable of Object.keys(natsPasswordEnvironment(nats))) expect(text).toContain(`password: $${variable}`);
   });
 
   it("Redis: loopback, AOF, the default user off, an ACL user with a password", () => {
@@ -61,9 +135,14 @@ describe("server configs", () => {
     );
   });
 
-  it("hands the services the credentials of the servers up started, and only those", () => {
+  it("hands the services the credentials of the servers up started, and only those: for NATS each its own user, never yours", () => {
     const stored = { nats, redis };
-    expect(credentialsFor(["nats", "redis"], stored)).toEqual({ nats, redis });
+    const both = credentialsFor(["nats", "redis"], stored);
+    expect(both.redis).toEqual(redis);
+    for (const service of STACK_SERVICES) {
+      expect(both.nats?.[service]).toEqual({ user: service, password: services[service] });
+    }
+    expect(JSON.stringify(both)).not.toContain(nats.password);
     expect(credentialsFor(["redis"], stored)).toEqual({ redis });
     expect(credentialsFor([], stored)).toEqual({});
   });

@@ -13,6 +13,11 @@ const PLATFORM_PREFIXES = ["LC_", "NODE_", "OTEL_"];
 
 /** A name that carries a credential (mirrors the deploy artefacts' rule for Secrets). */
 const CREDENTIAL = /(KEY|KEYS|TOKEN|PASSWORD|SECRET|USERNAME|USER|SEED_FILE|CREDS_FILE)$/;
+/**
+ * The NATS password of one service user (`MONIRO_NATS_PASSWORD_AGENT_RUNNER`, what nats-server reads):
+ * no service sees it under that name; stack-plan.ts makes the service's own its MONIRO_NATS_PASSWORD.
+ */
+const USER_PASSWORD = /^MONIRO_NATS_PASSWORD_/;
 
 /** Credentials every service that talks to NATS needs. */
 const NATS_CREDENTIALS = [
@@ -61,7 +66,7 @@ export function serviceMaySee(service: StackService, name: string): boolean {
   if (own.noRedis && name.startsWith("MONIRO_REDIS_")) return false;
   if (own.credentials.includes(name)) return true;
   if (own.secretPrefixes?.some((p) => name.startsWith(p))) return true;
-  if (CREDENTIAL.test(name)) return false;
+  if (CREDENTIAL.test(name) || USER_PASSWORD.test(name)) return false;
   if (own.prefixes.some((p) => name.startsWith(p))) return true;
   if (SERVICE_PREFIXES.some((p) => name.startsWith(p))) return false;
   return name.startsWith("MONIRO_");

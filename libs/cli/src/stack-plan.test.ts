@@ -1,7 +1,8 @@
+import { passwordVariable } from "@moniro/bus";
 import { SERVICE_NODE_FLAGS, serviceNodeFlags } from "@moniro/config/service";
 import { describe, expect, it } from "vitest";
 import { stackOptions } from "./cli-options.js";
-import { planService, STACK_SERVICES, servicePort } from "./stack-plan.js";
+import { planService, STACK_SERVICES, type StackService, servicePort } from "./stack-plan.js";
 
 const options = stackOptions({}, {}, "/home/me/project", "/repo");
 
@@ -106,23 +107,63 @@ describe("planService", () => {
     }
   });
 
-  it("hands the services the credentials of servers up started, over the parent's", () => {
-    const credentials = {
-      nats: { user: "moniro", password: "nats-generated" },
-      redis: { username: "moniro", password: "redis-generated" },
+  it("hands each service its own NATS user of a server up started, over the parent's login, and the Redis one", () => {
+    const nats = Object.fromEntries(
+      STACK_SERVICES.map((service) => [service, { user: service, password: `nats-${service}-generated` }]),
+    ) as Record<StackService, { user: string; password: string }>;
+    const credentials = { nats, redis: { username: "moniro", password: "redis-generated" } };
+    const parent = {
+      MONIRO_NATS_USER: "other",
+      MONIRO_NATS_PASSWORD: "x",
+      MONIRO_NATS_TOKEN: "t",
+      MONIRO_NATS_PASSWORD_AGENT_RUNNER: "from-the-shell",
     };
-    const parent = { MONIRO_NATS_USER: "other", MONIRO_NATS_PASSWORD: "x", MONIRO_NATS_TOKEN: "t" };
-    const runner = planService("agent-runner", { ...options, credentials }, parent, "node").env;
-    expect(runner).toMatchObject({
-      MONIRO_NATS_USER: "moniro",
-      MONIRO_NATS_PASSWORD: "nats-generated",
-      MONIRO_REDIS_USERNAME: "moniro",
-      MONIRO_REDIS_PASSWORD: "redis-generated",
-    });
-    expect(runner).not.toHaveProperty("MONIRO_NATS_TOKEN");
-    const bridge = planService("signal-bridge", { ...options, credentials }, parent, "node").env;
-    expect(bridge.MONIRO_NATS_PASSWORD).toBe("nats-generated");
-    expect(bridge).not.toHaveProperty("MONIRO_REDIS_PASSWORD");
+    for (const service of STACK_SERVICES) {
+      const env = planService(service, { ...options, credentials }, parent, "node").env;
+      expect({ service, user: env.MONIRO_NATS_USER, password: env.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: service,
+        password: `nats-${service}-generated`,
+      });
+      expect(env, service).not.toHaveProperty("MONIRO_NATS_TOKEN");
+      // No other service's password, under any name.
+      const others = STACK_SERVICES.filter((s) => s !== service).map((s) => `nats-${s}-generated`);
+      for (const other of others) expect(JSON.stringify(env), service).not.toContain(other);
+      expect(JSON.stringify(env), service).not.toContain("from-the-shell");
+      if (service === "signal-bridge") expect(env).not.toHaveProperty("MONIRO_REDIS_PASSWORD");
+      else
+        expect(env, service).toMatchObject({
+          MONIRO_REDIS_USERNAME: "moniro",
+          MONIRO_REDIS_PASSWORD: "redis-generated",
+        });
+    }
+  });
+
+  it("uses a NATS it did not start with the parent's login, or each service's own password when the parent has MONIRO_NATS_PASSWORD_<SERVICE>", () => {
+    const shared = { MONIRO_NATS_USER: "svc", MONIRO_NATS_PASSWORD: "shared" };
+    for (const service of STACK_SERVICES) {
+      expect(planService(service, options, shared, "node").env, service).toMatchObject(shared);
+    }
+    // docker-compose.yml's NATS (`docker compose up -d nats redis`) has a user per service, its password in .env.
+    const perService = {
+      ...shared,
+      MONIRO_NATS_TOKEN: "t",
+      ...Object.fromEntries(STACK_SERVICES.map((s) => [passwordVariable(s), `own-${s}`])),
+    };
+    for (const service of STACK_SERVICES) {
+      const env = planService(service, options, perService, "node").env;
+      expect({ service, user: env.MONIRO_NATS_USER, password: env.MONIRO_NATS_PASSWORD }).toEqual({
+        service,
+        user: service,
+        password: `own-${service}`,
+      });
+      expect(env, service).not.toHaveProperty("MONIRO_NATS_TOKEN");
+      const names = Object.keys(env).filter((name) => name.startsWith("MONIRO_NATS_PASSWORD_"));
+      expect({ service, names }).toEqual({ service, names: [] });
+      for (const other of STACK_SERVICES.filter((s) => s !== service)) {
+        expect(JSON.stringify(env), service).not.toContain(`own-${other}`);
+      }
+    }
   });
 
   it("uses ports chosen for port 0, and passes namespace and key prefix", () => {

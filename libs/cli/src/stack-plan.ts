@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { passwordVariable } from "@moniro/bus/nats-permissions";
 import { serviceNodeFlags } from "@moniro/config/service";
 import { serviceEnvironment } from "./service-env.js";
 
@@ -35,7 +36,8 @@ export interface StackOptions {
 }
 
 export interface ServerCredentials {
-  nats?: { user: string; password: string };
+  /** Per service: its own NATS user (named as the service) and password. */
+  nats?: Record<StackService, { user: string; password: string }>;
   redis?: { username: string; password: string };
 }
 
@@ -77,6 +79,11 @@ export interface ServiceLaunch {
  * `up` resolved (from flags, else the parent's MONIRO_* variables). The gateway
  * is open (no API key) unless the parent sets MONIRO_API_KEYS: the local stack
  * listens on loopback only.
+ *
+ * NATS login: for a NATS `up` started, the service's own user from `credentials`. For one
+ * it did not start, the parent's MONIRO_NATS_USER / _PASSWORD / … as they are, unless the
+ * parent sets `passwordVariable(service)` (MONIRO_NATS_PASSWORD_AGENT_RUNNER…, what
+ * docker-compose's and k8s/'s NATS read): then the service logs in as its own user with it.
  */
 export function planService(
   service: StackService,
@@ -86,7 +93,9 @@ export function planService(
 ): ServiceLaunch {
   const port = servicePort(service, options);
   const entry = resolve(options.root, "services", service, "dist", "main.js");
-  const { nats, redis } = options.credentials ?? {};
+  const { nats: natsUsers, redis } = options.credentials ?? {};
+  const ownPassword = parentEnv[passwordVariable(service)];
+  const nats = natsUsers?.[service] ?? (ownPassword ? { user: service, password: ownPassword } : undefined);
   const env: Record<string, string> = {
     ...(service === "gateway" && !parentEnv.MONIRO_API_KEYS ? { MONIRO_GATEWAY_OPEN: "true" } : {}),
     ...serviceEnvironment(service, parentEnv),
@@ -105,7 +114,7 @@ export function planService(
     MONIRO_HTTP_PORT: String(port),
     OTEL_SERVICE_NAME: service,
   };
-  // A server `up` started takes only its own credentials: drop a token or key file meant for another.
+  // A user of its own takes only its password: drop a token or key file meant for another login.
   if (nats)
     for (const name of ["MONIRO_NATS_TOKEN", "MONIRO_NATS_NKEY_SEED_FILE", "MONIRO_NATS_CREDS_FILE"]) delete env[name];
   return {

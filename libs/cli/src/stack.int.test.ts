@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createSubjects } from "@moniro/envelopes";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Spawner, spawnChild } from "./child-handle.js";
 import { CREDENTIALS_FILE } from "./server-auth.js";
@@ -44,7 +45,7 @@ const redis = env.MONIRO_REDIS_URL
 Promise.all([nats, redis]).then(() => {
   const server = http.createServer((req, res) => res.writeHead(req.url === "/readyz" ? 200 : 404).end("ok"));
   server.listen(Number(env.MONIRO_HTTP_PORT), "127.0.0.1", () => {
-    console.log(JSON.stringify({ level: 30, msg: "ready on " + env.MONIRO_HTTP_PORT + " nats " + env.MONIRO_NATS_URL }));
+    console.log(JSON.stringify({ level: 30, msg: "ready on " + env.MONIRO_HTTP_PORT + " nats " + env.MONIRO_NATS_URL + " as " + env.MONIRO_NATS_USER }));
   });
   process.on("SIGTERM", () => { console.log(JSON.stringify({ level: 30, msg: "bye" })); server.close(() => process.exit(0)); });
 }, (error) => { console.log(JSON.stringify({ level: 50, msg: "login failed: " + error.message })); process.exit(1); });
@@ -79,7 +80,7 @@ describe("startStack with real child processes", () => {
     return root;
   }
 
-  it("starts private NATS and Redis with authentication when they do not answer, then every service logged in; prints prefixed logs; stops all", async () => {
+  it("starts private NATS and Redis with authentication when they do not answer, then every service logged in as its own NATS user; prints prefixed logs; stops all", async () => {
     const root = fakeRepository();
     const [natsPort, redisPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const lines: string[] = [];
@@ -87,6 +88,7 @@ describe("startStack with real child processes", () => {
       root,
       cwd: root,
       projectDir: root,
+      namespace: "uptest",
       dataDir: join(root, ".moniro"),
       natsUrl: `nats://127.0.0.1:${natsPort}`,
       redisUrl: `redis://127.0.0.1:${redisPort}`,
@@ -108,9 +110,15 @@ describe("startStack with real child processes", () => {
       const gateway = stack.services.find((s) => s.service === "gateway");
       expect(gateway?.port).toBe(gatewayPort);
       expect((await fetch(`${gateway?.url}/readyz`)).status).toBe(200);
-      expect(lines.some((l) => /^\[gateway\] +INFO {2}ready on \d+ nats nats:\/\/127\.0\.0\.1:\d+$/.test(l))).toBe(
-        true,
-      );
+      for (const service of STACK_SERVICES) {
+        const ready = new RegExp(
+          `^\\[${service}\\] +INFO {2}ready on \\d+ nats nats://127\\.0\\.0\\.1:\\d+ as ${service}$`,
+        );
+        expect(
+          lines.some((l) => ready.test(l)),
+          service,
+        ).toBe(true);
+      }
       // Both servers refuse a client without credentials and accept the generated ones.
       const file = join(root, ".moniro", CREDENTIALS_FILE);
       expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -123,9 +131,36 @@ describe("startStack with real child processes", () => {
       for (const name of ["nats", "redis"]) {
         expect(statSync(join(root, ".moniro", name, `${name}.conf`)).mode & 0o777).toBe(0o600);
       }
-      // No password on the terminal or in a log's command line.
+      // Each service user has only its subjects, in the stack's namespace (and its streams: UPTEST_MONIRO_IN…).
+      const as = (user: string) => ({ user, pass: stored.nats.services[user] });
+      const pub = (subject: string) => `PUB ${subject} 0\r\n\r\n`;
+      const consumeIn = pub(`$JS.API.CONSUMER.DURABLE.CREATE.${createSubjects("uptest").streams.in}.agent-runner`);
+      expect(await natsAnswer(natsPort, as("signal-bridge"), consumeIn)).toMatch(/Permissions Violation for Publish/);
+      expect(await natsAnswer(natsPort, as("signal-bridge"), pub("uptest.dlq.in"))).toMatch(
+        /Permissions Violation for Publish to "uptest\.dlq\.in"/,
+      );
+      expect(await natsAnswer(natsPort, as("signal-bridge"), "SUB uptest.tool.> 1\r\n")).toMatch(
+        /Permissions Violation for Subscription/,
+      );
+      expect(await natsAnswer(natsPort, as("scheduler"), pub("uptest.ctl.alice"))).toMatch(/Permissions Violation/);
+      // ...and may do what its service does.
+      expect(await natsAnswer(natsPort, as("signal-bridge"), pub("uptest.in.alice"))).toBe("PONG");
+      expect(await natsAnswer(natsPort, as("agent-runner"), consumeIn + pub("uptest.dlq.in"))).toBe("PONG");
+      // The subjects of another namespace are nobody's but yours.
+      expect(await natsAnswer(natsPort, as("gateway"), pub("moniro.in.alice"))).toMatch(/Permissions Violation/);
+      const operator = { user: stored.nats.user, pass: stored.nats.password };
+      expect(await natsAnswer(natsPort, operator, pub("uptest.dlq.in") + pub("moniro.in.alice"))).toBe("PONG");
+      expect(await natsAnswer(natsPort, { user: "gateway", pass: stored.nats.services.scheduler })).toMatch(
+        /Authorization Violation/,
+      );
+      // The stack still answers.
+      expect((await fetch(`${gateway?.url}/readyz`)).status).toBe(200);
+      // No password on the terminal, in a log's command line or in a config file (NATS reads them from its environment).
       const printed = [...lines, ...["nats", "redis"].map((n) => readFileSync(stack.logFile(n), "utf8"))].join("\n");
-      for (const secret of [stored.nats.password, stored.redis.password]) expect(printed).not.toContain(secret);
+      const natsPasswords = [stored.nats.password, ...Object.values(stored.nats.services)] as string[];
+      for (const secret of [...natsPasswords, stored.redis.password]) expect(printed).not.toContain(secret);
+      const natsConf = readFileSync(join(root, ".moniro", "nats", "nats.conf"), "utf8");
+      for (const secret of natsPasswords) expect(natsConf).not.toContain(secret);
     } finally {
       const reports = await stack.stop();
       expect(reports.map((r) => r.name)).toEqual([...STACK_SERVICES, "nats", "redis"]);
@@ -135,6 +170,54 @@ describe("startStack with real child processes", () => {
     expect(await tcpAnswers("127.0.0.1", redisPort)).toBe(false);
     expect(await tcpAnswers("127.0.0.1", gatewayPort)).toBe(false);
     expect(readFileSync(stack.logFile("scheduler"), "utf8")).toContain('"msg":"bye"');
+  });
+
+  it("keeps the credentials of an older moniro up (one NATS user for all): that login becomes yours, each service gets its own", async () => {
+    const root = fakeRepository();
+    const dataDir = join(root, ".moniro");
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // As an older version wrote it: base64url passwords (this one starts with '-', which NATS reads as a number unquoted).
+    const old = {
+      nats: { user: "moniro", password: "-older_NATS-password_0123456789" },
+      redis: { username: "moniro", password: "older_Redis-password_0123456789" },
+    };
+    writeFileSync(join(dataDir, CREDENTIALS_FILE), JSON.stringify(old), { mode: 0o600 });
+    const [natsPort, redisPort] = [await freePort(), await freePort()];
+    const lines: string[] = [];
+    const stack = await startStack({
+      root,
+      cwd: root,
+      projectDir: root,
+      dataDir,
+      natsUrl: `nats://127.0.0.1:${natsPort}`,
+      redisUrl: `redis://127.0.0.1:${redisPort}`,
+      gatewayPort: 0,
+      basePort: 0,
+      agentsDir: join(root, ".agents"),
+      workspacesDir: join(dataDir, "workspaces"),
+      env: { PATH: process.env.PATH },
+      spawn: spawnChild,
+      terminal: { colour: false, line: (text) => lines.push(text) },
+      printLogs: true,
+      graceMs: 5_000,
+    });
+    try {
+      const stored = JSON.parse(readFileSync(join(dataDir, CREDENTIALS_FILE), "utf8"));
+      expect(stored).toMatchObject(old);
+      expect(Object.keys(stored.nats.services).sort()).toEqual([...STACK_SERVICES].sort());
+      expect(lines.some((l) => l.includes("added a NATS password for"))).toBe(true);
+      for (const service of STACK_SERVICES) {
+        expect(
+          lines.some((l) => l.startsWith(`[${service}]`) && l.endsWith(` as ${service}`)),
+          service,
+        ).toBe(true);
+      }
+      expect(await natsAnswer(natsPort, { user: "moniro", pass: old.nats.password })).toBe("PONG");
+      expect(await redisAnswer(redisPort, old.redis)).toBe("+PONG");
+      expect(lines.join("\n")).not.toContain(old.nats.password);
+    } finally {
+      await stack.stop();
+    }
   });
 
   it("refuses a port that is taken, naming the service and the flags, and leaves nothing running", async () => {

@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createSubjects } from "@moniro/envelopes";
 import type { ChildHandle, Spawner } from "./child-handle.js";
 import { choosePorts } from "./free-ports.js";
 import { findExecutable, planServers, type ServerPlan, serverConfigFile, serverSearchDirs } from "./infra.js";
@@ -10,6 +11,7 @@ import {
   credentialsFor,
   localServerCredentials,
   natsConfig,
+  natsPasswordEnvironment,
   redisConfig,
   type StoredCredentials,
   writePrivateFile,
@@ -54,11 +56,13 @@ export function tail(file: string, lines = 20): string {
 
 /**
  * Brings up the local stack: NATS and Redis (started from PATH when they do not
- * answer, with authentication: credentials generated once into the data dir),
- * then the five services as child processes, each waited for on /readyz and
- * each with only its own part of the environment. A server that already
- * answers is used as the user configured it (MONIRO_NATS_USER, … from the
- * environment). On any failure everything started so far is stopped again.
+ * answer, with authentication: credentials generated once into the data dir;
+ * NATS with a user per service holding only its subjects in the stack's
+ * namespace), then the five services as child processes, each waited for on
+ * /readyz, each with only its own part of the environment and, for a NATS
+ * started here, its own NATS user. A server that already answers is used as
+ * the user configured it (MONIRO_NATS_USER, … from the environment). On any
+ * failure everything started so far is stopped again.
  */
 export async function startStack(requested: StartStackOptions): Promise<RunningStack> {
   const options = await choosePorts(requested);
@@ -93,7 +97,7 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
   // Read (or generated) once, and only when a server is started here.
   let stored: StoredCredentials | undefined;
   const storedCredentials = () => {
-    stored ??= localServerCredentials(options.dataDir);
+    stored ??= localServerCredentials(options.dataDir, (note) => terminal.line(note));
     return stored;
   };
   try {
@@ -108,12 +112,20 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
         terminal.line(`${plan.name}: answering at ${plan.endpoint.host}:${plan.endpoint.port}`);
         continue;
       }
-      writeServerConfig(plan, options.dataDir, storedCredentials());
+      const credentials = storedCredentials();
+      // The subjects of the stack's namespace (the services' default when none is given).
+      const namespace = createSubjects(options.namespace).namespace;
+      writeServerConfig(plan, options.dataDir, credentials, namespace);
       terminal.line(
-        `${plan.name}: not answering; starting ${command} with authentication ` +
+        `${plan.name}: not answering; starting ${command} with authentication${plan.name === "nats" ? " (a user per service)" : ""} ` +
           `(data in ${join(options.dataDir, plan.name)}, credentials in ${join(options.dataDir, CREDENTIALS_FILE)})`,
       );
-      const handle = launch(plan.name, command, args, serverEnv(options.env), false);
+      // nats-server reads the passwords from its environment; redis-server from its config file.
+      const env = {
+        ...serverEnv(options.env),
+        ...(plan.name === "nats" ? natsPasswordEnvironment(credentials.nats) : {}),
+      };
+      const handle = launch(plan.name, command, args, env, false);
       supervisor.add({ name: plan.name, handle, tier: "server" });
       await waitUntilAnswers(() => tcpAnswers(plan.endpoint.host, plan.endpoint.port), handle, command).catch(
         (error: Error) => {
@@ -184,18 +196,18 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
   }
 }
 
-/** The config file of a server `up` starts, from the stored credentials (mode 0600). */
-function writeServerConfig(plan: ServerPlan, dataDir: string, stored: StoredCredentials): void {
+/** The config file of a server `up` starts (mode 0600): NATS's users for `namespace`, Redis's with its password. */
+function writeServerConfig(plan: ServerPlan, dataDir: string, stored: StoredCredentials, namespace: string): void {
   const dir = join(dataDir, plan.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const text =
     plan.name === "nats"
-      ? natsConfig(plan.endpoint.port, dir, stored.nats)
+      ? natsConfig(plan.endpoint.port, dir, namespace, stored.nats.user)
       : redisConfig(plan.endpoint.port, dir, stored.redis);
   writePrivateFile(serverConfigFile(plan.name, dataDir), text);
 }
 
-/** Servers get the platform's variables only: none of the services' keys. */
+/** Servers get the platform's variables only (plus, for NATS, the passwords it checks): none of the services' keys. */
 function serverEnv(env: Record<string, string | undefined>): Record<string, string> {
   const keep = ["PATH", "HOME", "LANG", "TZ", "TMPDIR"];
   return Object.fromEntries(

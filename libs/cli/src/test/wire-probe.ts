@@ -35,10 +35,14 @@ function exchange(port: number, write: (send: (text: string) => void, first: str
   });
 }
 
-/** NATS: CONNECT (with user/password when given) then PING; `PONG` or the server's `-ERR …`. */
-export function natsAnswer(port: number, credentials?: { user: string; pass: string }): Promise<string> {
+/**
+ * NATS: CONNECT (with user/password when given), then `commands` (protocol lines such as
+ * `PUB <subject> 0\r\n\r\n` or `SUB <subject> 1\r\n`), then PING; `PONG` or the server's first
+ * `-ERR …` (a refused login, or a permissions violation of one of the commands).
+ */
+export function natsAnswer(port: number, credentials?: { user: string; pass: string }, commands = ""): Promise<string> {
   const connectLine = JSON.stringify({ verbose: false, pedantic: false, ...credentials });
-  return exchange(port, (send) => send(`CONNECT ${connectLine}\r\nPING\r\n`), /PONG|-ERR[^\r\n]*/);
+  return exchange(port, (send) => send(`CONNECT ${connectLine}\r\n${commands}PING\r\n`), /PONG|-ERR[^\r\n]*/);
 }
 
 function resp(...parts: string[]): string {
