@@ -4,10 +4,13 @@
 // the Kubernetes OpenAPI schema (kubernetes-models), and every service's
 // rendered environment run through that service's own config loader.
 // Not checked here: applying to a real API server (no cluster on this machine).
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NATS_USERS, natsAuthorization, natsServerConfig, passwordVariable } from "@moniro/bus";
 import { loadWorkflowDefinitions } from "@moniro/config";
+import { redisAclRules } from "@moniro/store/redis-acl";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { tempDir } from "../support/temp-dir.js";
@@ -89,6 +92,49 @@ function natsConfOf(objects: K8sObject[]): string {
   if (conf === undefined) throw new Error(`ConfigMap ${volume.configMap.name} has no nats.conf`);
   return conf;
 }
+
+/** The release's Redis StatefulSet. */
+function redisServer(objects: K8sObject[]): K8sObject {
+  const found = byKind(objects, "StatefulSet").find(
+    (s) => s.metadata.labels?.["app.kubernetes.io/component"] === "redis",
+  );
+  if (!found) throw new Error("no redis StatefulSet");
+  return found;
+}
+
+/**
+ * The arguments redis-server gets in the Redis pod: the container's command, run as the pod runs
+ * it (sh, with MONIRO_REDIS_PASSWORD set), with a stand-in `redis-server` first on PATH that
+ * prints its arguments. So the shell's quoting is checked too, not only the template's text.
+ */
+function redisServerArgs(objects: K8sObject[], password: string): string[] {
+  const dir = tempDir("moniro-redis-args-");
+  writeFileSync(join(dir, "redis-server"), "#!/bin/sh\nprintf '%s\\0' \"$@\"\n", { mode: 0o755 });
+  const [command, ...args] = containerOf(redisServer(objects)).command as string[];
+  const output = execFileSync(command as string, args, {
+    encoding: "utf8",
+    env: { PATH: `${dir}:${process.env.PATH}`, MONIRO_REDIS_PASSWORD: password },
+  });
+  return output.split("\0").slice(0, -1);
+}
+
+/**
+ * The `--user` directives among redis-server's arguments, by user name: the words after the name
+ * up to the next `--option` (redis-server reads each `--name` as the start of a config line).
+ */
+function redisUsers(args: string[]): Record<string, string[]> {
+  const users: Record<string, string[]> = {};
+  args.forEach((arg, i) => {
+    if (arg !== "--user") return;
+    const end = args.findIndex((a, j) => j > i && a.startsWith("--"));
+    const [name, ...rules] = args.slice(i + 1, end === -1 ? undefined : end);
+    if (name === undefined || name in users) throw new Error(`--user without a name or twice: ${args.join(" ")}`);
+    users[name] = rules;
+  });
+  return users;
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** How a container's variable `name` is set from a Secret: its secretKeyRef, or undefined. */
 function secretRefOf(
@@ -620,6 +666,52 @@ describe("helm chart deploy/helm/moniro", () => {
     for (const configMap of byKind(objects, "ConfigMap")) {
       expect(configMap.data ?? {}, configMap.metadata.name).not.toHaveProperty("MONIRO_NATS_USER");
     }
+  });
+
+  it("gives the services' user on the release's Redis exactly redisAclRules(redis.prefix) and keeps the default user off", () => {
+    // The default prefix, and one a shell would misread unquoted (a quote, $(…), a backtick, | ; &).
+    for (const args of [[], ["-f", valuesFile("redis:\n  prefix: 'o''brien\"$(id)`|;&:'\n")]]) {
+      const objects = render(args);
+      const password = (byKind(objects, "Secret")[0] as K8sObject).stringData?.MONIRO_REDIS_PASSWORD as string;
+      const prefix = effectiveEnv(deploymentOf(objects, "gateway"), objects, IMAGE_ENV).MONIRO_REDIS_PREFIX as string;
+      expect(prefix).toBe(args.length === 0 ? "moniro:" : `o'brien"$(id)\`|;&:`);
+      // Every service that talks to Redis uses the prefix the ACL user is given.
+      for (const service of SERVICES.filter((s) => s !== "signal-bridge")) {
+        expect(effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV).MONIRO_REDIS_PREFIX, service).toBe(
+          prefix,
+        );
+      }
+      const serverArgs = redisServerArgs(objects, password);
+      expect(redisUsers(serverArgs)).toEqual({
+        default: ["off"],
+        moniro: ["on", `#${sha256(password)}`, ...redisAclRules(prefix)],
+      });
+    }
+    // A custom user name keeps the same rules.
+    const renamed = render(["--set", "redis.username=svc,redis.prefix=team-a.moniro:"]);
+    const renamedPassword = (byKind(renamed, "Secret")[0] as K8sObject).stringData?.MONIRO_REDIS_PASSWORD as string;
+    expect(redisUsers(redisServerArgs(renamed, renamedPassword))).toEqual({
+      default: ["off"],
+      svc: ["on", `#${sha256(renamedPassword)}`, ...redisAclRules("team-a.moniro:")],
+    });
+  });
+
+  it("refuses a redis.prefix that cannot be an ACL key pattern (as redisAclRules does), naming it, for the release's Redis only", () => {
+    for (const prefix of ["", "a b", "a\tb", "moniro:\n", "a*", "a?", "a[x]", "a]", "a\\b", "a\u00a0b"]) {
+      expect(() => redisAclRules(prefix), JSON.stringify(prefix)).toThrow(/cannot be an ACL key pattern/);
+      const error = renderError(["-f", valuesFile(`redis:\n  prefix: ${JSON.stringify(prefix)}\n`)]);
+      expect(error, JSON.stringify(prefix)).toMatch(
+        /redis\.prefix .* cannot be an ACL key pattern of the release's Redis user/,
+      );
+      // Named as Go's %q writes it (JSON's escapes, for these; \u00a0 escaped too).
+      expect(error, JSON.stringify(prefix)).toContain(
+        `redis.prefix ${JSON.stringify(prefix).replace("\u00a0", "\\u00a0")} cannot`,
+      );
+    }
+    // Your own Redis: its ACL is yours (docs/redis-keys.md), the chart renders the prefix as given.
+    const own = render([...PRODUCTION, "--set-string", "redis.prefix=app*"]);
+    expect(byKind(own, "StatefulSet")).toEqual([]);
+    expect(effectiveEnv(deploymentOf(own, "gateway"), own, IMAGE_ENV).MONIRO_REDIS_PREFIX).toBe("app*");
   });
 
   it("gives the release's NATS the permissions of subjectNamespace, and restarts it when they change", () => {

@@ -159,3 +159,24 @@ jetstream {
 }
 {{ $authorization | replace "HELM_NAMESPACE" .Values.subjectNamespace | replace "HELM_STREAM_PREFIX" (include "moniro.streamPrefix" .) | trimSuffix "\n" }}
 {{- end -}}
+
+{{/*
+The ACL rules of the services' user on the release's Redis, each quoted for sh:
+redisAclRules(redis.prefix) of libs/store/src/redis-acl.ts (docs/redis-keys.md,
+"The services' Redis user"): keys under the prefix only, no Pub/Sub channels,
+every command but @dangerous, with INFO, CLIENT ID and CLIENT UNBLOCK given back.
+A prefix that cannot be an ACL key pattern (empty, or with whitespace, '*', '?',
+'[', ']' or '\', as redisAclRules refuses: JavaScript's \s spelled out for RE2)
+fails the render.
+*/}}
+{{- define "moniro.redisAclRules" -}}
+{{- $prefix := toString (.Values.redis.prefix | default "") -}}
+{{- if or (eq $prefix "") (regexMatch `[\t\n\v\f\r\p{Zs}\x{2028}\x{2029}\x{feff}*?\[\]\\]` $prefix) -}}
+{{- fail (printf "redis.prefix %q cannot be an ACL key pattern of the release's Redis user (docs/redis-keys.md, \"The services' Redis user\"): use a non-empty prefix of letters, digits, ':', '-', '_' or '.', without whitespace, '*', '?', '[', ']' or '\\'" $prefix) -}}
+{{- end -}}
+{{- $rules := list (printf "~%s*" $prefix) "resetchannels" "+@all" "-@dangerous" "+info" "+client|id" "+client|unblock" -}}
+{{- range $i, $rule := $rules -}}
+{{- if $i }} {{ end -}}
+'{{ $rule | replace "'" "'\\''" }}'
+{{- end -}}
+{{- end -}}
