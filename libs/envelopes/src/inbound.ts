@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { attachmentSchema } from "./attachment.js";
+import { attachmentSchema, storedAttachmentSchema } from "./attachment.js";
 import { envelopeBase } from "./common.js";
-import { channelOf, contextSchema, laneSchema, nameSchema, tagSchema } from "./names.js";
+import { channelOf, contextSchema, laneSchema, nameSchema, storedTagSchema, tagSchema } from "./names.js";
 
 /** Sources whose inputs are urgent by default: someone is waiting for an answer. */
 const IMMEDIATE_CHANNELS = new Set(["signal", "http", "agent"]);
@@ -42,4 +42,25 @@ export const inboundEnvelopeSchema = z
     replyTo: envelope.replyTo ?? envelope.source,
   }));
 export type InboundEnvelope = z.output<typeof inboundEnvelopeSchema>;
+
+/**
+ * An inbound envelope as an inbox stored it (the schema's output, defaults filled in), read
+ * leniently: a newer version whose rules are stricter (a lower limit, a new pattern) still takes
+ * what an older one accepted. Its fields are checked as the thread reads its input entries
+ * (source, replyTo and attachments by their stored rules, the context strictly: it names Redis
+ * keys), so nothing this lets through can make a thread unreadable.
+ */
+export const storedInboundEnvelopeSchema = z.looseObject({
+  v: z.number(),
+  id: z.string().min(1),
+  ts: z.string(),
+  agent: z.string().min(1),
+  source: storedTagSchema,
+  context: contextSchema,
+  priority: laneSchema,
+  replyTo: storedTagSchema,
+  text: z.string(),
+  attachments: z.array(storedAttachmentSchema),
+  meta: z.record(z.string(), z.unknown()),
+});
 export type InboundEnvelopeInput = z.input<typeof inboundEnvelopeSchema>;

@@ -1,5 +1,12 @@
 import type { Decoded, InboundEnvelope, ThreadEntryData } from "@moniro/envelopes";
-import { DecodeError, inboundEnvelopeSchema, LANES, parseJson, threadEntrySchema, validate } from "@moniro/envelopes";
+import {
+  DecodeError,
+  inboundEnvelopeSchema,
+  parseJson,
+  storedInboundEnvelopeSchema,
+  threadEntrySchema,
+  validate,
+} from "@moniro/envelopes";
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -69,29 +76,10 @@ export function decodeInboxRecord(json: string): DecodedInboxRecord {
   };
 }
 
-const ENVELOPE_STRINGS = ["id", "ts", "agent", "source", "context", "replyTo", "text"] as const;
-
-/**
- * An envelope as a queue stored it (the inbound schema's output: defaults filled in), checked
- * for the types of every field the loop reads, not for the schema's limits and patterns.
- */
+/** The envelope as an older version stored it, when it still reads as the thread reads inputs (storedInboundEnvelopeSchema). */
 function asStoredEnvelope(value: unknown): InboundEnvelope | undefined {
-  if (!isRecord(value)) return undefined;
-  if (!ENVELOPE_STRINGS.every((name) => typeof value[name] === "string" && value[name] !== "")) return undefined;
-  if (typeof value.v !== "number" || !(LANES as readonly unknown[]).includes(value.priority)) return undefined;
-  if (!isRecord(value.meta) || !Array.isArray(value.attachments)) return undefined;
-  const attachmentsRead = value.attachments.every(
-    (attachment) =>
-      isRecord(attachment) &&
-      typeof attachment.name === "string" &&
-      typeof attachment.contentType === "string" &&
-      (attachment.url === undefined || typeof attachment.url === "string"),
-  );
-  return attachmentsRead ? (value as unknown as InboundEnvelope) : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  const stored = storedInboundEnvelopeSchema.safeParse(value);
+  return stored.success ? (stored.data as InboundEnvelope) : undefined;
 }
 
 /**

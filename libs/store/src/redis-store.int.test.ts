@@ -69,24 +69,28 @@ describe("Redis adapters", () => {
     expect(await tolerant.depth("ada")).toEqual({ immediate: 1, normal: 0, background: 0 });
   });
 
-  it("keeps an undecodable inbox entry when its handler fails (the DLQ is down): pending rejects, the next read hands it over again", async () => {
+  it("moves an undecodable inbox entry its handler cannot take (the DLQ is down) to the quarantine stream, and answers the rest", async () => {
     const keys = createKeys(t.prefix);
-    let failing = true;
-    const handed: string[] = [];
+    const quarantined: string[] = [];
     const inbox = new RedisInbox(t.redis, {
       prefix: t.prefix,
-      onCorruptEntry: async (entry) => {
-        if (failing) throw new Error("NATS is down");
-        handed.push(entry.entryId);
+      onCorruptEntry: async () => {
+        throw new Error("NATS is down");
       },
+      onQuarantined: (entry, details) => quarantined.push(`${entry.entryId} ${details.key}`),
     });
     const entryId = await t.redis.xadd(keys.inbox("ada", "normal"), "*", ENTRY_FIELD, "not json");
-    await expect(inbox.pending("ada")).rejects.toThrow("NATS is down");
-    expect(await inbox.depth("ada")).toEqual({ immediate: 0, normal: 1, background: 0 });
-    failing = false;
-    expect(await inbox.pending("ada")).toEqual([]);
-    expect(handed).toEqual([entryId]);
-    expect(await inbox.depth("ada")).toEqual({ immediate: 0, normal: 0, background: 0 });
+    await inbox.append(inbound({ text: "good" }, { ids }));
+    expect((await inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["good"]);
+    expect(quarantined).toEqual([`${entryId} ${keys.inboxQuarantine("ada")}`]);
+    // Out of the lanes (the agent can go idle), kept with where it came from and why.
+    expect(await inbox.depth("ada")).toEqual({ immediate: 1, normal: 0, background: 0 });
+    const [[, fields] = ["", []]] = await t.redis.xrange(keys.inboxQuarantine("ada"), "-", "+");
+    const record = Object.fromEntries(
+      fields.flatMap((value, index) => (index % 2 === 0 ? [[value, fields[index + 1]]] : [])),
+    );
+    expect(record).toMatchObject({ lane: keys.inbox("ada", "normal"), entry: entryId, [ENTRY_FIELD]: "not json" });
+    expect(record.reason).toContain("not handed to the DLQ: NATS is down");
   });
 
   it("keeps an entry an older version queued that the current schema refuses, when the loop can read its fields", async () => {
@@ -102,7 +106,7 @@ describe("Redis adapters", () => {
     });
     // As an older runner stored it (the schema's output), with values today's schema refuses.
     const stored = inbound({ text: "from before the upgrade" }, { ids });
-    const older = { ...stored, source: "http:Alice Smith", attachments: [{ name: "a\nb", contentType: "weird" }] };
+    const older = { ...stored, source: "http:al!ce", attachments: [{ name: "a\nb", contentType: "weird" }] };
     await t.redis.xadd(
       keys.inbox("ada", "normal"),
       "*",
@@ -114,8 +118,28 @@ describe("Redis adapters", () => {
     expect(item?.envelope).toEqual(older);
     expect(item?.enqueuedAt).toBe(7);
     expect(refused).toHaveLength(1);
-    expect(refused[0]).toContain("source");
+    expect(refused[0]).toContain("attachments");
     expect(corrupt).toEqual([]);
+  });
+
+  it("does not keep an older entry whose context the thread could not read back (it names Redis keys): it is handed over", async () => {
+    const keys = createKeys(t.prefix);
+    const corrupt: string[] = [];
+    const inbox = new RedisInbox(t.redis, {
+      prefix: t.prefix,
+      onCorruptEntry: (entry) => {
+        corrupt.push(entry.entryId);
+      },
+    });
+    const stored = inbound({ text: "from an old context rule" }, { ids });
+    const entryId = await t.redis.xadd(
+      keys.inbox("ada", "normal"),
+      "*",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope: { ...stored, context: "personal:notes" }, enqueuedAt: 7, preemptions: 0 }),
+    );
+    expect(await inbox.pending("ada")).toEqual([]);
+    expect(corrupt).toEqual([entryId]);
   });
 
   it("reads back what it appended without a parse, and decodes what another process changed in its place", async () => {

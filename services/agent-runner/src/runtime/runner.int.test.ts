@@ -144,6 +144,27 @@ describe("agent runner over NATS and Redis", () => {
     }, "the inbox to be empty");
   });
 
+  it("handles an input an older version queued that today's schema refuses, and its thread reads back", async () => {
+    const llm = new ScriptedLlm(textReply("noted"));
+    // As an older runner stored it: an attachment name and media type today's rules refuse.
+    const envelope = {
+      ...inbound({ text: "from before the upgrade" }),
+      attachments: [{ name: "report\n2025", contentType: "spreadsheet" }],
+    };
+    await t.redis.xadd(
+      createKeys(t.prefix).inbox("ada", "immediate"),
+      "*",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope, enqueuedAt: 1, preemptions: 0 }),
+    );
+    await runner("r1", llm);
+    await publish({ text: "a wake-up" });
+    await eventually(() => userText(llm.lastRequest).includes("from before the upgrade"), "the old input handled");
+    // Another runner (a fresh store) reads the thread the input went into.
+    const inputs = (await threadOf()).filter((entry) => entry.kind === "input");
+    expect(inputs.map((entry) => entry.envelopeId)).toContain(envelope.id);
+  });
+
   it("in queue mode interrupt, an input the other runner ingested aborts the holder's streaming step at once", async () => {
     const llm = new ScriptedLlm(async (_request, { index, onTextDelta }) => {
       if (index > 0) return textReply("answered bob first");
