@@ -19,6 +19,7 @@ const CONTEXTS = [
 function agentKeys(keys: ReturnType<typeof createKeys>, agent: string): string[] {
   return [
     ...LANES.map((lane) => keys.inbox(agent, lane)),
+    keys.inboxQuarantine(agent),
     ...CONTEXTS.flatMap((context) => [
       keys.thread(agent, context),
       keys.threadMeta(agent, context),

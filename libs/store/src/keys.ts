@@ -31,6 +31,11 @@ export function createKeys(prefix = "moniro:") {
   return {
     prefix,
     inbox: (a: string, lane: Lane) => `${agent(a)}:inbox:${lane}`,
+    /**
+     * Stream of inbox entries that could not be decoded nor moved to the DLQ (NATS refused):
+     * kept here, out of the lanes, so the agent goes on (redis-inbox.ts).
+     */
+    inboxQuarantine: (a: string) => `${agent(a)}:inbox-quarantine`,
     /** Set of agents that may have pending inbox entries (the sweeper's index; a superset, see redis-inbox.ts). */
     pendingAgents: `${prefix}agents:pending`,
     /**

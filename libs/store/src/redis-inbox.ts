@@ -33,13 +33,17 @@ export interface RedisInboxOptions {
   dedupeTtlSeconds?: number;
   /**
    * Called for an entry that cannot be decoded (written by something else, or
-   * not even with the types an inbox record has). Given a handler, the entry is
+   * not as the thread could read it back). Given a handler, the entry is
    * handed to it with its raw bytes (a runner moves it to the DLQ) and removed
    * once the handler's promise resolves, so one bad record cannot block the
-   * agent and none is dropped unseen; a handler that throws leaves it in place
-   * and `pending` rejects. Without a handler, `pending` throws.
+   * agent and none is dropped unseen. When the handler throws (the DLQ is
+   * unreachable), the entry is moved to the agent's quarantine stream
+   * (`keys.inboxQuarantine`, with its lane, entry id and the reason) and
+   * `onQuarantined` is told. Without a handler, `pending` throws.
    */
   onCorruptEntry?: (entry: CorruptInboxEntry) => void | Promise<void>;
+  /** An undecodable entry its handler could not take, kept in `key` (the agent's quarantine stream). */
+  onQuarantined?: (entry: CorruptInboxEntry, details: { key: string; reason: string }) => void;
   /**
    * Called for an entry kept although the current inbound schema refuses its
    * envelope (queued by a version whose schema was less strict: decodeInboxRecord).
@@ -191,10 +195,7 @@ export class RedisInbox implements Inbox {
         }
         const decoded = typeof json === "string" ? decodeInboxRecord(json) : undefined;
         if (decoded?.ok) {
-          if (decoded.refused) {
-            const key = this.keys.inbox(agent, lane);
-            this.options.onRefusedEnvelope?.({ key, entryId, reason: decoded.refused.message });
-          }
+          if (decoded.refused) this.reportRefused(this.keys.inbox(agent, lane), entryId, decoded.refused.message);
           items.push({ entryId, lane, ...decoded.value });
           continue;
         }
@@ -208,13 +209,47 @@ export class RedisInbox implements Inbox {
         corrupt.push({ agent, lane, entryId, raw: typeof json === "string" ? json : undefined, issues, error });
       }
     }
-    if (corrupt.length > 0) {
-      const handler = this.options.onCorruptEntry;
-      // Removed only once each is handed over (moved to the DLQ): a failure leaves them for the next read.
-      if (handler) await Promise.all(corrupt.map(async (entry) => handler(entry)));
-      await this.remove(agent, corrupt);
-    }
+    if (corrupt.length > 0) await this.handOver(agent, corrupt);
     return items;
+  }
+
+  /** Entries kept though today's schema refuses them, reported once each (not at every read). */
+  private readonly refusedSeen = new Set<string>();
+
+  private reportRefused(key: string, entryId: string, reason: string): void {
+    const seen = `${key} ${entryId}`;
+    if (this.refusedSeen.has(seen)) return;
+    if (this.refusedSeen.size >= 1_000) this.refusedSeen.clear();
+    this.refusedSeen.add(seen);
+    this.options.onRefusedEnvelope?.({ key, entryId, reason });
+  }
+
+  /**
+   * Undecodable entries out of the lanes: each handed to `onCorruptEntry` (the DLQ) and then
+   * removed, or, when the handler throws, moved to the quarantine stream (never dropped, and
+   * never left in a lane where it would keep the agent from going idle).
+   */
+  private async handOver(agent: string, corrupt: readonly CorruptInboxEntry[]): Promise<void> {
+    const handler = this.options.onCorruptEntry;
+    if (!handler) return;
+    const outcomes = await Promise.allSettled(corrupt.map(async (entry) => handler(entry)));
+    const handed = corrupt.filter((_, index) => outcomes[index]?.status === "fulfilled");
+    const key = this.keys.inboxQuarantine(agent);
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.status === "fulfilled") continue;
+      const entry = corrupt[index] as CorruptInboxEntry;
+      const failure = outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason);
+      const reason = `${entry.error.message}; not handed to the DLQ: ${failure}`;
+      await runScript(
+        this.redis,
+        "quarantineInbox",
+        [this.keys.inbox(agent, entry.lane), key],
+        [INBOX_GROUP, entry.entryId, reason],
+      );
+      this.options.onQuarantined?.(entry, { key, reason });
+    }
+    // The acks also keep the pending-agents index (quarantined entries left the lanes too).
+    await this.remove(agent, handed);
   }
 
   async ack(agent: string, items: readonly InboxItem[]): Promise<void> {

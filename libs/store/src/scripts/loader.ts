@@ -16,6 +16,7 @@ export const SCRIPT_FILES = {
   depthInbox: "depthInbox-3.lua",
   agentWork: "agentWork-4.lua",
   requeueInbox: "requeueInbox-3.lua",
+  quarantineInbox: "quarantineInbox-2.lua",
   acquireLease: "acquireLease-2.lua",
   renewLease: "renewLease-1.lua",
   releaseLease: "releaseLease-1.lua",

@@ -103,6 +103,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           "moved an undecodable inbox entry to the DLQ",
         );
       },
+      onQuarantined: (entry, details) =>
+        logger.error(
+          { ...entry.error.details, quarantine: details.key, reason: details.reason },
+          "could not move an undecodable inbox entry to the DLQ; kept in the agent's quarantine stream",
+        ),
       onRefusedEnvelope: (details) =>
         logger.warn(
           details,

@@ -33,6 +33,11 @@ export class AgentStateCleanup {
     // An entry that cannot be decoded is no input anyone can take: moved to the DLQ, as a runner does.
     this.inbox = new RedisInbox(redis, {
       prefix,
+      onQuarantined: (entry, details) =>
+        dlq.logger.error(
+          { ...entry.error.details, quarantine: details.key, reason: details.reason },
+          "could not move an undecodable inbox entry to the DLQ; kept in the agent's quarantine stream",
+        ),
       onCorruptEntry: async (entry) => {
         await deadLetterInboxEntry(dlq.js(), dlq.subjects, entry);
         dlq.logger.error(
@@ -58,6 +63,15 @@ export class AgentStateCleanup {
       this.dlq.logger.warn(
         { agent, err: (error as Error)?.message },
         "could not move a removed agent's queued inputs to the DLQ; its Redis keys are kept (a runner's drain moves them)",
+      );
+      return;
+    }
+    // An entry that could be neither read nor dead-lettered is kept, with the agent's keys, until someone looks.
+    const quarantine = this.keys.inboxQuarantine(agent);
+    if ((await this.redis.xlen(quarantine)) > 0) {
+      this.dlq.logger.warn(
+        { agent, quarantine },
+        "a removed agent has undecodable inbox entries the DLQ could not take; its Redis keys are kept",
       );
       return;
     }
