@@ -5,9 +5,10 @@ import type { InboxAhead } from "./inbox-ahead.js";
 import { injectInputs } from "./inject.js";
 import { laneRank, orderPending, type PendingInput, requeueLane, topLane } from "./lanes.js";
 import { handledInputs, noteInstruction } from "./report.js";
-import type { CycleRun, Instruction } from "./run-context.js";
+import type { AgentRun, CycleRun, Instruction } from "./run-context.js";
 import { now } from "./run-context.js";
 import { writeWithRunEnd } from "./run-end.js";
+import type { ThreadView } from "./thread-view.js";
 import { inputText } from "./window.js";
 
 /**
@@ -43,7 +44,7 @@ export async function checkpoint(
   const pending = orderPending(items, now(run), settings);
   // A set-aside instruction waiting behind the steering inputs stays pending: the next cycle takes it up again.
   const forThread = pending.filter((input) => input.thread === cycle.thread.context);
-  const setAside = await setAsideIds(cycle, forThread);
+  const setAside = await setAsideIds(run, cycle.thread, forThread);
   const mine = forThread.filter((input) => !setAside.has(input.item.envelope.id));
   let injected = 0;
   // After a final message the instruction is done: nothing to set aside, so steer injects like inject.
@@ -84,20 +85,21 @@ export async function checkpoint(
  * compaction went past it before a takeover) is looked up in the store, one
  * round trip for all of them, and only then.
  */
-export async function setAsideIds(cycle: CycleRun, inputs: readonly PendingInput[]): Promise<Set<string>> {
+export async function setAsideIds(
+  run: AgentRun,
+  thread: ThreadView,
+  inputs: readonly PendingInput[],
+): Promise<Set<string>> {
   const ids = new Set<string>();
   const unknown: string[] = [];
   for (const input of inputs) {
     if (input.item.preemptions === 0) continue;
     const id = input.item.envelope.id;
-    if (cycle.thread.hasEnvelope(id)) ids.add(id);
+    if (thread.hasEnvelope(id)) ids.add(id);
     else unknown.push(id);
   }
   if (unknown.length === 0) return ids;
-  const { run } = cycle;
-  const held = await Promise.all(
-    unknown.map((id) => run.deps.threads.hasEnvelope(run.agent, cycle.thread.context, id)),
-  );
+  const held = await Promise.all(unknown.map((id) => run.deps.threads.hasEnvelope(run.agent, thread.context, id)));
   unknown.forEach((id, index) => {
     if (held[index]) ids.add(id);
   });

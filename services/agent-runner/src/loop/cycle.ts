@@ -10,7 +10,7 @@ import { checkpoint, requeue, setAsideIds } from "./checkpoint.js";
 import { compactIfNeeded } from "./compaction.js";
 import { LoopAbort } from "./control.js";
 import { type InboxAhead, readInboxAhead } from "./inbox-ahead.js";
-import { announceInputs, injectInputs } from "./inject.js";
+import { announceInputs, injectInputs, inputEntry } from "./inject.js";
 import { watchStep } from "./interrupt.js";
 import type { PendingInput } from "./lanes.js";
 import { callModel } from "./llm-step.js";
@@ -23,7 +23,7 @@ import { assembleSystemPrompt, readCycleWorkspace } from "./system-prompt.js";
 import { isUnfinished, lastInput } from "./thread-shape.js";
 import { ThreadView } from "./thread-view.js";
 import { isSoloSkip, requestsTurnEnd, runToolCalls } from "./tools.js";
-import { inputText, unforgeable } from "./window.js";
+import { inputText } from "./window.js";
 import type { CycleWorkspace } from "./workspace-sections.js";
 
 export type CycleEnd = "completed" | "skipped" | "incomplete" | "failed" | "canceled" | "preempted";
@@ -51,6 +51,10 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
   run.working = work.context;
   let crashed = false;
   const thread = await openThread(run, work.context);
+  // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle,
+  // and behind the unfinished answer to the inputs steer turned to (a runner that stopped mid-answer).
+  // (Read before the cycle begins: a store error here leaves no cycle behind.)
+  const setAside = await setAsideIds(run, thread, work.inputs);
   const cycle: CycleRun = {
     run,
     cycleId: run.deps.ids.newId(),
@@ -60,11 +64,9 @@ export async function runCycle(run: AgentRun, work: Work): Promise<CycleEnd | un
     step: 0,
     system: "",
   };
-  // New input goes first; a set-aside instruction stays pending behind it and is resumed by the next cycle,
-  // and behind the unfinished answer to the inputs steer turned to (a runner that stopped mid-answer).
-  const setAside = await setAsideIds(cycle, work.inputs);
   const newInputs = work.inputs.filter((input) => !setAside.has(input.item.envelope.id));
-  const taken = newInputs.length > 0 ? newInputs : waitsBehindSteering(thread, setAside) ? [] : work.inputs;
+  const owed = newInputs.length > 0 ? new Set<string>() : owedResume(thread, setAside);
+  const taken = newInputs.length > 0 ? newInputs : work.inputs.filter((input) => !owed.has(input.item.envelope.id));
   // The personal (and workspace) context is read while the inputs are written: its round trips overlap theirs.
   const context = workspaceOf(taken, thread);
   const workspace = context === undefined ? Promise.resolve(undefined) : readCycleWorkspace(run, context);
@@ -134,19 +136,29 @@ function workspaceOf(inputs: readonly PendingInput[], thread: ThreadView): strin
 }
 
 /**
- * Whether the set-aside instructions wait behind work the thread went on
- * with: steer turned to other inputs (the last note naming them says so) and
- * the answer to those is unfinished (the runner stopped mid-answer). That
- * answer is finished first, the instructions left pending; the cycle after it
- * resumes them. A preempted instruction's own unfinished work is resumed
- * with it (its inputs are acked now).
+ * The set-aside inputs that wait behind work the thread went on with: steer
+ * turned from them to other inputs (the last note naming each says so:
+ * `steeredTo`) and that answer is unfinished (the runner stopped or crashed
+ * mid-answer). That work is finished first, these left pending; the cycle
+ * after it resumes them with a note. Any other set-aside input (the steering
+ * input itself, after a crash; a preempted instruction) is the thread's own
+ * unfinished work: taken (acked) and continued now.
  */
-function waitsBehindSteering(thread: ThreadView, setAside: ReadonlySet<string>): boolean {
-  if (setAside.size === 0 || !isUnfinished(thread.entries)) return false;
-  const note = thread.entries.findLast(
-    (entry) => entry.kind === "instruction" && entry.envelopeIds.some((id) => setAside.has(id)),
-  );
-  return note?.kind === "instruction" && note.steeredTo !== undefined;
+function owedResume(thread: ThreadView, setAside: ReadonlySet<string>): Set<string> {
+  const owed = new Set<string>();
+  if (setAside.size === 0 || !isUnfinished(thread.entries)) return owed;
+  const decided = new Set<string>();
+  const { entries } = thread;
+  for (let index = entries.length - 1; index >= 0 && decided.size < setAside.size; index--) {
+    const entry = entries[index];
+    if (entry?.kind !== "instruction") continue;
+    for (const id of entry.envelopeIds) {
+      if (!setAside.has(id) || decided.has(id)) continue;
+      decided.add(id);
+      if (entry.steeredTo !== undefined) owed.add(id);
+    }
+  }
+  return owed;
 }
 
 /** The run's view of a thread: read from the store the first time this run works on it. */
@@ -318,12 +330,14 @@ async function noteResume(cycle: CycleRun, resumed: readonly PendingInput[]): Pr
   const inputs = cycle.thread.entries.filter(
     (entry) => entry.kind === "input" && inputEnvelopeIds(entry).some((id) => ids.has(id)),
   );
-  // An input older than the window (compacted past before a takeover) is named from its envelope.
+  // An input older than the window (compacted past before a takeover) is rebuilt from its envelope,
+  // as it was written: the note names it, and replies go where it came from.
   const shown = new Set(inputs.flatMap((entry) => (entry.kind === "input" ? inputEnvelopeIds(entry) : [])));
-  const older = [...new Map(resumed.map(({ item }) => [item.envelope.id, item.envelope])).values()]
-    .filter((envelope) => !shown.has(envelope.id))
-    .map((envelope) => `[${envelope.source}] ${unforgeable(envelope.text)}`);
-  const what = [...inputs.map((entry) => (entry.kind === "input" ? inputText(entry) : "")), ...older].join(" / ");
+  const older = [...new Map(resumed.map((input) => [input.item.envelope.id, input])).values()]
+    .filter((input) => !shown.has(input.item.envelope.id))
+    .map((input) => inputEntry(cycle, [input]) as InputEntry);
+  const all = [...inputs.filter((entry): entry is InputEntry & ThreadEntry => entry.kind === "input"), ...older];
+  const what = all.map((entry) => inputText(entry)).join(" / ");
   await cycle.thread.append([
     {
       kind: "instruction",
@@ -334,7 +348,7 @@ async function noteResume(cycle: CycleRun, resumed: readonly PendingInput[]): Pr
       detail: `Back to the instruction that was set aside: ${what}. Continue it from where you left off.`,
     },
   ]);
-  cycle.instruction.inputs.push(...inputs.filter((entry): entry is InputEntry & ThreadEntry => entry.kind === "input"));
+  cycle.instruction.inputs.push(...all);
 }
 
 /**

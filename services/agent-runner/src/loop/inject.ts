@@ -81,7 +81,7 @@ export async function injectInputs(
 }
 
 /** The thread entry of one input, or of a batch of them (the first one's tags and lane, all their texts). */
-function inputEntry(cycle: CycleRun, batch: readonly PendingInput[]): ThreadEntryData {
+export function inputEntry(cycle: CycleRun, batch: readonly PendingInput[]): ThreadEntryData {
   const [first, ...rest] = batch;
   if (first === undefined) throw new Error("an empty batch of inputs");
   const { envelope } = first.item;

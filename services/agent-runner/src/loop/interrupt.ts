@@ -1,3 +1,4 @@
+import { setAsideIds } from "./checkpoint.js";
 import { LoopAbort } from "./control.js";
 import { isHeartbeat } from "./heartbeat.js";
 import { orderPending } from "./lanes.js";
@@ -26,15 +27,17 @@ export function watchStep(cycle: CycleRun): StepWatch {
     const pending = orderPending(await run.deps.inbox.pending(run.agent), now(run), run.settings);
     // A heartbeat never interrupts (the checkpoint drops it, since the agent is active), nor does an
     // input already in the thread: the instruction this cycle set aside (the next cycle takes it up
-    // again), or one written ahead whose ack is still in flight.
-    if (
-      pending.some(
-        (input) =>
-          input.thread === cycle.thread.context &&
-          !isHeartbeat(input.item) &&
-          !cycle.thread.hasEnvelope(input.item.envelope.id),
-      )
-    ) {
+    // again; one older than the window is looked up in the store), or one written ahead whose ack is
+    // still in flight.
+    const fresh = pending.filter(
+      (input) =>
+        input.thread === cycle.thread.context &&
+        !isHeartbeat(input.item) &&
+        !cycle.thread.hasEnvelope(input.item.envelope.id),
+    );
+    if (fresh.length === 0) return;
+    const setAside = await setAsideIds(run, cycle.thread, fresh);
+    if (fresh.some((input) => !setAside.has(input.item.envelope.id))) {
       interrupter.abort(new LoopAbort("interrupt", "new input arrived"));
     }
   };

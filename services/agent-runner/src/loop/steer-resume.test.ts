@@ -99,8 +99,45 @@ describe("the instruction set aside by steering", () => {
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
+  it("steer: a loop that crashes while answering the steering input resumes that answer first, then the set-aside instruction", async () => {
+    let failAppend = false;
+    const h = await answeredWithMessages("steer", async (_request, { index }) => {
+      if (index === 0) return toolReply(toolUse("exec", { cmd: "sleep 2" }, "t1"));
+      // Redis fails as the answer to bob and carol is written: the loop crashes mid-answer.
+      if (index === 1) failAppend = true;
+      if (index <= 2) return toolReply(toolUse("message", { to: "http:bob", text: "noon" }, `m${index}`));
+      return textReply(`reply ${index}`);
+    });
+    const append = h.threads.append.bind(h.threads);
+    h.threads.append = async (...args) => {
+      if (failAppend) {
+        failAppend = false;
+        throw new Error("Redis connection lost");
+      }
+      return append(...args);
+    };
+    expect(await h.run()).toMatchObject({ reason: "crashed" });
+    expect((await h.inbox.pending("ada")).map((item) => item.envelope.text).sort()).toEqual([
+      "and the weather?",
+      "build the report",
+      "what time is it?",
+    ]);
+
+    expect(await runAgent(h.deps, h.fence, h.settings, new LoopControl())).toMatchObject({ reason: "idle" });
+
+    // The answer to bob and carol goes on first, with no note about the report …
+    expect(shapes(h.llm.requests[2]).join("\n")).not.toContain("Back to the instruction");
+    // … and the report comes back in a cycle of its own.
+    const back = h.llm.requests.findIndex((request) => shapes(request).at(-1)?.includes(BACK));
+    expect(back).toBeGreaterThan(2);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
   it("a set-aside instruction whose input a compaction went past is resumed, named from its envelope, not acked unresumed", async () => {
-    const h = await harness({ settings: { queue: "steer" }, llm: [textReply("back on it")] });
+    const h = await harness({
+      settings: { queue: "steer" },
+      llm: [toolReply(toolUse("message", { text: "here is the report" }, "m1")), textReply("sent")],
+    });
     const alice = await h.send("build the report", {}, { announced: false });
     const [input] = await h.threads.append(h.fence, "personal", [
       {
@@ -135,6 +172,8 @@ describe("the instruction set aside by steering", () => {
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
 
     expect(shapes(h.llm.requests[0]).at(-1)).toContain(BACK);
+    // A reply without `to` goes where the resumed input came from.
+    expect(h.tools.callsOf("message")).toMatchObject([{ replyTo: "http:alice", inReplyTo: alice.id }]);
     expect(h.thread().filter((entry) => entry.kind === "input")).toHaveLength(1);
     expect(await h.inbox.pending("ada")).toEqual([]);
   });

@@ -276,13 +276,14 @@ describe("grep", () => {
     expect((await runTool("grep", { pattern: "fine", ignore_case: true }, ctx)).content).toBe("bomb.txt:2:fine line");
   });
 
-  it("one agent's slow patterns, even several at once, do not hold another agent's grep", async () => {
+  it("one agent's slow patterns, even several at once and from its sub-agents, do not hold another agent's grep", async () => {
     const slow = testToolContext({ agent: "mallory", limits: { grepRegexMs: 1_000 } });
     writeFileSync(join(slow.workspace, "bomb.txt"), `${"a".repeat(40)}!\n`);
+    const family = ["mallory", "mallory--a1b2c3d4", "mallory--e5f6g7h8", "mallory"];
     const pending = new Set<number>();
-    const slowCalls = [0, 1, 2, 3].map((index) => {
+    const slowCalls = family.map((agent, index) => {
       pending.add(index);
-      return runTool("grep", { pattern: "^(a+)+$" }, slow).finally(() => pending.delete(index));
+      return runTool("grep", { pattern: "^(a+)+$" }, { ...slow, agent }).finally(() => pending.delete(index));
     });
     const other = testToolContext({ agent: "ada" });
     writeFileSync(join(other.workspace, "notes.md"), "todo: ship it\n");
@@ -290,7 +291,7 @@ describe("grep", () => {
     expect((await runTool("grep", { pattern: "ship" }, other)).content).toBe("notes.md:1:todo: ship it");
     // Answered while every one of mallory's calls is still running or waiting for its turn.
     expect(pending.size).toBe(4);
-    // One after the other: mallory runs on one worker at a time.
+    // One after the other: mallory and its sub-agents run on one worker at a time.
     for (const outcome of await Promise.all(slowCalls)) {
       expect(outcome).toMatchObject({ isError: true, errorCode: "regex-too-slow" });
     }

@@ -1,5 +1,6 @@
 import { lstat } from "node:fs/promises";
 import { relative } from "node:path";
+import { CHILD_SEPARATOR } from "@moniro/envelopes";
 import { z } from "zod";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
@@ -62,7 +63,9 @@ export const grepTool = defineTool({
       const name = relative(target.root, file);
       let matching: number[];
       try {
-        const result = await matchingLines(ctx.agent, input.pattern, flags, text, Math.max(1, budgetLeft), ctx.signal);
+        // An agent and its sub-agents (`<parent>--<id>`) share one worker at a time.
+        const owner = ctx.agent.split(CHILD_SEPARATOR)[0] ?? ctx.agent;
+        const result = await matchingLines(owner, input.pattern, flags, text, Math.max(1, budgetLeft), ctx.signal);
         matching = result.lines;
         budgetLeft -= result.ranMs;
       } catch (error) {

@@ -7,10 +7,11 @@ import { Worker } from "node:worker_threads";
  * was written on); on the event loop that would hold every agent's tool calls. When the budget
  * runs out (or the call is aborted) its worker is terminated and the call refused.
  *
- * Agents share a small pool (MAX_WORKERS) and each agent runs on one worker at a time: one
- * agent's slow patterns (several calls at once, or call after call) hold at most one worker, and
- * the others' greps run on the rest (FIFO among agents that are not already running one). The
- * first worker is kept for the process; the others end after IDLE_MS without work.
+ * Agents share a small pool (MAX_WORKERS) and each agent runs on one worker at a time (an agent
+ * with its sub-agents counts as one: the caller passes the root agent's name): one agent's slow
+ * patterns (several calls at once, or call after call) hold at most one worker, and the others'
+ * greps run on the rest (FIFO among agents that are not already running one). The first worker
+ * is kept for the process; the others end after IDLE_MS without work.
  */
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
@@ -95,10 +96,17 @@ function dispatch(): void {
 }
 
 function start(slot: Slot, job: Job): void {
+  let thread: Worker;
+  try {
+    thread = workerOf(slot);
+  } catch (error) {
+    // No thread could be started (out of memory, a thread limit): this call fails, nothing is held.
+    job.reject(error);
+    return;
+  }
   slot.busy = true;
   clearTimeout(slot.idle);
   running.add(job.agent);
-  const thread = workerOf(slot);
   const id = ++nextId;
   const began = performance.now();
   const finish = () => {
