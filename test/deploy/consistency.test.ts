@@ -1,22 +1,34 @@
 // The four deploy artefacts side by side: each service listens on the same
 // port in the Helm chart, k8s/, docker-compose.yml and the Dockerfile's
 // EXPOSE, and that port is the service's own default where the code has one;
-// each logs in to NATS as its own user with its own password variable.
+// each logs in to NATS as its own user with its own password variable; the
+// services' Redis user has redisAclRules of the prefix the services are given.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { passwordVariable } from "@moniro/bus";
-import { planService, stackOptions } from "@moniro/cli";
+import { planService, redisConfig, servicesRedisRules, stackOptions } from "@moniro/cli";
+import { redisAclRules } from "@moniro/store/redis-acl";
 import { describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
 import { parseDockerfile } from "./dockerfile.js";
-import { byKind, containerOf, envValue, parseManifests, ROOT, readText, SERVICES } from "./manifests.js";
+import {
+  byKind,
+  containerOf,
+  envValue,
+  parseManifests,
+  ROOT,
+  readText,
+  redisServerArgs,
+  redisUsersOf,
+  SERVICES,
+} from "./manifests.js";
 import { CONFIG_LOADERS } from "./service-env.js";
 
 const chartValues = parse(readText("deploy/helm/moniro/values.yaml")) as {
   services: Record<string, { port: number }>;
 };
 const compose = parseDocument(readText("docker-compose.yml"), { merge: true }).toJS({ maxAliasCount: 100 }) as {
-  services: Record<string, { environment: Record<string, string> }>;
+  services: Record<string, { environment: Record<string, string>; command?: string[] }>;
 };
 
 function k8sPort(service: string): number {
@@ -91,6 +103,40 @@ describe("deploy artefacts agree", () => {
         user: service,
         password: "from-env",
       });
+    }
+  });
+
+  it("on the services' Redis user: redisAclRules of the key prefix the services are given, in docker-compose.yml, k8s/ and moniro up's own Redis", () => {
+    const password = { MONIRO_REDIS_PASSWORD: "p-SENTINEL" };
+    // docker-compose.yml (`$$` is compose's escape of `$`).
+    const composeScript = (compose.services.redis?.command ?? []).slice(2).join(" ").replaceAll("$$", "$");
+    const composeUser = compose.services.gateway?.environment.MONIRO_REDIS_USERNAME as string;
+    const composeRules = redisUsersOf(redisServerArgs(composeScript, password))[composeUser]?.slice(2);
+    expect(composeRules).toEqual(redisAclRules(compose.services.gateway?.environment.MONIRO_REDIS_PREFIX));
+    // k8s/
+    const k8sRedis = byKind(parseManifests(readText("k8s/redis.yaml"), "k8s/redis.yaml"), "StatefulSet")[0];
+    const k8sScript = (containerOf(k8sRedis as NonNullable<typeof k8sRedis>).command as string[]).slice(2).join(" ");
+    const k8sConfig = parseManifests(readText("k8s/config.yaml"), "k8s/config.yaml").find(
+      (o) => o.metadata.name === "moniro-config",
+    );
+    const k8sUser = k8sConfig?.data?.MONIRO_REDIS_USERNAME as string;
+    expect(redisUsersOf(redisServerArgs(k8sScript, password))[k8sUser]?.slice(2)).toEqual(
+      redisAclRules(k8sConfig?.data?.MONIRO_REDIS_PREFIX),
+    );
+    // moniro up's own Redis, for the prefix its services get (here from --namespace).
+    for (const options of [
+      stackOptions({}, {}, "/p", "/repo"),
+      stackOptions({ namespace: "dev" }, {}, "/p", "/repo"),
+    ]) {
+      const prefix = planService("gateway", options, {}, "node").env.MONIRO_REDIS_PREFIX ?? "moniro:";
+      const redis = { username: "moniro", password: "pa", services: { username: "services", password: "ps" } };
+      const line = redisConfig(6379, "/d", redis, servicesRedisRules(options.redisPrefix))
+        .split("\n")
+        .find((l) => l.startsWith("user services "));
+      const rules = [...(line ?? "").matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) =>
+        (m[1] as string).replace(/\\(.)/g, "$1"),
+      );
+      expect({ prefix, rules }).toEqual({ prefix, rules: redisAclRules(prefix) });
     }
   });
 });

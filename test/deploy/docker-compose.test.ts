@@ -6,14 +6,26 @@
 // `${VAR:-default}` / `${VAR:?error}` interpolated against a given environment) and compared
 // with the Dockerfile and the services' own config loaders.
 // Not checked here: `docker compose up` (needs an engine and the images).
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { natsAuthorization, natsConfigFiles, passwordVariable } from "@moniro/bus";
+import { redisAclRules } from "@moniro/store/redis-acl";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { tempDir } from "../support/temp-dir.js";
 import { execForm, parseDockerfile } from "./dockerfile.js";
-import { entrySourceExists, ROOT, readText, run, SERVICES, serviceCommand } from "./manifests.js";
+import {
+  entrySourceExists,
+  observeRedis,
+  ROOT,
+  readText,
+  redisServerArgs,
+  redisUsersOf,
+  run,
+  SERVICES,
+  serviceCommand,
+} from "./manifests.js";
 import { configErrorOf, loadConfigOf, unknownEnvNames } from "./service-env.js";
 
 interface ComposeService {
@@ -300,16 +312,75 @@ describe("docker-compose.yml", () => {
     expect(config).not.toMatch(/password:\s*"/);
   });
 
-  it("runs Redis with the default user off and one ACL user whose password only its SHA-256 names", () => {
+  it("runs Redis with the default user off and one ACL user, the services', whose password only its SHA-256 names, with redisAclRules of compose's prefix", async () => {
     const redis = serviceOf("redis");
-    const script = (redis.command as string[]).join(" ");
-    expect(script).toMatch(/--user default off/);
-    expect(script).toMatch(/--user moniro on "#\$\(printf %s "\$MONIRO_REDIS_PASSWORD" \| sha256sum/);
+    const command = redis.command as string[];
+    expect(command.slice(0, 2)).toEqual(["sh", "-c"]);
+    const script = command.slice(2).join(" ");
     expect(script).not.toContain(PASSWORDS.MONIRO_REDIS_PASSWORD);
-    expect(script).toMatch(/--appendonly yes/);
     expect(environmentOf(redis).MONIRO_REDIS_PASSWORD).toBe(PASSWORDS.MONIRO_REDIS_PASSWORD);
+    // What redis-server is given, as the container's shell makes it.
+    const args = redisServerArgs(script, environmentOf(redis));
+    expect(args.join(" ")).toMatch(/--appendonly yes/);
+    const prefix = environmentOf(serviceOf("gateway")).MONIRO_REDIS_PREFIX as string;
+    expect(prefix).toBe("moniro:");
+    const hash = createHash("sha256")
+      .update(PASSWORDS.MONIRO_REDIS_PASSWORD as string)
+      .digest("hex");
+    expect(redisUsersOf(args)).toEqual({
+      // Off; with the rules Redis checks a MULTI/EXEC replayed from the AOF against (redis/redis#14541).
+      default: ["off", "~*", "&*", "+@all"],
+      moniro: ["on", `#${hash}`, ...redisAclRules(prefix)],
+    });
+    expect(args.join(" ")).not.toContain(PASSWORDS.MONIRO_REDIS_PASSWORD);
+    // Every service that uses Redis logs in as that user, with that prefix.
+    for (const name of SERVICES.filter((s) => s !== "signal-bridge")) {
+      const env = environmentOf(serviceOf(name));
+      expect({ name, user: env.MONIRO_REDIS_USERNAME, prefix: env.MONIRO_REDIS_PREFIX }).toEqual({
+        name,
+        user: "moniro",
+        prefix,
+      });
+    }
     // The healthcheck logs in too (a NOAUTH reply is not healthy).
-    expect([redis.healthcheck?.test].flat().join(" ")).toMatch(/redis-cli --user moniro ping \| grep -q PONG/);
+    const healthcheck = [redis.healthcheck?.test].flat().join(" ");
+    expect(healthcheck).toMatch(/redis-cli --user moniro ping \| grep -q PONG/);
+    // A redis-server given those arguments: healthy; nobody gets in without the password, nor as
+    // `default`; the services' user may not wipe it, change it, list every key or touch a key
+    // outside the prefix; what it writes with a script (a MULTI/EXEC in the AOF) survives a restart.
+    const seen = await observeRedis(
+      args,
+      "moniro",
+      PASSWORDS.MONIRO_REDIS_PASSWORD as string,
+      healthcheck.replace(/^CMD-SHELL /, ""),
+      [
+        ["FLUSHALL"],
+        ["CONFIG", "GET", "*"],
+        ["KEYS", "*"],
+        ["SET", "other:key", "1"],
+        ["SET", `${prefix}agent:a`, "1"],
+        ["CLIENT", "ID"],
+        ["AUTH", "default", ""],
+        [
+          "EVAL",
+          "redis.call('set', KEYS[1], 'kept') return redis.call('incr', KEYS[2])",
+          "2",
+          `${prefix}{a}:x`,
+          `${prefix}{a}:n`,
+        ],
+      ],
+      [["MGET", `${prefix}{a}:x`, `${prefix}{a}:n`, `${prefix}agent:a`]],
+    );
+    expect(seen.probeExit).toBe(0);
+    expect(seen.anonymous).toMatch(/^NOAUTH/);
+    const [flushall, config, keys, foreign, own, clientId, asDefault, scripted] = seen.replies;
+    for (const refused of [flushall, config, keys]) expect(refused).toMatch(/^NOPERM .*permissions to run/);
+    expect(foreign).toMatch(/^NOPERM .*keys/);
+    expect(own).toBe("OK");
+    expect(clientId).toMatch(/^\d+$/);
+    expect(asDefault).toMatch(/^WRONGPASS/);
+    expect(scripted).toBe("1");
+    expect(seen.restarted).toEqual(["kept\n1\n1"]);
   });
 
   it("logs every service in to NATS as its own user with its own password, and gives the Redis login to each service that uses Redis", async () => {

@@ -4,10 +4,12 @@
 // `bash .ci/tools.sh`; the tests fail without it), and the result compared
 // with what the Helm chart renders by default, so the two ways of deploying
 // cannot drift apart. Not checked here: `kubectl apply` (needs an API server).
+import { createHash } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { NATS_USERS, natsConfigFiles, passwordVariable } from "@moniro/bus";
 import { parseAgentDefinition } from "@moniro/config";
+import { redisAclRules } from "@moniro/store/redis-acl";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { envOf, parseDockerfile } from "./dockerfile.js";
@@ -19,9 +21,12 @@ import {
   effectiveEnv,
   envNamesOf,
   type K8sObject,
+  observeRedis,
   parseManifests,
   ROOT,
   readText,
+  redisServerArgs,
+  redisUsersOf,
   run,
   SERVICES,
   serviceContainerProblems,
@@ -230,6 +235,52 @@ describe("plain manifests k8s/", () => {
       expect(env, service).not.toHaveProperty("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
     }
     for (const file of files) expect(readText(`${DIR}/${file}`), file).not.toContain("MONIRO_EXEC_UNSAFE_NO_SANDBOX");
+  });
+
+  it("runs Redis with the default user off and one ACL user, the services', with redisAclRules of config.yaml's prefix", async () => {
+    const filled = withSecretsFilledIn(objects);
+    const redis = statefulSetOf("redis");
+    const container = containerOf(redis);
+    expect(container.command.slice(0, 2)).toEqual(["sh", "-c"]);
+    const env = effectiveEnv(redis, filled);
+    const password = env.MONIRO_REDIS_PASSWORD as string;
+    expect(password).toBe("filled-MONIRO_REDIS_PASSWORD");
+    // What redis-server is given, as the container's shell makes it.
+    const args = redisServerArgs(container.command.slice(2).join(" "), env);
+    expect(args.join(" ")).not.toContain(password);
+    const configMap = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-config");
+    const prefix = configMap?.data?.MONIRO_REDIS_PREFIX as string;
+    expect(prefix).toBe("moniro:");
+    const user = configMap?.data?.MONIRO_REDIS_USERNAME as string;
+    expect(user).toBe("moniro");
+    const hash = createHash("sha256").update(password).digest("hex");
+    expect(redisUsersOf(args)).toEqual({ default: ["off"], [user]: ["on", `#${hash}`, ...redisAclRules(prefix)] });
+    // Every service that uses Redis logs in as that user, with that prefix.
+    for (const service of SERVICES.filter((s) => s !== "signal-bridge")) {
+      const own = effectiveEnv(deploymentOf(filled, service), filled, IMAGE_ENV);
+      expect({ service, user: own.MONIRO_REDIS_USERNAME, prefix: own.MONIRO_REDIS_PREFIX }).toEqual({
+        service,
+        user,
+        prefix,
+      });
+    }
+    // A redis-server given those arguments: ready by its probe; nobody gets in without the password;
+    // the services' user may not wipe it, change it, list every key or touch a key outside the prefix.
+    const probe = container.readinessProbe.exec.command as string[];
+    expect(probe.slice(0, 2)).toEqual(["sh", "-c"]);
+    const seen = await observeRedis(args, user, password, probe[2] as string, [
+      ["FLUSHALL"],
+      ["CONFIG", "GET", "*"],
+      ["KEYS", "*"],
+      ["SET", "other:key", "1"],
+      ["SET", `${prefix}agent:a`, "1"],
+    ]);
+    expect(seen.probeExit).toBe(0);
+    expect(seen.anonymous).toMatch(/^NOAUTH/);
+    const [flushall, config, keys, foreign, own] = seen.replies;
+    for (const refused of [flushall, config, keys]) expect(refused).toMatch(/^NOPERM .*permissions to run/);
+    expect(foreign).toMatch(/^NOPERM .*keys/);
+    expect(own).toBe("OK");
   });
 
   it("gives every service an environment its config loader accepts once the Secret is filled in", async () => {

@@ -6,6 +6,8 @@ import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { ConfigMap, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 import { parseAllDocuments } from "yaml";
+import { freePort } from "../support/ports.js";
+import { privateRedis } from "../support/private-servers.js";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const SERVICES = ["gateway", "agent-runner", "tool-executor", "scheduler", "signal-bridge"] as const;
@@ -250,4 +252,73 @@ export function deploymentOf(objects: K8sObject[], service: string): K8sObject {
   );
   if (found.length !== 1) throw new Error(`expected one Deployment for ${service}, found ${found.length}`);
   return found[0] as K8sObject;
+}
+
+/**
+ * The arguments a Redis container's `sh -c` script hands redis-server, as its shell makes them
+ * (quotes, `$(…)`, the password's hash): the script run by sh with `env` and `redis-server`
+ * (and docker-entrypoint.sh in front of it) replaced by printf.
+ */
+export function redisServerArgs(script: string, env: Record<string, string>): string[] {
+  const printing = script.replace(/^exec (?:docker-entrypoint\.sh )?redis-server /, "exec printf '%s\\0' ");
+  if (printing === script) throw new Error(`not an 'exec redis-server …' script: ${script}`);
+  const output = execFileSync("sh", ["-c", printing], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+    encoding: "utf8",
+  });
+  return output.split("\0").slice(0, -1);
+}
+
+/** The ACL users of redis-server arguments: `--user <name> <rule> …`, up to the next `--option`. */
+export function redisUsersOf(args: readonly string[]): Record<string, string[]> {
+  const users: Record<string, string[]> = {};
+  args.forEach((arg, index) => {
+    if (arg !== "--user") return;
+    const [name, ...rest] = args.slice(index + 1);
+    const end = rest.findIndex((word) => word.startsWith("--"));
+    users[name as string] = end === -1 ? rest : rest.slice(0, end);
+  });
+  return users;
+}
+
+/**
+ * What a client sees of a redis-server started with `args` (less `--dir`: a private port and
+ * directory instead): the healthcheck / probe command `probe` (its `redis-cli` pointed at that
+ * port, REDISCLI_AUTH `password`) and, as `user` with `password`, the reply to each of `commands`;
+ * then, when `afterRestart` is given, the server is stopped and started again on its data (AOF)
+ * and the reply to each of those is added as `restarted`.
+ */
+export async function observeRedis(
+  args: readonly string[],
+  user: string,
+  password: string,
+  probe: string,
+  commands: string[][],
+  afterRestart: string[][] = [],
+): Promise<{ probeExit: number; anonymous: string; replies: string[]; restarted: string[] }> {
+  const withoutDir = args.filter((_, i) => args[i] !== "--dir" && args[i - 1] !== "--dir");
+  const port = await freePort();
+  const server = privateRedis(port, { args: withoutDir });
+  await server.start();
+  try {
+    const cli = (words: string[], auth?: string) =>
+      spawnSync("redis-cli", ["-p", String(port), ...words], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...(auth ? { REDISCLI_AUTH: auth } : {}) },
+      }).stdout.trim();
+    const probed = spawnSync("sh", ["-c", probe.replaceAll("redis-cli ", `redis-cli -p ${port} `)], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", REDISCLI_AUTH: password },
+    });
+    const seen = {
+      probeExit: probed.status ?? -1,
+      anonymous: cli(["PING"]),
+      replies: commands.map((command) => cli(["--user", user, ...command], password)),
+    };
+    if (afterRestart.length === 0) return { ...seen, restarted: [] };
+    await server.stop();
+    await server.start();
+    return { ...seen, restarted: afterRestart.map((command) => cli(["--user", user, ...command], password)) };
+  } finally {
+    await server.destroy();
+  }
 }

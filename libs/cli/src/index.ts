@@ -4,6 +4,7 @@ export { askAgent } from "./conversation.js";
 export { EventPrinter } from "./event-printer.js";
 export { findExecutable, InfraError, installInstructions, planServers } from "./infra.js";
 export { formatLogLine, LineSplitter } from "./log-format.js";
+export { redisConfig, StackConfigError, servicesRedisRules } from "./server-auth.js";
 export { type RunningStack, startStack } from "./stack.js";
 export { planService, STACK_SERVICES, type StackOptions, type StackService } from "./stack-plan.js";
 export { Supervisor } from "./supervisor.js";

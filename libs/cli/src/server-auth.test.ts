@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NATS_USERS, natsAuthorization } from "@moniro/bus";
+import { redisAclRules } from "@moniro/store/redis-acl";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   credentialsFor,
@@ -9,6 +10,8 @@ import {
   natsConfig,
   natsPasswordEnvironment,
   redisConfig,
+  StackConfigError,
+  servicesRedisRules,
 } from "./server-auth.js";
 import { STACK_SERVICES } from "./stack-plan.js";
 
@@ -23,14 +26,20 @@ describe("localServerCredentials", () => {
     return join(dir, ".moniro");
   };
 
-  it("generates a NATS password per service, yours and Redis's once, into credentials.json readable by its owner only", () => {
+  it("generates a NATS password per service, your NATS and Redis logins and the services' Redis login once, into credentials.json readable by its owner only", () => {
     const dir = dataDir();
     const notes: string[] = [];
     const first = localServerCredentials(dir, (note) => notes.push(note));
     expect(first.nats.user).toBe("moniro");
     expect(first.redis.username).toBe("moniro");
+    expect(first.redis.services.username).toBe("services");
     expect(Object.keys(first.nats.services).sort()).toEqual([...NATS_USERS].sort());
-    const passwords = [first.nats.password, first.redis.password, ...Object.values(first.nats.services)];
+    const passwords = [
+      first.nats.password,
+      first.redis.password,
+      first.redis.services.password,
+      ...Object.values(first.nats.services),
+    ];
     // A letter first: NATS parses a variable's value.
     for (const password of passwords) expect(password).toMatch(/^[a-z][0-9a-f]{48}$/);
     expect(new Set(passwords).size).toBe(passwords.length);
@@ -52,7 +61,7 @@ describe("localServerCredentials", () => {
     expect(Object.keys(localServerCredentials(dir).nats.services)).toHaveLength(NATS_USERS.length);
   });
 
-  it("migrates a file of an older moniro up (one NATS user for every service): that login stays yours, each service gets a password", () => {
+  it("migrates a file of an older moniro up (one NATS and one Redis login for every service): the NATS login stays yours, the Redis one yours with a new password, each service gets its own", () => {
     const dir = dataDir();
     mkdirSync(dir, { recursive: true });
     const old = {
@@ -62,18 +71,43 @@ describe("localServerCredentials", () => {
     writeFileSync(join(dir, "credentials.json"), JSON.stringify(old), { mode: 0o644 });
     const notes: string[] = [];
     const migrated = localServerCredentials(dir, (note) => notes.push(note));
-    expect(migrated).toMatchObject(old);
+    expect(migrated.nats).toMatchObject(old.nats);
     expect(Object.keys(migrated.nats.services).sort()).toEqual([...NATS_USERS].sort());
     expect(Object.values(migrated.nats.services)).not.toContain(old.nats.password);
+    // Every service had the old Redis password: no login keeps it, least of all yours (every key and command).
+    expect(migrated.redis.username).toBe("moniro");
+    expect(migrated.redis.services.username).toBe("services");
+    expect(JSON.stringify(migrated.redis)).not.toContain(old.redis.password);
+    expect(migrated.redis.password).not.toBe(migrated.redis.services.password);
     expect(JSON.parse(readFileSync(join(dir, "credentials.json"), "utf8"))).toEqual(migrated);
     expect(statSync(join(dir, "credentials.json")).mode & 0o777).toBe(0o600);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toContain(
-      "added a NATS password for gateway, agent-runner, tool-executor, scheduler, signal-bridge",
+      "added a NATS password for gateway, agent-runner, tool-executor, scheduler, signal-bridge; the services' Redis login 'services'",
     );
-    expect(notes[0]).not.toContain(old.nats.password);
+    expect(notes[0]).toContain("a new password for your Redis login 'moniro'");
+    for (const secret of [old.nats.password, old.redis.password, migrated.redis.password]) {
+      expect(notes[0]).not.toContain(secret);
+    }
     // Kept from now on.
-    expect(localServerCredentials(dir)).toEqual(migrated);
+    expect(localServerCredentials(dir, (note) => notes.push(note))).toEqual(migrated);
+    expect(notes).toHaveLength(1);
+  });
+
+  it("never keeps a stored Redis login named `default` (switched off) or as the other one", () => {
+    const dir = dataDir();
+    mkdirSync(dir, { recursive: true });
+    const secret = "p0123456789abcdef0123";
+    writeFileSync(
+      join(dir, "credentials.json"),
+      JSON.stringify({
+        redis: { username: "default", password: secret, services: { username: "moniro", password: secret } },
+      }),
+    );
+    const replaced = localServerCredentials(dir);
+    expect(replaced.redis.username).toBe("moniro");
+    expect(replaced.redis.services.username).toBe("services");
+    expect(JSON.stringify(replaced.redis)).not.toContain(secret);
   });
 
   it("does not keep a stored NATS login named as a service as yours", () => {
@@ -95,7 +129,11 @@ describe("server configs", () => {
     string
   >;
   const nats = { user: "moniro", password: "pw_0123456789abcdef", services };
-  const redis = { username: "moniro", password: "rp_0123456789abcdef" };
+  const redis = {
+    username: "moniro",
+    password: "rp_0123456789abcdef",
+    services: { username: "services", password: "rs_0123456789abcdef" },
+  };
 
   it("NATS: loopback, JetStream in the data dir, the services' users for the namespace plus yours, no password in the file", () => {
     const text = natsConfig(14222, "/d/.moniro/nats", "dev", "moniro");
@@ -122,28 +160,52 @@ describe("server configs", () => {
     for (const variable of Object.keys(natsPasswordEnvironment(nats))) expect(text).toContain(`password: $${variable}`);
   });
 
-  it("Redis: loopback, AOF, the default user off, an ACL user with a password", () => {
-    const lines = redisConfig(16379, "/d/.moniro/redis", redis).split("\n");
+  it("Redis: loopback, AOF, the default user off, yours with every right, the services' with redisAclRules of the prefix", () => {
+    const lines = redisConfig(16379, "/d/.moniro/redis", redis, servicesRedisRules("dev:")).split("\n");
     expect(lines).toEqual(
       expect.arrayContaining([
         "bind 127.0.0.1",
         "port 16379",
         "appendonly yes",
-        "user default off",
+        // Off, with the rules Redis checks a transaction replayed from the AOF against (redis/redis#14541).
+        "user default off ~* &* +@all",
         "user moniro on >rp_0123456789abcdef ~* &* +@all",
       ]),
     );
+    const services = lines.filter((line) => line.startsWith("user services "));
+    expect(services).toEqual([
+      `user services on >rs_0123456789abcdef ${redisAclRules("dev:")
+        .map((rule) => `"${rule}"`)
+        .join(" ")}`,
+    ]);
+    expect(services[0]).toContain('"~dev:*" "resetchannels" "+@all" "-@dangerous"');
+    expect(lines.filter((line) => line.startsWith("user "))).toHaveLength(3);
   });
 
-  it("hands the services the credentials of the servers up started, and only those: for NATS each its own user, never yours", () => {
+  it("Redis: the services' rules of the stack's prefix, the services' default without one; a prefix that cannot be a key pattern is a config error naming the variable", () => {
+    expect(servicesRedisRules("team-a:")).toEqual(redisAclRules("team-a:"));
+    expect(servicesRedisRules(undefined)).toEqual(redisAclRules("moniro:"));
+    for (const prefix of ["a b:", "moniro*", "x?:", "[a]:"]) {
+      expect(() => servicesRedisRules(prefix)).toThrow(StackConfigError);
+      expect(() => servicesRedisRules(prefix)).toThrow(
+        `MONIRO_REDIS_PREFIX (--redis-prefix): the Redis key prefix '${prefix}' cannot be an ACL key pattern`,
+      );
+    }
+    // A quote is a legal key character: quoted for the config file, not cut short.
+    const quoted = redisConfig(16379, "/d", redis, servicesRedisRules("it's\"x:"));
+    expect(quoted).toContain('"~it\'s\\"x:*"');
+  });
+
+  it("hands the services the credentials of the servers up started, and only those: for NATS each its own user, for Redis the services' one, never yours", () => {
     const stored = { nats, redis };
     const both = credentialsFor(["nats", "redis"], stored);
-    expect(both.redis).toEqual(redis);
+    expect(both.redis).toEqual({ username: "services", password: "rs_0123456789abcdef" });
     for (const service of STACK_SERVICES) {
       expect(both.nats?.[service]).toEqual({ user: service, password: services[service] });
     }
     expect(JSON.stringify(both)).not.toContain(nats.password);
-    expect(credentialsFor(["redis"], stored)).toEqual({ redis });
+    expect(JSON.stringify(both)).not.toContain(redis.password);
+    expect(credentialsFor(["redis"], stored)).toEqual({ redis: redis.services });
     expect(credentialsFor([], stored)).toEqual({});
   });
 });

@@ -107,12 +107,14 @@ describe("planService", () => {
     }
   });
 
-  it("hands each service its own NATS user of a server up started, over the parent's login, and the Redis one", () => {
+  it("hands each service its own NATS user of a server up started, over the parent's login, and the services' Redis user", () => {
     const nats = Object.fromEntries(
       STACK_SERVICES.map((service) => [service, { user: service, password: `nats-${service}-generated` }]),
     ) as Record<StackService, { user: string; password: string }>;
-    const credentials = { nats, redis: { username: "moniro", password: "redis-generated" } };
+    const credentials = { nats, redis: { username: "services", password: "redis-generated" } };
     const parent = {
+      MONIRO_REDIS_USERNAME: "me",
+      MONIRO_REDIS_PASSWORD: "redis-from-the-shell",
       MONIRO_NATS_USER: "other",
       MONIRO_NATS_PASSWORD: "x",
       MONIRO_NATS_TOKEN: "t",
@@ -133,9 +135,10 @@ describe("planService", () => {
       if (service === "signal-bridge") expect(env).not.toHaveProperty("MONIRO_REDIS_PASSWORD");
       else
         expect(env, service).toMatchObject({
-          MONIRO_REDIS_USERNAME: "moniro",
+          MONIRO_REDIS_USERNAME: "services",
           MONIRO_REDIS_PASSWORD: "redis-generated",
         });
+      expect(JSON.stringify(env), service).not.toContain("redis-from-the-shell");
     }
   });
 
@@ -175,6 +178,15 @@ describe("planService", () => {
       MONIRO_REDIS_PREFIX: "demo_1:",
     });
     expect(plan.readyUrl).toBe("http://127.0.0.1:41000/readyz");
+  });
+
+  it("treats an empty MONIRO_REDIS_PREFIX as none: the services use their default, the one the services' user of up's Redis may use", () => {
+    const empty = stackOptions({}, { MONIRO_REDIS_PREFIX: "" }, "/p", "/repo");
+    expect(empty).not.toHaveProperty("redisPrefix");
+    for (const service of STACK_SERVICES) {
+      const env = planService(service, empty, { MONIRO_REDIS_PREFIX: "" }, "node").env;
+      expect(env, service).not.toHaveProperty("MONIRO_REDIS_PREFIX");
+    }
   });
 
   it("keeps the user's own MONIRO_* settings but not their port or URLs", () => {

@@ -114,6 +114,9 @@ export function planService(
     MONIRO_HTTP_PORT: String(port),
     OTEL_SERVICE_NAME: service,
   };
+  // An empty MONIRO_REDIS_PREFIX is no prefix of the stack's (cli-options.ts): the services' default,
+  // `moniro:`, the one the services' user of a Redis `up` started may use.
+  if (!options.redisPrefix && env.MONIRO_REDIS_PREFIX === "") delete env.MONIRO_REDIS_PREFIX;
   // A user of its own takes only its password: drop a token or key file meant for another login.
   if (nats)
     for (const name of ["MONIRO_NATS_TOKEN", "MONIRO_NATS_NKEY_SEED_FILE", "MONIRO_NATS_CREDS_FILE"]) delete env[name];

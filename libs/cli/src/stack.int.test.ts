@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createSubjects } from "@moniro/envelopes";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Spawner, spawnChild } from "./child-handle.js";
-import { CREDENTIALS_FILE } from "./server-auth.js";
+import { CREDENTIALS_FILE, StackConfigError } from "./server-auth.js";
 import { startStack } from "./stack.js";
 import { STACK_SERVICES } from "./stack-plan.js";
 import { tcpAnswers } from "./tcp-probe.js";
@@ -45,6 +45,7 @@ const redis = env.MONIRO_REDIS_URL
 Promise.all([nats, redis]).then(() => {
   const server = http.createServer((req, res) => res.writeHead(req.url === "/readyz" ? 200 : 404).end("ok"));
   server.listen(Number(env.MONIRO_HTTP_PORT), "127.0.0.1", () => {
+    if (env.MONIRO_REDIS_URL) console.log(JSON.stringify({ level: 30, msg: "redis as " + env.MONIRO_REDIS_USERNAME }));
     console.log(JSON.stringify({ level: 30, msg: "ready on " + env.MONIRO_HTTP_PORT + " nats " + env.MONIRO_NATS_URL + " as " + env.MONIRO_NATS_USER }));
   });
   process.on("SIGTERM", () => { console.log(JSON.stringify({ level: 30, msg: "bye" })); server.close(() => process.exit(0)); });
@@ -80,7 +81,7 @@ describe("startStack with real child processes", () => {
     return root;
   }
 
-  it("starts private NATS and Redis with authentication when they do not answer, then every service logged in as its own NATS user; prints prefixed logs; stops all", async () => {
+  it("starts private NATS and Redis with authentication when they do not answer, then every service logged in as its own NATS user and the services' Redis user; prints prefixed logs; stops all", async () => {
     const root = fakeRepository();
     const [natsPort, redisPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const lines: string[] = [];
@@ -88,7 +89,9 @@ describe("startStack with real child processes", () => {
       root,
       cwd: root,
       projectDir: root,
+      // As stackOptions makes them for `--namespace uptest`.
       namespace: "uptest",
+      redisPrefix: "uptest:",
       dataDir: join(root, ".moniro"),
       natsUrl: `nats://127.0.0.1:${natsPort}`,
       redisUrl: `redis://127.0.0.1:${redisPort}`,
@@ -128,6 +131,7 @@ describe("startStack with real child processes", () => {
       expect(await redisAnswer(redisPort, { username: "default", password: "" })).toMatch(/^-WRONGPASS/);
       expect(await natsAnswer(natsPort, { user: stored.nats.user, pass: stored.nats.password })).toBe("PONG");
       expect(await redisAnswer(redisPort, stored.redis)).toBe("+PONG");
+      expect(await redisAnswer(redisPort, stored.redis.services)).toBe("+PONG");
       for (const name of ["nats", "redis"]) {
         expect(statSync(join(root, ".moniro", name, `${name}.conf`)).mode & 0o777).toBe(0o600);
       }
@@ -153,12 +157,44 @@ describe("startStack with real child processes", () => {
       expect(await natsAnswer(natsPort, { user: "gateway", pass: stored.nats.services.scheduler })).toMatch(
         /Authorization Violation/,
       );
+      // Every service but the bridge logged in to Redis as the services' user, never as yours.
+      for (const service of STACK_SERVICES.filter((s) => s !== "signal-bridge")) {
+        expect(lines, service).toContainEqual(
+          expect.stringMatching(new RegExp(`^\\[${service}\\] +INFO {2}redis as services$`)),
+        );
+      }
+      // That user may not wipe Redis, change it, list every key or touch a key outside the stack's prefix...
+      const services = stored.redis.services;
+      expect(services.username).toBe("services");
+      expect(await redisAnswer(redisPort, services, [["FLUSHALL"]])).toMatch(/^-NOPERM .*'flushall'/);
+      expect(await redisAnswer(redisPort, services, [["CONFIG", "SET", "appendonly", "no"]])).toMatch(/^-NOPERM/);
+      expect(await redisAnswer(redisPort, services, [["KEYS", "*"]])).toMatch(/^-NOPERM/);
+      expect(await redisAnswer(redisPort, services, [["SET", "moniro:agent:x", "1"]])).toMatch(/^-NOPERM .*keys/);
+      expect(await redisAnswer(redisPort, services, [["GET", "other-app:secret"]])).toMatch(/^-NOPERM .*keys/);
+      // ...but does what the services do under it.
+      expect(
+        await redisAnswer(redisPort, services, [
+          ["SET", "uptest:probe", "1"],
+          ["INFO", "server"],
+        ]),
+      ).toBe("+PONG");
+      expect(await redisAnswer(redisPort, services, [["CLIENT", "ID"]])).toBe("+PONG");
+      // Yours may do everything (on this private Redis).
+      expect(
+        await redisAnswer(redisPort, stored.redis, [
+          ["SET", "moniro:agent:x", "1"],
+          ["CONFIG", "GET", "appendonly"],
+          ["KEYS", "*"],
+        ]),
+      ).toBe("+PONG");
       // The stack still answers.
       expect((await fetch(`${gateway?.url}/readyz`)).status).toBe(200);
       // No password on the terminal, in a log's command line or in a config file (NATS reads them from its environment).
       const printed = [...lines, ...["nats", "redis"].map((n) => readFileSync(stack.logFile(n), "utf8"))].join("\n");
       const natsPasswords = [stored.nats.password, ...Object.values(stored.nats.services)] as string[];
-      for (const secret of [...natsPasswords, stored.redis.password]) expect(printed).not.toContain(secret);
+      for (const secret of [...natsPasswords, stored.redis.password, services.password]) {
+        expect(printed).not.toContain(secret);
+      }
       const natsConf = readFileSync(join(root, ".moniro", "nats", "nats.conf"), "utf8");
       for (const secret of natsPasswords) expect(natsConf).not.toContain(secret);
     } finally {
@@ -172,7 +208,7 @@ describe("startStack with real child processes", () => {
     expect(readFileSync(stack.logFile("scheduler"), "utf8")).toContain('"msg":"bye"');
   });
 
-  it("keeps the credentials of an older moniro up (one NATS user for all): that login becomes yours, each service gets its own", async () => {
+  it("keeps the credentials of an older moniro up (one NATS and one Redis login for all): the NATS login becomes yours, the Redis one yours with a new password, the services get their own", async () => {
     const root = fakeRepository();
     const dataDir = join(root, ".moniro");
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -203,9 +239,20 @@ describe("startStack with real child processes", () => {
     });
     try {
       const stored = JSON.parse(readFileSync(join(dataDir, CREDENTIALS_FILE), "utf8"));
-      expect(stored).toMatchObject(old);
+      expect(stored.nats).toMatchObject(old.nats);
       expect(Object.keys(stored.nats.services).sort()).toEqual([...STACK_SERVICES].sort());
       expect(lines.some((l) => l.includes("added a NATS password for"))).toBe(true);
+      expect(lines.some((l) => l.includes("a new password for your Redis login 'moniro'"))).toBe(true);
+      // The old Redis password, which every service of the older `up` had, opens nothing any more.
+      expect(await redisAnswer(redisPort, old.redis)).toMatch(/^-WRONGPASS/);
+      expect(stored.redis.username).toBe("moniro");
+      expect(await redisAnswer(redisPort, stored.redis, [["CONFIG", "GET", "appendonly"]])).toBe("+PONG");
+      expect(await redisAnswer(redisPort, stored.redis.services, [["FLUSHALL"]])).toMatch(/^-NOPERM/);
+      for (const service of STACK_SERVICES.filter((s) => s !== "signal-bridge")) {
+        expect(lines, service).toContainEqual(
+          expect.stringMatching(new RegExp(`^\\[${service}\\] +INFO {2}redis as services$`)),
+        );
+      }
       for (const service of STACK_SERVICES) {
         expect(
           lines.some((l) => l.startsWith(`[${service}]`) && l.endsWith(` as ${service}`)),
@@ -213,11 +260,103 @@ describe("startStack with real child processes", () => {
         ).toBe(true);
       }
       expect(await natsAnswer(natsPort, { user: "moniro", pass: old.nats.password })).toBe("PONG");
-      expect(await redisAnswer(redisPort, old.redis)).toBe("+PONG");
       expect(lines.join("\n")).not.toContain(old.nats.password);
+      expect(lines.join("\n")).not.toContain(stored.redis.password);
     } finally {
       await stack.stop();
     }
+  });
+
+  it("keeps what the services wrote with scripts and transactions when its Redis restarts from the AOF", async () => {
+    const root = fakeRepository();
+    const dataDir = join(root, ".moniro");
+    const [natsPort, redisPort] = [await freePort(), await freePort()];
+    const start = () =>
+      startStack({
+        root,
+        cwd: root,
+        projectDir: root,
+        dataDir,
+        natsUrl: `nats://127.0.0.1:${natsPort}`,
+        redisUrl: `redis://127.0.0.1:${redisPort}`,
+        gatewayPort: 0,
+        basePort: 0,
+        agentsDir: join(root, ".agents"),
+        workspacesDir: join(dataDir, "workspaces"),
+        env: { PATH: process.env.PATH },
+        spawn: spawnChild,
+        terminal: { colour: false, line: () => {} },
+        printLogs: false,
+        graceMs: 5_000,
+      });
+    const first = await start();
+    const services = () => JSON.parse(readFileSync(join(dataDir, CREDENTIALS_FILE), "utf8")).redis.services;
+    try {
+      // As the store writes: a Lua script (its effects reach the AOF as MULTI/EXEC), and a transaction.
+      const script = "redis.call('set', KEYS[1], ARGV[1]) redis.call('incr', KEYS[2]) return 1";
+      expect(
+        await redisAnswer(redisPort, services(), [
+          ["EVAL", script, "2", "moniro:{a}:x", "moniro:{a}:n", "kept"],
+          ["MULTI"],
+          ["SET", "moniro:{a}:t", "kept"],
+          ["EXEC"],
+        ]),
+      ).toBe("+PONG");
+    } finally {
+      await first.stop();
+    }
+    expect(await tcpAnswers("127.0.0.1", redisPort)).toBe(false);
+    const second = await start();
+    try {
+      expect(second.startedServers).toContain("redis");
+      const check =
+        "if redis.call('get', KEYS[1]) == 'kept' and redis.call('get', KEYS[2]) == '1' and redis.call('get', KEYS[3]) == 'kept' " +
+        "then return 1 else return redis.error_reply('LOST what was written before the restart') end";
+      expect(
+        await redisAnswer(redisPort, services(), [
+          ["EVAL", check, "3", "moniro:{a}:x", "moniro:{a}:n", "moniro:{a}:t"],
+        ]),
+      ).toBe("+PONG");
+      // Still nobody gets in as `default`.
+      expect(await redisAnswer(redisPort, { username: "default", password: "" })).toMatch(/^-WRONGPASS/);
+      expect(await redisAnswer(redisPort)).toMatch(/^-NOAUTH/);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("refuses a key prefix the services' Redis user cannot be restricted to, naming MONIRO_REDIS_PREFIX, before starting anything", async () => {
+    const root = fakeRepository();
+    const spawned: string[] = [];
+    const recordingSpawn: Spawner = (request) => {
+      spawned.push([request.command, ...request.args].join(" "));
+      return spawnChild(request);
+    };
+    const [natsPort, redisPort] = [await freePort(), await freePort()];
+    const attempt = startStack({
+      root,
+      cwd: root,
+      projectDir: root,
+      redisPrefix: "team a:",
+      dataDir: join(root, ".moniro"),
+      natsUrl: `nats://127.0.0.1:${natsPort}`,
+      redisUrl: `redis://127.0.0.1:${redisPort}`,
+      gatewayPort: 0,
+      basePort: 0,
+      agentsDir: join(root, ".agents"),
+      workspacesDir: join(root, ".moniro", "workspaces"),
+      env: { PATH: process.env.PATH },
+      spawn: recordingSpawn,
+      terminal: { colour: false, line: () => {} },
+      printLogs: false,
+    });
+    await expect(attempt).rejects.toThrow(StackConfigError);
+    await expect(attempt).rejects.toThrow(
+      "MONIRO_REDIS_PREFIX (--redis-prefix): the Redis key prefix 'team a:' cannot be an ACL key pattern",
+    );
+    // Neither server was started (both would have been: nothing answers on their ports).
+    expect(spawned).toEqual([]);
+    expect(await tcpAnswers("127.0.0.1", natsPort)).toBe(false);
   });
 
   it("refuses a port that is taken, naming the service and the flags, and leaves nothing running", async () => {

@@ -14,6 +14,7 @@ import {
   natsPasswordEnvironment,
   redisConfig,
   type StoredCredentials,
+  servicesRedisRules,
   writePrivateFile,
 } from "./server-auth.js";
 import { planService, STACK_SERVICES, type StackOptions, type StackService } from "./stack-plan.js";
@@ -58,11 +59,12 @@ export function tail(file: string, lines = 20): string {
  * Brings up the local stack: NATS and Redis (started from PATH when they do not
  * answer, with authentication: credentials generated once into the data dir;
  * NATS with a user per service holding only its subjects in the stack's
- * namespace), then the five services as child processes, each waited for on
- * /readyz, each with only its own part of the environment and, for a NATS
- * started here, its own NATS user. A server that already answers is used as
- * the user configured it (MONIRO_NATS_USER, … from the environment). On any
- * failure everything started so far is stopped again.
+ * namespace, Redis with the services' user allowed only keys under the stack's
+ * prefix and no `@dangerous` command), then the five services as child
+ * processes, each waited for on /readyz, each with only its own part of the
+ * environment and, for a NATS started here, its own NATS user. A server that
+ * already answers is used as the user configured it (MONIRO_NATS_USER, … from
+ * the environment). On any failure everything started so far is stopped again.
  */
 export async function startStack(requested: StartStackOptions): Promise<RunningStack> {
   const options = await choosePorts(requested);
@@ -105,6 +107,11 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
       answers: (host, port) => tcpAnswers(host, port),
       findExecutable: (name) => findExecutable(name, serverSearchDirs(options.env)),
     });
+    // The services' user of a Redis started here: checked before any server starts (a prefix that
+    // cannot be an ACL key pattern is a configuration error naming MONIRO_REDIS_PREFIX).
+    const redisRules = plans.some((plan) => plan.name === "redis" && plan.start)
+      ? servicesRedisRules(options.redisPrefix)
+      : [];
     for (const plan of plans) {
       if (supervisor.isStopping) throw new Error("interrupted");
       const [command, ...args] = plan.start ?? [];
@@ -115,9 +122,13 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
       const credentials = storedCredentials();
       // The subjects of the stack's namespace (the services' default when none is given).
       const namespace = createSubjects(options.namespace).namespace;
-      writeServerConfig(plan, options.dataDir, credentials, namespace);
+      writeServerConfig(plan, options.dataDir, credentials, namespace, redisRules);
+      const users =
+        plan.name === "nats"
+          ? " (a user per service)"
+          : ` (the services' user: keys under ${options.redisPrefix ?? "moniro:"} only)`;
       terminal.line(
-        `${plan.name}: not answering; starting ${command} with authentication${plan.name === "nats" ? " (a user per service)" : ""} ` +
+        `${plan.name}: not answering; starting ${command} with authentication${users} ` +
           `(data in ${join(options.dataDir, plan.name)}, credentials in ${join(options.dataDir, CREDENTIALS_FILE)})`,
       );
       // nats-server reads the passwords from its environment; redis-server from its config file.
@@ -196,14 +207,23 @@ export async function startStack(requested: StartStackOptions): Promise<RunningS
   }
 }
 
-/** The config file of a server `up` starts (mode 0600): NATS's users for `namespace`, Redis's with its password. */
-function writeServerConfig(plan: ServerPlan, dataDir: string, stored: StoredCredentials, namespace: string): void {
+/**
+ * The config file of a server `up` starts (mode 0600): NATS's users for `namespace`; Redis's
+ * users with their passwords, the services' with `redisRules`.
+ */
+function writeServerConfig(
+  plan: ServerPlan,
+  dataDir: string,
+  stored: StoredCredentials,
+  namespace: string,
+  redisRules: readonly string[],
+): void {
   const dir = join(dataDir, plan.name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const text =
     plan.name === "nats"
       ? natsConfig(plan.endpoint.port, dir, namespace, stored.nats.user)
-      : redisConfig(plan.endpoint.port, dir, stored.redis);
+      : redisConfig(plan.endpoint.port, dir, stored.redis, redisRules);
   writePrivateFile(serverConfigFile(plan.name, dataDir), text);
 }
 

@@ -49,11 +49,20 @@ function resp(...parts: string[]): string {
   return `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join("")}`;
 }
 
-/** Redis: (AUTH user password when given, then) PING; `+PONG` or the first error reply. */
-export function redisAnswer(port: number, credentials?: { username: string; password: string }): Promise<string> {
+/**
+ * Redis: (AUTH user password when given, then) `commands` (each a command's words, e.g.
+ * `["FLUSHALL"]`), then PING; `+PONG` or the first error reply (a refused login, or a command the
+ * user may not run: `-NOPERM …`).
+ */
+export function redisAnswer(
+  port: number,
+  credentials?: { username: string; password: string },
+  commands: string[][] = [],
+): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const socket = connect({ host: "127.0.0.1", port }, () => {
-      socket.write((credentials ? resp("AUTH", credentials.username, credentials.password) : "") + resp("PING"));
+      const login = credentials ? resp("AUTH", credentials.username, credentials.password) : "";
+      socket.write(login + commands.map((command) => resp(...command)).join("") + resp("PING"));
     });
     let received = "";
     const timer = setTimeout(() => {
@@ -62,11 +71,12 @@ export function redisAnswer(port: number, credentials?: { username: string; pass
     }, 3_000);
     socket.on("data", (chunk) => {
       received += chunk.toString("utf8");
-      const match = /\+PONG|-[^\r\n]*/.exec(received);
+      // A reply's first line: +PONG, or an error (never a bulk string's data: the commands here write none starting with '-').
+      const match = /(?:^|\r\n)(\+PONG|-[^\r\n]*)\r\n/.exec(received);
       if (match) {
         clearTimeout(timer);
         socket.destroy();
-        resolve(match[0]);
+        resolve(match[1] as string);
       }
     });
     socket.on("error", (error) => {
