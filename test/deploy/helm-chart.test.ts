@@ -683,7 +683,7 @@ describe("helm chart deploy/helm/moniro", () => {
       }
       const serverArgs = redisServerArgs(objects, password);
       expect(redisUsers(serverArgs)).toEqual({
-        default: ["off"],
+        default: ["off", "~*", "&*", "+@all"],
         moniro: ["on", `#${sha256(password)}`, ...redisAclRules(prefix)],
       });
     }
@@ -691,7 +691,7 @@ describe("helm chart deploy/helm/moniro", () => {
     const renamed = render(["--set", "redis.username=svc,redis.prefix=team-a.moniro:"]);
     const renamedPassword = (byKind(renamed, "Secret")[0] as K8sObject).stringData?.MONIRO_REDIS_PASSWORD as string;
     expect(redisUsers(redisServerArgs(renamed, renamedPassword))).toEqual({
-      default: ["off"],
+      default: ["off", "~*", "&*", "+@all"],
       svc: ["on", `#${sha256(renamedPassword)}`, ...redisAclRules("team-a.moniro:")],
     });
   });

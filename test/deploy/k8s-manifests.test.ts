@@ -254,7 +254,10 @@ describe("plain manifests k8s/", () => {
     const user = configMap?.data?.MONIRO_REDIS_USERNAME as string;
     expect(user).toBe("moniro");
     const hash = createHash("sha256").update(password).digest("hex");
-    expect(redisUsersOf(args)).toEqual({ default: ["off"], [user]: ["on", `#${hash}`, ...redisAclRules(prefix)] });
+    expect(redisUsersOf(args)).toEqual({
+      default: ["off", "~*", "&*", "+@all"],
+      [user]: ["on", `#${hash}`, ...redisAclRules(prefix)],
+    });
     // Every service that uses Redis logs in as that user, with that prefix.
     for (const service of SERVICES.filter((s) => s !== "signal-bridge")) {
       const own = effectiveEnv(deploymentOf(filled, service), filled, IMAGE_ENV);
@@ -265,22 +268,39 @@ describe("plain manifests k8s/", () => {
       });
     }
     // A redis-server given those arguments: ready by its probe; nobody gets in without the password;
-    // the services' user may not wipe it, change it, list every key or touch a key outside the prefix.
+    // the services' user may not wipe it, change it, list every key or touch a key outside the prefix;
+    // what it writes with a script (a MULTI/EXEC in the AOF) survives a restart.
     const probe = container.readinessProbe.exec.command as string[];
     expect(probe.slice(0, 2)).toEqual(["sh", "-c"]);
-    const seen = await observeRedis(args, user, password, probe[2] as string, [
-      ["FLUSHALL"],
-      ["CONFIG", "GET", "*"],
-      ["KEYS", "*"],
-      ["SET", "other:key", "1"],
-      ["SET", `${prefix}agent:a`, "1"],
-    ]);
+    const seen = await observeRedis(
+      args,
+      user,
+      password,
+      probe[2] as string,
+      [
+        ["FLUSHALL"],
+        ["CONFIG", "GET", "*"],
+        ["KEYS", "*"],
+        ["SET", "other:key", "1"],
+        ["SET", `${prefix}agent:a`, "1"],
+        [
+          "EVAL",
+          "redis.call('set', KEYS[1], 'kept') return redis.call('incr', KEYS[2])",
+          "2",
+          `${prefix}{a}:x`,
+          `${prefix}{a}:n`,
+        ],
+      ],
+      [["MGET", `${prefix}{a}:x`, `${prefix}{a}:n`, `${prefix}agent:a`]],
+    );
     expect(seen.probeExit).toBe(0);
     expect(seen.anonymous).toMatch(/^NOAUTH/);
-    const [flushall, config, keys, foreign, own] = seen.replies;
+    const [flushall, config, keys, foreign, own, scripted] = seen.replies;
     for (const refused of [flushall, config, keys]) expect(refused).toMatch(/^NOPERM .*permissions to run/);
     expect(foreign).toMatch(/^NOPERM .*keys/);
     expect(own).toBe("OK");
+    expect(scripted).toBe("1");
+    expect(seen.restarted).toEqual(["kept\n1\n1"]);
   });
 
   it("gives every service an environment its config loader accepts once the Secret is filled in", async () => {
