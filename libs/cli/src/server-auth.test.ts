@@ -61,7 +61,7 @@ describe("localServerCredentials", () => {
     expect(Object.keys(localServerCredentials(dir).nats.services)).toHaveLength(NATS_USERS.length);
   });
 
-  it("migrates a file of an older moniro up (one NATS and one Redis login for every service): the NATS login stays yours, the Redis one yours with a new password, each service gets its own", () => {
+  it("migrates a file of an older moniro up (one NATS and one Redis login for every service): both stay yours with new passwords, each service gets its own", () => {
     const dir = dataDir();
     mkdirSync(dir, { recursive: true });
     const old = {
@@ -71,9 +71,10 @@ describe("localServerCredentials", () => {
     writeFileSync(join(dir, "credentials.json"), JSON.stringify(old), { mode: 0o644 });
     const notes: string[] = [];
     const migrated = localServerCredentials(dir, (note) => notes.push(note));
-    expect(migrated.nats).toMatchObject(old.nats);
+    // Every service had the old NATS password too: no login keeps it.
+    expect(migrated.nats.user).toBe("moniro");
+    expect(JSON.stringify(migrated.nats)).not.toContain(old.nats.password);
     expect(Object.keys(migrated.nats.services).sort()).toEqual([...NATS_USERS].sort());
-    expect(Object.values(migrated.nats.services)).not.toContain(old.nats.password);
     // Every service had the old Redis password: no login keeps it, least of all yours (every key and command).
     expect(migrated.redis.username).toBe("moniro");
     expect(migrated.redis.services.username).toBe("services");
@@ -85,8 +86,9 @@ describe("localServerCredentials", () => {
     expect(notes[0]).toContain(
       "added a NATS password for gateway, agent-runner, tool-executor, scheduler, signal-bridge; the services' Redis login 'services'",
     );
+    expect(notes[0]).toContain("a new password for your NATS login 'moniro'");
     expect(notes[0]).toContain("a new password for your Redis login 'moniro'");
-    for (const secret of [old.nats.password, old.redis.password, migrated.redis.password]) {
+    for (const secret of [old.nats.password, migrated.nats.password, old.redis.password, migrated.redis.password]) {
       expect(notes[0]).not.toContain(secret);
     }
     // Kept from now on.

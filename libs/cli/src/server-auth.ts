@@ -58,12 +58,11 @@ const isRedisUser = (s: unknown): s is string => isName(s) && s !== "default";
 
 /**
  * The stored credentials; what is missing or unreadable is generated and the file rewritten
- * (mode 0600, in a 0700 data dir). A file of an older `moniro up` (one NATS user `moniro` for
- * every service) keeps that user and password as the operator's and gets a password per
- * service added. A file without the services' own Redis login (older `moniro up`s gave every
- * service the one Redis login, `~* &* +@all`) gets one added, and the old Redis login, which
- * every service held, a new password: it stays yours, with every right, so it must not be one
- * a service ever saw. `note` is told what was added to an existing file (never a password).
+ * (mode 0600, in a 0700 data dir). A file of an older `moniro up` (one NATS user `moniro` and
+ * one Redis login for every service) gets a NATS password per service and the services' own
+ * Redis login added, and its two logins, which every service held, new passwords: they stay
+ * yours, with every right, so they must not be ones a service ever saw. `note` is told what was
+ * added or renewed in an existing file (never a password).
  */
 export function localServerCredentials(dataDir: string, note?: (text: string) => void): StoredCredentials {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -83,6 +82,8 @@ export function localServerCredentials(dataDir: string, note?: (text: string) =>
   const operatorKept =
     isName(operatorUser) && !(NATS_USERS as readonly string[]).includes(operatorUser) && isSecret(found.nats.password);
   if (!operatorKept) generated.push(`the NATS login '${OPERATOR_USER}'`);
+  // Without the services' own passwords the stored login is an older `up`'s, which every service held.
+  const natsRenewed = operatorKept && (typeof found.nats.services !== "object" || found.nats.services === null);
   const missing = NATS_USERS.filter((user) => !isSecret(found?.nats?.services?.[user]));
   if (missing.length > 0) generated.push(`a NATS password for ${missing.join(", ")}`);
   const storedServices = found?.redis?.services;
@@ -106,7 +107,7 @@ export function localServerCredentials(dataDir: string, note?: (text: string) =>
   const credentials: StoredCredentials = {
     nats: {
       user: operatorKept ? operatorUser : OPERATOR_USER,
-      password: operatorKept ? found.nats.password : newPassword(),
+      password: operatorKept && !natsRenewed ? found.nats.password : newPassword(),
       services: Object.fromEntries(
         NATS_USERS.map((user) => [user, missing.includes(user) ? newPassword() : found.nats.services[user]]),
       ) as Record<NatsUser, string>,
@@ -117,10 +118,15 @@ export function localServerCredentials(dataDir: string, note?: (text: string) =>
       services: redisServices,
     },
   };
-  if (generated.length > 0 || renewed) {
+  if (generated.length > 0 || renewed || natsRenewed) {
     writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     const changes = [
       ...(generated.length > 0 ? [`added ${generated.join("; ")} (missing or unreadable)`] : []),
+      ...(natsRenewed
+        ? [
+            `a new password for your NATS login '${operatorUser}' (an older moniro up gave the old one to every service)`,
+          ]
+        : []),
       ...(renewed
         ? [
             `a new password for your Redis login '${redisOperator}' (an older moniro up gave the old one to every service)`,

@@ -208,7 +208,7 @@ describe("startStack with real child processes", () => {
     expect(readFileSync(stack.logFile("scheduler"), "utf8")).toContain('"msg":"bye"');
   });
 
-  it("keeps the credentials of an older moniro up (one NATS and one Redis login for all): the NATS login becomes yours, the Redis one yours with a new password, the services get their own", async () => {
+  it("migrates the credentials of an older moniro up (one NATS and one Redis login for all): both stay yours with new passwords, the services get their own", async () => {
     const root = fakeRepository();
     const dataDir = join(root, ".moniro");
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -239,9 +239,11 @@ describe("startStack with real child processes", () => {
     });
     try {
       const stored = JSON.parse(readFileSync(join(dataDir, CREDENTIALS_FILE), "utf8"));
-      expect(stored.nats).toMatchObject(old.nats);
+      expect(stored.nats.user).toBe("moniro");
+      expect(stored.nats.password).not.toBe(old.nats.password);
       expect(Object.keys(stored.nats.services).sort()).toEqual([...STACK_SERVICES].sort());
       expect(lines.some((l) => l.includes("added a NATS password for"))).toBe(true);
+      expect(lines.some((l) => l.includes("a new password for your NATS login 'moniro'"))).toBe(true);
       expect(lines.some((l) => l.includes("a new password for your Redis login 'moniro'"))).toBe(true);
       // The old Redis password, which every service of the older `up` had, opens nothing any more.
       expect(await redisAnswer(redisPort, old.redis)).toMatch(/^-WRONGPASS/);
@@ -259,7 +261,9 @@ describe("startStack with real child processes", () => {
           service,
         ).toBe(true);
       }
-      expect(await natsAnswer(natsPort, { user: "moniro", pass: old.nats.password })).toBe("PONG");
+      // The old NATS password opens nothing any more either; yours does.
+      expect(await natsAnswer(natsPort, { user: "moniro", pass: old.nats.password })).toMatch(/^-ERR/);
+      expect(await natsAnswer(natsPort, { user: "moniro", pass: stored.nats.password })).toBe("PONG");
       expect(lines.join("\n")).not.toContain(old.nats.password);
       expect(lines.join("\n")).not.toContain(stored.redis.password);
     } finally {
