@@ -85,7 +85,7 @@ function natsServer(objects: K8sObject[]): K8sObject {
 /** The nats.conf the NATS pod runs with: the ConfigMap its config volume mounts (`-c /etc/nats/nats.conf`). */
 function natsConfOf(objects: K8sObject[]): string {
   const nats = natsServer(objects);
-  expect(containerOf(nats).args).toEqual(["-c", "/etc/nats/nats.conf"]);
+  expect(containerOf(nats).command.at(-1)).toMatch(/; exec nats-server -c \/etc\/nats\/nats\.conf$/);
   const volume = nats.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config");
   const configMap = byKind(objects, "ConfigMap").find((c) => c.metadata.name === volume.configMap.name);
   const conf = configMap?.data?.["nats.conf"];
@@ -294,19 +294,23 @@ describe("helm chart deploy/helm/moniro", () => {
     const natsSentinels = Object.fromEntries(
       NATS_USERS.map((user) => [user, `natsPw${user.replaceAll("-", "")}SENTINEL`]),
     );
-    const sentinels = ["sk-ant-SENTINEL", "gw-SENTINEL", "nats-token-SENTINEL", ...Object.values(natsSentinels)];
+    const sentinels = ["sk-ant-SENTINEL", "gw-SENTINEL", ...Object.values(natsSentinels)];
     const objects = render([
       "--set",
-      `secrets.anthropicApiKey=${sentinels[0]},secrets.gatewayApiKeys=${sentinels[1]},secrets.natsToken=${sentinels[2]}`,
+      `secrets.anthropicApiKey=${sentinels[0]},secrets.gatewayApiKeys=${sentinels[1]}`,
       "--set",
       NATS_USERS.map((user) => `secrets.natsPasswords.${user}=${natsSentinels[user]}`).join(","),
     ]);
     // Your own NATS: the one password of nats.user, also in the Secret only.
     const ownNatsPassword = "nats-pw-SENTINEL";
     const own = render([...PRODUCTION, "--set", `nats.user=moniro,secrets.natsPassword=${ownNatsPassword}`]);
+    // Or its token.
+    const ownToken = "nats-token-SENTINEL";
+    const tokened = render([...PRODUCTION, "--set", `nats.user=,secrets.natsToken=${ownToken}`]);
     for (const [all, secrets] of [
       [objects, sentinels],
       [own, [ownNatsPassword]],
+      [tokened, [ownToken]],
     ] as const) {
       for (const object of all.filter((o) => o.kind !== "Secret")) {
         const text = JSON.stringify(object);
@@ -768,6 +772,9 @@ describe("helm chart deploy/helm/moniro", () => {
     // The one password of nats.user is for your own NATS: the release's has no such user.
     expect(renderError(["--set", "secrets.natsPassword=nats_Password_0123"])).toMatch(
       /secrets\.natsPassword is for your own NATS \(nats\.deploy=false\)/,
+    );
+    expect(renderError(["--set", "secrets.natsToken=some_Token_0123456789"])).toMatch(
+      /secrets\.natsToken is for your own NATS \(nats\.deploy=false\)/,
     );
     expect(renderError(["--set", "nats.url=nats://elsewhere:4222"])).toMatch(/set nats\.deploy=false/);
     expect(renderError(["--set", "redis.deploy=false"])).toMatch(/redis\.url is required when redis\.deploy is false/);

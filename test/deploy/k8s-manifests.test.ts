@@ -4,8 +4,11 @@
 // `bash .ci/tools.sh`; the tests fail without it), and the result compared
 // with what the Helm chart renders by default, so the two ways of deploying
 // cannot drift apart. Not checked here: `kubectl apply` (needs an API server).
+
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { NATS_USERS, natsConfigFiles, passwordVariable } from "@moniro/bus";
 import { parseAgentDefinition } from "@moniro/config";
@@ -139,7 +142,7 @@ describe("plain manifests k8s/", () => {
     // Mounted where the server's -c reads it.
     const container = containerOf(nats as K8sObject);
     const mount = container.volumeMounts.find((m: { name: string }) => m.name === "config");
-    expect(`${mount.mountPath}/nats.conf`).toBe(container.args[container.args.indexOf("-c") + 1]);
+    expect(container.command.at(-1)).toMatch(new RegExp(`; exec nats-server -c ${mount.mountPath}/nats\\.conf$`));
   });
 
   it("has every reference resolve: ConfigMaps, Secret keys, the PVC, Service selectors, the HPA target", () => {
@@ -188,6 +191,38 @@ describe("plain manifests k8s/", () => {
     const [chartHpa] = byKind(chart, "HorizontalPodAutoscaler");
     expect(hpa?.spec.scaleTargetRef.name).toBe("moniro-tool-executor");
     expect({ ...hpa?.spec, scaleTargetRef: undefined }).toEqual({ ...chartHpa?.spec, scaleTargetRef: undefined });
+  });
+
+  it("NATS and Redis refuse to start while one of their passwords is empty (the Secret as shipped)", () => {
+    const filled = withSecretsFilledIn(objects);
+    const bin = mkdtempSync(join(tmpdir(), "moniro-k8s-bin-"));
+    try {
+      // Stand-ins that say they started, and with what.
+      for (const server of ["nats-server", "redis-server"]) {
+        writeFileSync(join(bin, server), `#!/bin/sh\necho ${server} started\n`, { mode: 0o755 });
+      }
+      const start = (component: string, env: Record<string, string>) => {
+        const script = (containerOf(statefulSetOf(component)).command as string[])[2] as string;
+        return spawnSync("sh", ["-c", script], {
+          env: { ...env, PATH: `${bin}:${process.env.PATH}` },
+          encoding: "utf8",
+        });
+      };
+      for (const [component, blank] of [
+        ["nats", "MONIRO_NATS_PASSWORD_SIGNAL_BRIDGE"],
+        ["redis", "MONIRO_REDIS_PASSWORD"],
+      ] as const) {
+        const env = effectiveEnv(statefulSetOf(component), filled);
+        expect(start(component, env), component).toMatchObject({ status: 0, stdout: `${component}-server started\n` });
+        expect(start(component, { ...env, [blank]: "" }), component).toMatchObject({
+          status: 1,
+          stdout: "",
+          stderr: expect.stringContaining(`${blank} is empty`),
+        });
+      }
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("runs NATS and Redis with logins, as the chart does by default, and each secret reaches only its pods", () => {

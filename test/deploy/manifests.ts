@@ -260,7 +260,7 @@ export function deploymentOf(objects: K8sObject[], service: string): K8sObject {
  * (and docker-entrypoint.sh in front of it) replaced by printf.
  */
 export function redisServerArgs(script: string, env: Record<string, string>): string[] {
-  const printing = script.replace(/^exec (?:docker-entrypoint\.sh )?redis-server /, "exec printf '%s\\0' ");
+  const printing = script.replace(/(^|; *)exec (?:docker-entrypoint\.sh )?redis-server /, "$1exec printf '%s\\0' ");
   if (printing === script) throw new Error(`not an 'exec redis-server …' script: ${script}`);
   const output = execFileSync("sh", ["-c", printing], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },

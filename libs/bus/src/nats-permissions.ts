@@ -13,8 +13,11 @@ export function passwordVariable(user: NatsUser): string {
 export const NATS_USERS = ["gateway", "agent-runner", "tool-executor", "scheduler", "signal-bridge"] as const;
 export type NatsUser = (typeof NATS_USERS)[number];
 
-/** What a client of one KV bucket publishes: create and read its stream, put, get, list keys. */
-function kvBucket(bucket: string): string[] {
+/**
+ * What a reader of one KV bucket publishes: open (create) and read its stream, get keys, watch
+ * (an ordered consumer and its flow control). A writer also publishes on `$KV.<bucket>.>`.
+ */
+function kvBucket(bucket: string, access: "read" | "write"): string[] {
   const api = "$JS.API";
   const stream = `KV_${bucket}`;
   return [
@@ -26,7 +29,7 @@ function kvBucket(bucket: string): string[] {
     `${api}.CONSUMER.CREATE.${stream}.>`,
     `${api}.CONSUMER.INFO.${stream}.*`,
     `${api}.CONSUMER.DELETE.${stream}.>`,
-    `$KV.${bucket}.>`,
+    ...(access === "write" ? [`$KV.${bucket}.>`] : []),
     `$JS.FC.${stream}.>`,
   ];
 }
@@ -50,12 +53,22 @@ export function natsAuthorization(namespace: string): string {
   const common = [`${api}.INFO`, ...streams];
   const ns = s.namespace;
   // The agent registry (docs/registry.md): the gateway writes it, the runner, executor and scheduler watch it.
-  const registry = [...kvBucket(`${ns}_agents`), ...kvBucket(`${ns}_agents_ephemeral`)];
+  const registry = (access: "read" | "write") => [
+    ...kvBucket(`${ns}_agents`, access),
+    ...kvBucket(`${ns}_agents_ephemeral`, access),
+  ];
   const publish: Record<NatsUser, string[]> = {
     gateway: [
-      ...registry,
+      ...registry("write"),
       `${ns}.in.*`,
+      // Replaying an outbound DLQ record (`POST /v1/dlq/:seq/replay`).
+      `${ns}.out.>`,
       `${ns}.ctl.*`,
+      // The schedule routes, and /v1/status's probe of the scheduler.
+      `${ns}.sched.*`,
+      // /v1/status's probes of the runners and the tool-executors (a request nobody answers).
+      `${ns}.runner.input.*`,
+      `${ns}.tool.cancel.*`,
       `${ns}.signal.pairing`,
       // Workflow instances' shared directories and setup steps, on the tool-executors.
       `${ns}.ws.files`,
@@ -72,15 +85,29 @@ export function natsAuthorization(namespace: string): string {
       `${api}.CONSUMER.DELETE.${OUT}.*`,
       `${api}.CONSUMER.MSG.NEXT.${OUT}.*`,
       `${api}.CONSUMER.LIST.${OUT}`,
+      // /v1/dlq: an ephemeral consumer per listing, one record by number, a record removed.
+      `${api}.CONSUMER.CREATE.${DLQ}`,
+      `${api}.CONSUMER.CREATE.${DLQ}.>`,
+      `${api}.CONSUMER.INFO.${DLQ}.*`,
+      `${api}.CONSUMER.DELETE.${DLQ}.*`,
+      `${api}.CONSUMER.MSG.NEXT.${DLQ}.*`,
+      `${api}.STREAM.MSG.GET.${DLQ}`,
+      `${api}.STREAM.MSG.DELETE.${DLQ}`,
       // Replies to workflow requests (`<ns>.wf.*`).
       "_INBOX.>",
     ],
     "agent-runner": [
+      // Sub-agents: a task, a report, a message between parent and child is an input to the other.
+      `${ns}.in.*`,
       `${ns}.out.>`,
       `${ns}.evt.>`,
       `${ns}.tool.>`,
       `${ns}.runner.input.*`,
+      // Canceling a sub-agent (its control subject).
+      `${ns}.ctl.*`,
       `${ns}.dlq.in`,
+      // Refused control requests.
+      `${ns}.dlq.ctl`,
       `${api}.CONSUMER.CREATE.${IN}.agent-runner`,
       `${api}.CONSUMER.CREATE.${IN}.agent-runner.>`,
       `${api}.CONSUMER.DURABLE.CREATE.${IN}.agent-runner`,
@@ -90,7 +117,7 @@ export function natsAuthorization(namespace: string): string {
       // The `message` tool runs in the runner: it looks up the bridges' `outbound-*` consumers (docs/tool-executor.md).
       `${api}.CONSUMER.INFO.${OUT}.*`,
       "_INBOX.>",
-      ...registry,
+      ...registry("read"),
     ],
     "tool-executor": [
       // Team tools: an @mention or a vote is an input to the member (docs/security.md, "Workspaces").
@@ -104,9 +131,9 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.dlq.tool`,
       `${api}.CONSUMER.INFO.${OUT}.*`,
       "_INBOX.>",
-      ...registry,
+      ...registry("read"),
     ],
-    scheduler: [`${ns}.in.*`, `${ns}.dlq.sched`, "_INBOX.>", ...registry],
+    scheduler: [`${ns}.in.*`, `${ns}.dlq.sched`, "_INBOX.>", ...registry("read")],
     "signal-bridge": [
       `${ns}.in.*`,
       `${ns}.dlq.signal`,
@@ -119,7 +146,7 @@ export function natsAuthorization(namespace: string): string {
       `${api}.CONSUMER.MSG.NEXT.${OUT}.outbound-signal`,
       `$JS.ACK.${OUT}.outbound-signal.>`,
       // Pairing state: its KV bucket (docs/signal.md).
-      ...kvBucket(`${ns}_signal_pairing`),
+      ...kvBucket(`${ns}_signal_pairing`, "write"),
     ],
   };
   const subscribe: Record<NatsUser, string[]> = {
