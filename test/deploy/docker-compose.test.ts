@@ -24,6 +24,7 @@ import {
   redisUsersOf,
   run,
   SERVICES,
+  scriptedWrite,
   serviceCommand,
 } from "./manifests.js";
 import { configErrorOf, loadConfigOf, unknownEnvNames } from "./service-env.js";
@@ -361,15 +362,9 @@ describe("docker-compose.yml", () => {
         ["SET", `${prefix}agent:a`, "1"],
         ["CLIENT", "ID"],
         ["AUTH", "default", ""],
-        [
-          "EVAL",
-          "redis.call('set', KEYS[1], 'kept') return redis.call('incr', KEYS[2])",
-          "2",
-          `${prefix}{a}:x`,
-          `${prefix}{a}:n`,
-        ],
+        scriptedWrite(prefix).write,
       ],
-      [["MGET", `${prefix}{a}:x`, `${prefix}{a}:n`, `${prefix}agent:a`]],
+      [scriptedWrite(prefix).readBack],
     );
     expect(seen.probeExit).toBe(0);
     expect(seen.anonymous).toMatch(/^NOAUTH/);

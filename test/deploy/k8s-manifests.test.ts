@@ -32,6 +32,7 @@ import {
   redisUsersOf,
   run,
   SERVICES,
+  scriptedWrite,
   serviceContainerProblems,
   tool,
   validateObject,
@@ -318,15 +319,9 @@ describe("plain manifests k8s/", () => {
         ["KEYS", "*"],
         ["SET", "other:key", "1"],
         ["SET", `${prefix}agent:a`, "1"],
-        [
-          "EVAL",
-          "redis.call('set', KEYS[1], 'kept') return redis.call('incr', KEYS[2])",
-          "2",
-          `${prefix}{a}:x`,
-          `${prefix}{a}:n`,
-        ],
+        scriptedWrite(prefix).write,
       ],
-      [["MGET", `${prefix}{a}:x`, `${prefix}{a}:n`, `${prefix}agent:a`]],
+      [scriptedWrite(prefix).readBack],
     );
     expect(seen.probeExit).toBe(0);
     expect(seen.anonymous).toMatch(/^NOAUTH/);

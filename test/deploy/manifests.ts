@@ -322,3 +322,21 @@ export async function observeRedis(
     await server.destroy();
   }
 }
+
+/**
+ * A Lua script that writes two keys under `prefix` (so the AOF holds it as a MULTI/EXEC, as every
+ * store script's effects are), and the read after a restart that shows both, with `prefix`agent:a
+ * (a plain SET) beside them: `kept`, `1`, `1`.
+ */
+export function scriptedWrite(prefix: string): { write: string[]; readBack: string[] } {
+  return {
+    write: [
+      "EVAL",
+      "redis.call('set', KEYS[1], 'kept') return redis.call('incr', KEYS[2])",
+      "2",
+      `${prefix}{a}:x`,
+      `${prefix}{a}:n`,
+    ],
+    readBack: ["MGET", `${prefix}{a}:x`, `${prefix}{a}:n`, `${prefix}agent:a`],
+  };
+}

@@ -6,7 +6,7 @@ import { createSubjects } from "@moniro/envelopes";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Spawner, spawnChild } from "./child-handle.js";
 import { CREDENTIALS_FILE, StackConfigError } from "./server-auth.js";
-import { startStack } from "./stack.js";
+import { type StartStackOptions, startStack } from "./stack.js";
 import { STACK_SERVICES } from "./stack-plan.js";
 import { tcpAnswers } from "./tcp-probe.js";
 import { natsAnswer, redisAnswer } from "./test/wire-probe.js";
@@ -69,6 +69,34 @@ describe("startStack with real child processes", () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
+  /**
+   * `moniro up`'s options for the repository `root` (data in `root/.moniro`), NATS and Redis on
+   * the given URLs, the gateway on `gatewayPort` (0: any), its log lines into `lines` (none: quiet).
+   */
+  function upOptions(
+    root: string,
+    servers: { natsUrl: string; redisUrl: string; gatewayPort?: number },
+    lines?: string[],
+  ): StartStackOptions {
+    return {
+      root,
+      cwd: root,
+      projectDir: root,
+      dataDir: join(root, ".moniro"),
+      natsUrl: servers.natsUrl,
+      redisUrl: servers.redisUrl,
+      gatewayPort: servers.gatewayPort ?? 0,
+      basePort: 0,
+      agentsDir: join(root, ".agents"),
+      workspacesDir: join(root, ".moniro", "workspaces"),
+      env: { PATH: process.env.PATH },
+      spawn: spawnChild,
+      terminal: { colour: false, line: (text) => lines?.push(text) },
+      printLogs: lines !== undefined,
+      graceMs: 5_000,
+    };
+  }
+
   function fakeRepository(): string {
     const root = mkdtempSync(join(tmpdir(), "moniro-up-"));
     dirs.push(root);
@@ -86,24 +114,14 @@ describe("startStack with real child processes", () => {
     const [natsPort, redisPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const lines: string[] = [];
     const stack = await startStack({
-      root,
-      cwd: root,
-      projectDir: root,
+      ...upOptions(
+        root,
+        { natsUrl: `nats://127.0.0.1:${natsPort}`, redisUrl: `redis://127.0.0.1:${redisPort}`, gatewayPort },
+        lines,
+      ),
       // As stackOptions makes them for `--namespace uptest`.
       namespace: "uptest",
       redisPrefix: "uptest:",
-      dataDir: join(root, ".moniro"),
-      natsUrl: `nats://127.0.0.1:${natsPort}`,
-      redisUrl: `redis://127.0.0.1:${redisPort}`,
-      gatewayPort,
-      basePort: 0,
-      agentsDir: join(root, ".agents"),
-      workspacesDir: join(root, ".moniro", "workspaces"),
-      env: { PATH: process.env.PATH },
-      spawn: spawnChild,
-      terminal: { colour: false, line: (text) => lines.push(text) },
-      printLogs: true,
-      graceMs: 5_000,
     });
     try {
       expect(stack.startedServers).toEqual(["nats", "redis"]);
@@ -220,23 +238,9 @@ describe("startStack with real child processes", () => {
     writeFileSync(join(dataDir, CREDENTIALS_FILE), JSON.stringify(old), { mode: 0o600 });
     const [natsPort, redisPort] = [await freePort(), await freePort()];
     const lines: string[] = [];
-    const stack = await startStack({
-      root,
-      cwd: root,
-      projectDir: root,
-      dataDir,
-      natsUrl: `nats://127.0.0.1:${natsPort}`,
-      redisUrl: `redis://127.0.0.1:${redisPort}`,
-      gatewayPort: 0,
-      basePort: 0,
-      agentsDir: join(root, ".agents"),
-      workspacesDir: join(dataDir, "workspaces"),
-      env: { PATH: process.env.PATH },
-      spawn: spawnChild,
-      terminal: { colour: false, line: (text) => lines.push(text) },
-      printLogs: true,
-      graceMs: 5_000,
-    });
+    const stack = await startStack(
+      upOptions(root, { natsUrl: `nats://127.0.0.1:${natsPort}`, redisUrl: `redis://127.0.0.1:${redisPort}` }, lines),
+    );
     try {
       const stored = JSON.parse(readFileSync(join(dataDir, CREDENTIALS_FILE), "utf8"));
       expect(stored.nats.user).toBe("moniro");
@@ -276,23 +280,9 @@ describe("startStack with real child processes", () => {
     const dataDir = join(root, ".moniro");
     const [natsPort, redisPort] = [await freePort(), await freePort()];
     const start = () =>
-      startStack({
-        root,
-        cwd: root,
-        projectDir: root,
-        dataDir,
-        natsUrl: `nats://127.0.0.1:${natsPort}`,
-        redisUrl: `redis://127.0.0.1:${redisPort}`,
-        gatewayPort: 0,
-        basePort: 0,
-        agentsDir: join(root, ".agents"),
-        workspacesDir: join(dataDir, "workspaces"),
-        env: { PATH: process.env.PATH },
-        spawn: spawnChild,
-        terminal: { colour: false, line: () => {} },
-        printLogs: false,
-        graceMs: 5_000,
-      });
+      startStack(
+        upOptions(root, { natsUrl: `nats://127.0.0.1:${natsPort}`, redisUrl: `redis://127.0.0.1:${redisPort}` }),
+      );
     const first = await start();
     const services = () => JSON.parse(readFileSync(join(dataDir, CREDENTIALS_FILE), "utf8")).redis.services;
     try {
@@ -338,21 +328,9 @@ describe("startStack with real child processes", () => {
     };
     const [natsPort, redisPort] = [await freePort(), await freePort()];
     const attempt = startStack({
-      root,
-      cwd: root,
-      projectDir: root,
+      ...upOptions(root, { natsUrl: `nats://127.0.0.1:${natsPort}`, redisUrl: `redis://127.0.0.1:${redisPort}` }),
       redisPrefix: "team a:",
-      dataDir: join(root, ".moniro"),
-      natsUrl: `nats://127.0.0.1:${natsPort}`,
-      redisUrl: `redis://127.0.0.1:${redisPort}`,
-      gatewayPort: 0,
-      basePort: 0,
-      agentsDir: join(root, ".agents"),
-      workspacesDir: join(root, ".moniro", "workspaces"),
-      env: { PATH: process.env.PATH },
       spawn: recordingSpawn,
-      terminal: { colour: false, line: () => {} },
-      printLogs: false,
     });
     await expect(attempt).rejects.toThrow(StackConfigError);
     await expect(attempt).rejects.toThrow(
@@ -377,20 +355,12 @@ describe("startStack with real child processes", () => {
     };
     try {
       const attempt = startStack({
-        root,
-        cwd: root,
-        projectDir: root,
-        dataDir: join(root, ".moniro"),
-        natsUrl: process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222",
-        redisUrl: process.env.MONIRO_TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
-        gatewayPort: taken,
-        basePort: 0,
-        agentsDir: join(root, ".agents"),
-        workspacesDir: join(root, ".moniro", "workspaces"),
-        env: { PATH: process.env.PATH },
+        ...upOptions(root, {
+          natsUrl: process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222",
+          redisUrl: process.env.MONIRO_TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
+          gatewayPort: taken,
+        }),
         spawn: recordingSpawn,
-        terminal: { colour: false, line: () => {} },
-        printLogs: false,
       });
       await expect(attempt).rejects.toThrow(`port ${taken} (gateway) is already in use`);
       // The test's NATS and Redis answer, so no server is started either: the refusal comes before any process.
