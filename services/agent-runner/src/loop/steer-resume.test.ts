@@ -178,6 +178,54 @@ describe("the instruction set aside by steering", () => {
     expect(await h.inbox.pending("ada")).toEqual([]);
   });
 
+  it("interrupt: a set-aside input older than the window does not abort the running step; it is resumed after", async () => {
+    const h = await harness({
+      settings: { queue: "interrupt" },
+      llm: [toolReply(toolUse("ls", {}, "t1")), textReply("answered bob"), textReply("back on the report")],
+      tools: {
+        ls: async () => {
+          // Nothing new for this thread: only the set-aside report is pending.
+          h.control.notifyInput();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return "a.txt";
+        },
+      },
+    });
+    // The report, set aside earlier (re-queued once), its input compacted away.
+    const alice = await h.send("build the report", {}, { announced: false });
+    await h.threads.append(h.fence, "personal", [
+      {
+        kind: "input",
+        cycleId: "c0",
+        ts: 1,
+        envelopeId: alice.id,
+        source: alice.source,
+        replyTo: alice.replyTo,
+        context: "personal",
+        lane: "immediate",
+        text: alice.text,
+        attachments: [],
+      },
+      { kind: "assistant", cycleId: "c0", ts: 2, step: 1, text: "set aside", toolUses: [], stopReason: "end_turn" },
+    ]);
+    const [last] = (await h.threads.read("ada", "personal")).slice(-1);
+    await h.threads.append(h.fence, "personal", [
+      { kind: "compaction", cycleId: "c0", ts: 3, summary: "Alice asked for a report.", upTo: last?.entryId ?? "" },
+    ]);
+    const [item] = await h.inbox.pending("ada");
+    if (!item) throw new Error("the setup wrote nothing");
+    await h.inbox.requeue(h.fence, item, { preemptions: 1, lane: "immediate" });
+    await h.send("what time is it?", { source: "http:bob" });
+
+    expect(await h.run()).toMatchObject({ reason: "idle", cycles: 2 });
+
+    expect(h.tools.aborted).toEqual([]);
+    expect(h.thread().find((entry) => entry.kind === "tool-result")).toMatchObject({ isError: false, content: "a.txt" });
+    expect(h.llm.calls.map((call) => call.aborted)).toEqual([false, false, false]);
+    expect(shapes(h.llm.requests[2]).at(-1)).toContain(BACK);
+    expect(await h.inbox.pending("ada")).toEqual([]);
+  });
+
   it("interrupt: the instruction stays in the thread the model answers; nothing is set aside or left pending", async () => {
     const h = await answeredWithMessages("interrupt");
 
