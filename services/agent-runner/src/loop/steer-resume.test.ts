@@ -220,7 +220,10 @@ describe("the instruction set aside by steering", () => {
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 2 });
 
     expect(h.tools.aborted).toEqual([]);
-    expect(h.thread().find((entry) => entry.kind === "tool-result")).toMatchObject({ isError: false, content: "a.txt" });
+    expect(h.thread().find((entry) => entry.kind === "tool-result")).toMatchObject({
+      isError: false,
+      content: "a.txt",
+    });
     expect(h.llm.calls.map((call) => call.aborted)).toEqual([false, false, false]);
     expect(shapes(h.llm.requests[2]).at(-1)).toContain(BACK);
     expect(await h.inbox.pending("ada")).toEqual([]);
