@@ -4,8 +4,8 @@
  * with it), no Pub/Sub channels (nothing uses them), every command but Redis's `@dangerous`
  * category (FLUSHALL, FLUSHDB, KEYS, CONFIG, DEBUG, SHUTDOWN, MODULE, ACL, MIGRATE, MONITOR, …),
  * with the few of it the services do use given back: INFO (ioredis's ready check and BullMQ's
- * version check), CLIENT ID and CLIENT UNBLOCK (the gateway ends a blocking read of a workspace
- * channel that way). A leaked service password cannot wipe Redis, read another application's
+ * version check) and CLIENT UNBLOCK (the gateway ends a blocking read of a workspace channel that
+ * way, after CLIENT ID, which is not `@dangerous` but is named too, should a Redis class it so). A leaked service password cannot wipe Redis, read another application's
  * keys, or change the server. `prefix`: MONIRO_REDIS_PREFIX (default `moniro:`).
  */
 export function redisAclRules(prefix = "moniro:"): string[] {
