@@ -13,9 +13,9 @@ import { openSse } from "../support/sse.js";
 import { printServiceLogsOnFailure, SERVICES, type Stack, startStack } from "../support/stack.js";
 
 // docs/redis-keys.md "The services' Redis user": the five services, logged in to Redis as a user
-// with only the deployment's key prefix and no `@dangerous` command but INFO, CLIENT ID and
-// CLIENT UNBLOCK (redisAclRules), still answer a DM, fire a cron wakeup through BullMQ and stream
-// a workspace channel; the user cannot wipe Redis or touch another application's keys.
+// with only the deployment's key prefix and no `@dangerous` command but INFO and CLIENT UNBLOCK
+// (redisAclRules), still answer a DM, fire a cron wakeup through BullMQ and stream a workspace
+// channel; the user cannot wipe Redis or touch another application's keys.
 
 const PAIR = `
 name: pair
