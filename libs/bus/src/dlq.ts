@@ -1,5 +1,6 @@
 import type { DlqIssue, DlqRecordInput, Subjects } from "@moniro/envelopes";
 import { parseJson, stamp } from "@moniro/envelopes";
+import type { Inbox } from "@moniro/ports";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { publishEnvelope } from "./publish.js";
 
@@ -41,26 +42,34 @@ export async function publishDlq(
 }
 
 /**
- * One record on `<ns>.dlq.in` (origin `in`) per inbound envelope that will never be handled (its
- * agent removed, its sub-agent canceled), each with `reason` and the msg id `<key>:<agent>:<id>`,
- * so a second party moving the same input (two runners, a runner and a gateway) makes no second record.
+ * Moves every input waiting in `agent`'s inbox that will never be handled (its agent removed, its
+ * sub-agent canceled) to `<ns>.dlq.in` (origin `in`), then acks them: one record each, with
+ * `reason` and the msg id `<key>:<agent>:<id>`, so a second party moving the same input (two
+ * runners, a runner and a gateway) makes no second record. A failed publish throws before the
+ * ack (the inputs stay for a retry). Returns how many were moved. `js` may be a getter, asked for
+ * only when there is something to move (a gateway's, which throws while NATS is down).
  */
 export async function deadLetterInputs(
-  js: JetStreamClient,
+  js: JetStreamClient | (() => JetStreamClient),
   subjects: Pick<Subjects, "in" | "dlq">,
+  inbox: Pick<Inbox, "pending" | "ack">,
   agent: string,
-  envelopes: ReadonlyArray<{ id: string }>,
   options: { reason: string; key: string },
-): Promise<void> {
-  for (const envelope of envelopes) {
+): Promise<number> {
+  const items = await inbox.pending(agent);
+  if (items.length === 0) return 0;
+  const client = typeof js === "function" ? js() : js;
+  for (const { envelope } of items) {
     const record = dlqRecord({
       origin: "in",
       subject: subjects.in(agent),
       reason: options.reason,
       data: new TextEncoder().encode(JSON.stringify(envelope)),
     });
-    await publishDlq(js, subjects.dlq("in"), record, { msgId: `${options.key}:${agent}:${envelope.id}` });
+    await publishDlq(client, subjects.dlq("in"), record, { msgId: `${options.key}:${agent}:${envelope.id}` });
   }
+  await inbox.ack(agent, items);
+  return items.length;
 }
 
 /**

@@ -30,21 +30,11 @@ export function removedAgents(deps: {
 
   /** Moves every pending input of `agent` to the DLQ (the caller holds its lease). */
   async function moveToDlq(agent: string, reason: string): Promise<number> {
-    const items = await inbox.pending(agent);
     // One record per input even when two runners drain (the msg id dedupes).
-    await deadLetterInputs(
-      deps.js,
-      deps.subjects,
-      agent,
-      items.map((item) => item.envelope),
-      { reason, key: "removed" },
-    );
-    for (let i = 0; i < items.length; i++) deps.onDlq?.("in");
-    if (items.length > 0) {
-      await inbox.ack(agent, items);
-      logger.warn({ agent, inputs: items.length, reason }, "inputs of a removed agent moved to the DLQ");
-    }
-    return items.length;
+    const moved = await deadLetterInputs(deps.js, deps.subjects, inbox, agent, { reason, key: "removed" });
+    for (let i = 0; i < moved; i++) deps.onDlq?.("in");
+    if (moved > 0) logger.warn({ agent, inputs: moved, reason }, "inputs of a removed agent moved to the DLQ");
+    return moved;
   }
 
   return {

@@ -42,21 +42,11 @@ export function internalIngest(
    * again); the msg id `canceled:<child>:<envelope id>` keeps it to one record.
    */
   async function waitingToDlq(child: string, parent: string): Promise<void> {
-    const waiting = await deps.inbox.pending(child);
-    if (waiting.length === 0) return;
     const reason = `sub-agent '${child}' of '${parent}' was canceled before it took this input`;
-    await deadLetterInputs(
-      deps.js,
-      deps.subjects,
-      child,
-      waiting.map((item) => item.envelope),
-      { reason, key: "canceled" },
-    );
-    await deps.inbox.ack(child, waiting);
-    deps.logger.warn(
-      { child, parent, inputs: waiting.length, reason },
-      "inputs of a canceled sub-agent moved to the DLQ",
-    );
+    const moved = await deadLetterInputs(deps.js, deps.subjects, deps.inbox, child, { reason, key: "canceled" });
+    if (moved > 0) {
+      deps.logger.warn({ child, parent, inputs: moved, reason }, "inputs of a canceled sub-agent moved to the DLQ");
+    }
   }
 
   return async (envelope, subject, trace) => {

@@ -85,17 +85,8 @@ export class AgentStateCleanup {
   }
 
   private async moveInputsToDlq(agent: string, reason: string): Promise<void> {
-    const items = await this.inbox.pending(agent);
-    if (items.length === 0) return;
-    await deadLetterInputs(
-      this.dlq.js(),
-      this.dlq.subjects,
-      agent,
-      items.map((item) => item.envelope),
-      { reason, key: "removed" },
-    );
-    await this.inbox.ack(agent, items);
-    this.dlq.logger.warn({ agent, inputs: items.length, reason }, "inputs of a removed agent moved to the DLQ");
+    const moved = await deadLetterInputs(this.dlq.js, this.dlq.subjects, this.inbox, agent, { reason, key: "removed" });
+    if (moved > 0) this.dlq.logger.warn({ agent, inputs: moved, reason }, "inputs of a removed agent moved to the DLQ");
   }
 
   async removeThread(agent: string, context: string): Promise<void> {
