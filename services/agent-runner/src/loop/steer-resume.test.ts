@@ -7,6 +7,37 @@ import { harness, shapes } from "./test-harness.js";
 const BACK = "[moniro] Back to the instruction that was set aside: [http:alice] build the report.";
 
 /**
+ * Alice's "build the report", set aside earlier (re-queued once, in `lane`) while the agent answered
+ * someone else, its input since compacted out of the window (as a takeover reads it). Returns its envelope.
+ */
+async function setAsideBehindCompaction(h: Awaited<ReturnType<typeof harness>>, lane: "normal" | "immediate") {
+  const alice = await h.send("build the report", {}, { announced: false });
+  await h.threads.append(h.fence, "personal", [
+    {
+      kind: "input",
+      cycleId: "c0",
+      ts: 1,
+      envelopeId: alice.id,
+      source: alice.source,
+      replyTo: alice.replyTo,
+      context: "personal",
+      lane,
+      text: alice.text,
+      attachments: [],
+    },
+    { kind: "assistant", cycleId: "c0", ts: 2, step: 1, text: "set aside", toolUses: [], stopReason: "end_turn" },
+  ]);
+  const [last] = (await h.threads.read("ada", "personal")).slice(-1);
+  await h.threads.append(h.fence, "personal", [
+    { kind: "compaction", cycleId: "c0", ts: 3, summary: "Alice asked for a report.", upTo: last?.entryId ?? "" },
+  ]);
+  const [item] = await h.inbox.pending("ada");
+  if (!item) throw new Error("the setup wrote nothing");
+  await h.inbox.requeue(h.fence, item, { preemptions: 1, lane });
+  return alice;
+}
+
+/**
  * Alice's instruction leads to a tool call; bob and carol write while it runs; the model
  * answers both with `message` (a step with tool calls, so a checkpoint follows) and ends its turn.
  */
@@ -138,36 +169,8 @@ describe("the instruction set aside by steering", () => {
       settings: { queue: "steer" },
       llm: [toolReply(toolUse("message", { text: "here is the report" }, "m1")), textReply("sent")],
     });
-    const alice = await h.send("build the report", {}, { announced: false });
-    const [input] = await h.threads.append(h.fence, "personal", [
-      {
-        kind: "input",
-        cycleId: "c0",
-        ts: 1,
-        envelopeId: alice.id,
-        source: alice.source,
-        replyTo: alice.replyTo,
-        context: "personal",
-        lane: "normal",
-        text: alice.text,
-        attachments: [],
-      },
-      { kind: "assistant", cycleId: "c0", ts: 2, step: 1, text: "starting", toolUses: [], stopReason: "end_turn" },
-    ]);
-    const [assistant] = (await h.threads.read("ada", "personal")).slice(-1);
-    await h.threads.append(h.fence, "personal", [
-      {
-        kind: "compaction",
-        cycleId: "c0",
-        ts: 3,
-        summary: "Alice asked for a report.",
-        upTo: assistant?.entryId ?? "",
-      },
-    ]);
-    // Set aside (re-queued once) while the agent answered someone else; that answer is finished.
-    const [item] = await h.inbox.pending("ada");
-    if (!input || !item) throw new Error("the setup wrote nothing");
-    await h.inbox.requeue(h.fence, item, { preemptions: 1, lane: "normal" });
+    // Set aside while the agent answered someone else; that answer is finished.
+    const alice = await setAsideBehindCompaction(h, "normal");
 
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 1 });
 
@@ -191,30 +194,8 @@ describe("the instruction set aside by steering", () => {
         },
       },
     });
-    // The report, set aside earlier (re-queued once), its input compacted away.
-    const alice = await h.send("build the report", {}, { announced: false });
-    await h.threads.append(h.fence, "personal", [
-      {
-        kind: "input",
-        cycleId: "c0",
-        ts: 1,
-        envelopeId: alice.id,
-        source: alice.source,
-        replyTo: alice.replyTo,
-        context: "personal",
-        lane: "immediate",
-        text: alice.text,
-        attachments: [],
-      },
-      { kind: "assistant", cycleId: "c0", ts: 2, step: 1, text: "set aside", toolUses: [], stopReason: "end_turn" },
-    ]);
-    const [last] = (await h.threads.read("ada", "personal")).slice(-1);
-    await h.threads.append(h.fence, "personal", [
-      { kind: "compaction", cycleId: "c0", ts: 3, summary: "Alice asked for a report.", upTo: last?.entryId ?? "" },
-    ]);
-    const [item] = await h.inbox.pending("ada");
-    if (!item) throw new Error("the setup wrote nothing");
-    await h.inbox.requeue(h.fence, item, { preemptions: 1, lane: "immediate" });
+    // The report, set aside earlier, its input compacted away.
+    await setAsideBehindCompaction(h, "immediate");
     await h.send("what time is it?", { source: "http:bob" });
 
     expect(await h.run()).toMatchObject({ reason: "idle", cycles: 2 });
