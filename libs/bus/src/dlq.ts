@@ -2,6 +2,7 @@ import type { DlqIssue, DlqRecordInput, Subjects } from "@moniro/envelopes";
 import { parseJson, stamp } from "@moniro/envelopes";
 import type { Inbox } from "@moniro/ports";
 import type { JetStreamClient } from "@nats-io/jetstream";
+import type { BusLogger } from "./logger.js";
 import { publishEnvelope } from "./publish.js";
 
 /** Payloads are kept up to 64 KiB in a DLQ record. */
@@ -102,4 +103,37 @@ function envelopeOfRecord(raw: string | undefined): string | undefined {
   if (!parsed?.ok) return undefined;
   const envelope = (parsed.value as { envelope?: unknown } | null)?.envelope;
   return typeof envelope === "object" && envelope !== null ? JSON.stringify(envelope) : undefined;
+}
+
+/** An inbox entry that cannot be decoded, as the Redis inbox hands it over (libs/store CorruptInboxEntry). */
+interface UndecodableEntry {
+  agent: string;
+  lane: string;
+  entryId: string;
+  raw: string | undefined;
+  issues: DlqIssue[];
+  error: { message: string; details?: Record<string, unknown> };
+}
+
+/**
+ * The Redis inbox's handlers for entries nothing can read (RedisInboxOptions): each moved to
+ * `<ns>.dlq.in` (deadLetterInboxEntry) and logged; one the DLQ refused, logged where it was kept.
+ * `js` may be a getter (a gateway's, which throws while NATS is down: the entry is then kept).
+ */
+export function inboxDeadLetters(
+  js: JetStreamClient | (() => JetStreamClient),
+  subjects: Pick<Subjects, "in" | "dlq">,
+  logger: Pick<BusLogger, "error">,
+) {
+  return {
+    onCorruptEntry: async (entry: UndecodableEntry): Promise<void> => {
+      await deadLetterInboxEntry(typeof js === "function" ? js() : js, subjects, entry);
+      logger.error({ ...entry.error.details, err: entry.error.message }, "moved an undecodable inbox entry to the DLQ");
+    },
+    onQuarantined: (entry: UndecodableEntry, details: { key: string; reason: string }): void =>
+      logger.error(
+        { ...entry.error.details, quarantine: details.key, reason: details.reason },
+        "could not move an undecodable inbox entry to the DLQ; kept in the agent's quarantine stream",
+      ),
+  };
 }

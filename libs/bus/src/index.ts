@@ -6,6 +6,7 @@ export {
   deadLetterInputs,
   dlqRecord,
   dlqSubjectFor,
+  inboxDeadLetters,
   MAX_DLQ_PAYLOAD,
   publishDlq,
 } from "./dlq.js";

@@ -1,4 +1,4 @@
-import { type Bus, createBus, deadLetterInboxEntry, ensureStreams, outboundRoutes } from "@moniro/bus";
+import { type Bus, createBus, ensureStreams, inboxDeadLetters, outboundRoutes } from "@moniro/bus";
 import { channelOf, type Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
@@ -96,18 +96,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     clock,
     inbox: {
       // Moved to <ns>.dlq.in, then removed: an entry no one can read is never dropped unseen.
-      onCorruptEntry: async (entry) => {
-        await deadLetterInboxEntry(js, subjects, entry);
-        logger.error(
-          { ...entry.error.details, ...errorFields(entry.error) },
-          "moved an undecodable inbox entry to the DLQ",
-        );
-      },
-      onQuarantined: (entry, details) =>
-        logger.error(
-          { ...entry.error.details, quarantine: details.key, reason: details.reason },
-          "could not move an undecodable inbox entry to the DLQ; kept in the agent's quarantine stream",
-        ),
+      ...inboxDeadLetters(js, subjects, logger),
       onRefusedEnvelope: (details) =>
         logger.warn(
           details,

@@ -1,4 +1,4 @@
-import { deadLetterInboxEntry, deadLetterInputs } from "@moniro/bus";
+import { deadLetterInputs, inboxDeadLetters } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { createKeys, deleteKeys, type RedisClient, RedisInbox, scanKeys } from "@moniro/store";
 import type { JetStreamClient } from "@nats-io/jetstream";
@@ -33,18 +33,7 @@ export class AgentStateCleanup {
     // An entry that cannot be decoded is no input anyone can take: moved to the DLQ, as a runner does.
     this.inbox = new RedisInbox(redis, {
       prefix,
-      onQuarantined: (entry, details) =>
-        dlq.logger.error(
-          { ...entry.error.details, quarantine: details.key, reason: details.reason },
-          "could not move an undecodable inbox entry to the DLQ; kept in the agent's quarantine stream",
-        ),
-      onCorruptEntry: async (entry) => {
-        await deadLetterInboxEntry(dlq.js(), dlq.subjects, entry);
-        dlq.logger.error(
-          { ...entry.error.details, err: entry.error.message },
-          "moved an undecodable inbox entry to the DLQ",
-        );
-      },
+      ...inboxDeadLetters(dlq.js, dlq.subjects, dlq.logger),
     });
   }
 
