@@ -22,6 +22,18 @@ export class NoRespondersError extends BusError {
   }
 }
 
+/** The server's permissions refuse this connection's user a publish on the subject: nothing was delivered. */
+export class PublishRefusedError extends BusError {
+  override name = "PublishRefusedError";
+  constructor(subject: string, options?: { cause?: unknown }) {
+    super(
+      `NATS refused the publish to ${subject}: this service's NATS user has no publish permission for it (grant it in the server's authorization; docs/deployment.md, "Logins and secrets")`,
+      subject,
+      options,
+    );
+  }
+}
+
 /** A responder exists (or existed) but gave no reply in time. */
 export class RequestTimeoutError extends BusError {
   override name = "RequestTimeoutError";

@@ -16,6 +16,7 @@ export {
   JetStreamPublishError,
   NoRespondersError,
   PayloadTooLargeError,
+  PublishRefusedError,
   type RequestFailure,
   RequestTimeoutError,
   ResponderLostError,

@@ -1,9 +1,16 @@
-import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import {
+  createInbox,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  PermissionViolationError,
+} from "@nats-io/transport-node";
 import {
   BusClosedError,
   exceedsMaxPayload,
   NoRespondersError,
   PayloadTooLargeError,
+  PublishRefusedError,
   RequestTimeoutError,
   ResponderLostError,
 } from "./errors.js";
@@ -20,7 +27,11 @@ export interface MuxRequestOptions {
   headers?: MsgHdrs | undefined;
 }
 
-type Waiter = (error: Error | undefined, msg?: Msg) => void;
+interface Waiter {
+  /** The request's subject: a refused publish names it. */
+  subject: string;
+  settle(error: Error | undefined, msg?: Msg): void;
+}
 
 /** One wildcard inbox subscription of a connection, shared by every request this process sends on it. */
 interface Mux {
@@ -38,12 +49,12 @@ function muxFor(nc: NatsConnection): Mux {
   const mux: Mux = { prefix: `${createInbox()}.`, next: 0, pending: new Map(), open: true };
   const failAll = (error: Error) => {
     mux.open = false;
-    for (const waiter of [...mux.pending.values()]) waiter(error);
+    for (const waiter of [...mux.pending.values()]) waiter.settle(error);
   };
   const subscription = nc.subscribe(`${mux.prefix}*`, {
     callback: (error, msg) => {
       if (error) return failAll(error);
-      mux.pending.get(Number(msg.subject.slice(mux.prefix.length)))?.(undefined, msg);
+      mux.pending.get(Number(msg.subject.slice(mux.prefix.length)))?.settle(undefined, msg);
     },
   });
   // Ended (connection closed, permission refused): the next request opens a new one.
@@ -52,7 +63,36 @@ function muxFor(nc: NatsConnection): Mux {
     (error: unknown) => failAll(error instanceof Error ? error : new Error(String(error))),
   );
   muxes.set(nc, mux);
+  watchRefusals(nc);
   return mux;
+}
+
+const watched = new WeakSet<NatsConnection>();
+
+/**
+ * A publish the server's permissions refuse is dropped by NATS, which sends
+ * `-ERR 'Permissions Violation for Publish to "<subject>"'` instead; nats.js
+ * hands it to its own requests, never to this mux, and to the connection's
+ * status stream. Without this a refused request waited its whole timeout and
+ * read as "a responder that did not answer"; now each request waiting on
+ * that subject fails at once with PublishRefusedError.
+ */
+function watchRefusals(nc: NatsConnection): void {
+  if (watched.has(nc)) return;
+  watched.add(nc);
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type !== "error") continue;
+      const refusal = status.error;
+      if (!(refusal instanceof PermissionViolationError) || refusal.operation !== "publish") continue;
+      const mux = muxes.get(nc);
+      if (!mux) continue;
+      for (const waiter of [...mux.pending.values()]) {
+        if (waiter.subject === refusal.subject)
+          waiter.settle(new PublishRefusedError(refusal.subject, { cause: refusal }));
+      }
+    }
+  })();
 }
 
 /**
@@ -62,7 +102,8 @@ function muxFor(nc: NatsConnection): Mux {
  * every request it settles, even a successful one, in RequestOne.cancel; the
  * largest single JavaScript cost of a JetStream publish or a tool call).
  * Same bytes on the wire. Resolves with the reply; rejects with
- * NoRespondersError (NATS answered 503: nothing subscribes), RequestTimeoutError,
+ * NoRespondersError (NATS answered 503: nothing subscribes), PublishRefusedError
+ * (the connection's user may not publish there), RequestTimeoutError,
  * ResponderLostError (with `idleMs`: keepalives stopped), BusClosedError, or
  * the signal's reason.
  */
@@ -97,11 +138,15 @@ export function muxRequest(
     };
     const onAbort = () => finish(signal?.reason);
     const totalTimer = setTimeout(() => finish(new RequestTimeoutError(subject, timeoutMs)), timeoutMs);
-    mux.pending.set(token, (error, msg) => {
-      if (error || !msg) return finish(new BusClosedError(subject, { cause: error }));
-      if (msg.headers?.hasError && msg.headers.code === 503) return finish(new NoRespondersError(subject));
-      if (msg.headers?.get(KEEPALIVE_HEADER)) return armIdle();
-      finish(undefined, msg);
+    mux.pending.set(token, {
+      subject,
+      settle: (error, msg) => {
+        if (error instanceof PublishRefusedError) return finish(error);
+        if (error || !msg) return finish(new BusClosedError(subject, { cause: error }));
+        if (msg.headers?.hasError && msg.headers.code === 503) return finish(new NoRespondersError(subject));
+        if (msg.headers?.get(KEEPALIVE_HEADER)) return armIdle();
+        finish(undefined, msg);
+      },
     });
     signal?.addEventListener("abort", onAbort, { once: true });
     armIdle();

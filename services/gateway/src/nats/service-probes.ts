@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { NoRespondersError, RequestTimeoutError } from "@moniro/bus";
+import { NoRespondersError, PublishRefusedError, RequestTimeoutError } from "@moniro/bus";
 import { type Subjects, stamp } from "@moniro/envelopes";
 import type { RedisClient } from "@moniro/store";
 import type { ServiceHealth, ServiceProbes } from "../ports.js";
@@ -23,7 +23,9 @@ const down = (detail: string): ServiceHealth => ({ status: "down", detail });
  *   subscriber: NATS answers "no responders" at once when none does, while a
  *   subscriber that does not reply lets the request time out after
  *   `listenMs`. The probe messages are harmless: a notice about PROBE_AGENT,
- *   a cancel of a call id nobody runs.
+ *   a cancel of a call id nobody runs;
+ * - a probe whose publish the gateway's NATS user may not send reads `down`
+ *   with the refusal, never as a subscriber that did not reply.
  */
 export function natsServiceProbes(
   link: NatsLink,
@@ -38,6 +40,9 @@ export function natsServiceProbes(
       return up(`answers ${subject}`);
     } catch (error) {
       if (error instanceof NoRespondersError) return down(`nothing subscribes to ${subject}`);
+      // Refused, the probe never reached a subscriber: it says nothing about the service.
+      if (error instanceof PublishRefusedError)
+        return down(`unknown: NATS refuses the gateway's publish to ${subject} (grant its user publish there)`);
       if (error instanceof RequestTimeoutError) {
         return listenOnly
           ? up(`subscribed to ${subject}`)
