@@ -90,9 +90,18 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 A password of the chart's Secret: the value given, else the one the Secret
 already holds (kept on upgrades), else, when `generate`, a new random one
 (letters and digits, starting with a letter, as NATS reads it from its config).
+Each key is decided once per render (remembered in .Release, the one map every
+template of a render shares): the pods' checksum/secret renders the Secret a
+second time, and must sum the passwords the Secret gets, or the first upgrade
+after an install would see a change and roll every pod.
 Call with (dict "root" $ "key" "MONIRO_REDIS_PASSWORD" "value" .Values.secrets.redisPassword "generate" true).
 */}}
 {{- define "moniro.password" -}}
+{{- if not (hasKey .root.Release "moniroPasswords") -}}
+{{- $_ := set .root.Release "moniroPasswords" dict -}}
+{{- end -}}
+{{- $decided := .root.Release.moniroPasswords -}}
+{{- if not (hasKey $decided .key) -}}
 {{- $kept := "" -}}
 {{- $secret := lookup "v1" "Secret" .root.Release.Namespace (include "moniro.secretName" .root) -}}
 {{- if $secret -}}
@@ -102,7 +111,64 @@ Call with (dict "root" $ "key" "MONIRO_REDIS_PASSWORD" "value" .Values.secrets.r
 {{- if .generate -}}
 {{- $generated = printf "p%s" (randAlphaNum 31) -}}
 {{- end -}}
-{{- .value | default $kept | default $generated -}}
+{{- $_ := set $decided .key (.value | default $kept | default $generated) -}}
+{{- end -}}
+{{- index $decided .key -}}
+{{- end -}}
+
+{{/*
+checksum/secret of a pod: the sha256 of the Secrets the chart renders that the
+pod reads (the chart's Secret; with `webhooks`, the gateway's webhook Secret
+too), so `helm upgrade` with a changed password or key rolls it. Empty when
+the chart renders none of them: it cannot see a Secret you manage
+(secrets.existingSecret, webhooks.existingSecret), so after changing one,
+restart the pods yourself (kubectl rollout restart).
+Call with (dict "root" $ "webhooks" true).
+*/}}
+{{- define "moniro.secretChecksum" -}}
+{{- $rendered := include (print .root.Template.BasePath "/secret.yaml") .root -}}
+{{- if .webhooks -}}
+{{- $rendered = print $rendered (include (print .root.Template.BasePath "/webhooks-secret.yaml") .root) -}}
+{{- end -}}
+{{- if trim $rendered -}}
+{{- sha256sum $rendered -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The variables the chart derives for the services' logins, their isolation and
+their secrets, by name: why, and the chart value to set instead (<name>: the
+service). services.<name>.env may not set them: a variable named twice in a
+container's env is given its later value, and env wins over the ConfigMap, so
+an override would quietly replace the chart's (MONIRO_REDIS_PREFIX, say, would
+put the service's keys outside the `~<prefix>*` of the release's Redis user).
+*/}}
+{{- define "moniro.derivedEnv" -}}
+MONIRO_NATS_URL: "It is the NATS every service uses: the release's, or nats.url; set nats.url (with nats.deploy=false) instead"
+MONIRO_NATS_USER: "With the release's NATS each service logs in as the user of its own name, allowed only its own subjects; for your own NATS set nats.user (with nats.deploy=false) instead"
+MONIRO_NATS_PASSWORD: "It is the service's NATS login, read from the chart's Secret; set secrets.natsPasswords.<name> (the release's NATS) or secrets.natsPassword (your own) instead"
+MONIRO_NATS_TOKEN: "It is the services' NATS login, read from the chart's Secret; set secrets.natsToken (your own NATS) instead"
+MONIRO_REDIS_URL: "It is the Redis every service uses: the release's, or redis.url; set redis.url (with redis.deploy=false) instead"
+MONIRO_REDIS_USERNAME: "It is the Redis ACL user the chart limits to keys under redis.prefix; set redis.username instead"
+MONIRO_REDIS_PASSWORD: "It is the Redis login, read from the chart's Secret; set secrets.redisPassword instead"
+MONIRO_REDIS_PREFIX: "It must match the ACL key pattern (~<prefix>*) of the release's Redis user: another prefix puts this service's keys outside its ACL and apart from the other services' keys; set redis.prefix instead"
+MONIRO_NAMESPACE: "It is the first token of every NATS subject, the namespace the release's NATS permissions are written for; set subjectNamespace instead"
+MONIRO_API_KEYS: "It is a secret, read from the chart's Secret (a value here would be plain text in the Deployment); set secrets.gatewayApiKeys (or the key in secrets.existingSecret) instead"
+ANTHROPIC_API_KEY: "It is a secret, read from the chart's Secret (a value here would be plain text in the Deployment); set secrets.anthropicApiKey (or the key in secrets.existingSecret) instead"
+MONIRO_HTTP_PORT: "It is the port of the container, its probes, its Service and its scrape annotation; set services.<name>.port instead"
+{{- end -}}
+
+{{/*
+Fails the render when services.<name>.env sets a variable of moniro.derivedEnv.
+Call with (dict "name" $name "env" $svc.env).
+*/}}
+{{- define "moniro.checkEnv" -}}
+{{- $derived := include "moniro.derivedEnv" . | fromYaml -}}
+{{- range $variable, $value := .env | default dict -}}
+{{- with index $derived $variable -}}
+{{- fail (printf "services.%s.env.%s: the chart sets %s itself, and a value here would replace it. %s" $.name $variable $variable (replace "<name>" $.name .)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Pod settings of NATS and Redis: non-root, no service-account token. */}}
