@@ -2,7 +2,7 @@ import type { DlqIssue, DlqRecordInput, Subjects } from "@moniro/envelopes";
 import { parseJson, stamp } from "@moniro/envelopes";
 import type { Inbox } from "@moniro/ports";
 import type { JetStreamClient } from "@nats-io/jetstream";
-import type { BusLogger } from "./logger.js";
+import { type BusLogger, errorMessage } from "./logger.js";
 import { publishEnvelope } from "./publish.js";
 
 /** Payloads are kept up to 64 KiB in a DLQ record. */
@@ -136,4 +136,28 @@ export function inboxDeadLetters(
         "could not move an undecodable inbox entry to the DLQ; kept in the agent's quarantine stream",
       ),
   };
+}
+
+/**
+ * An agent's quarantined inbox entries handed to the DLQ again (`retryQuarantined` of the Redis
+ * inbox, whose handler is inboxDeadLetters' `onCorruptEntry`), logged: moved at `warn` as the
+ * first hand-over logs, still refused at `warn` with the reason. Never throws (a Redis error is
+ * logged too). Returns how many entries remain quarantined (undefined when Redis failed).
+ */
+export async function retryQuarantinedEntries(
+  inbox: { retryQuarantined(agent: string): Promise<{ moved: number; left: number; failure?: string }> },
+  agent: string,
+  logger: Pick<BusLogger, "warn">,
+): Promise<number | undefined> {
+  try {
+    const { moved, left, failure } = await inbox.retryQuarantined(agent);
+    if (moved > 0) logger.warn({ agent, moved, left }, "moved quarantined inbox entries to the DLQ");
+    if (failure !== undefined) {
+      logger.warn({ agent, left, err: failure }, "quarantined inbox entries still wait: the DLQ refused them again");
+    }
+    return left;
+  } catch (error) {
+    logger.warn({ agent, err: errorMessage(error) }, "could not retry the agent's quarantined inbox entries");
+    return undefined;
+  }
 }

@@ -9,6 +9,7 @@ export {
   inboxDeadLetters,
   MAX_DLQ_PAYLOAD,
   publishDlq,
+  retryQuarantinedEntries,
 } from "./dlq.js";
 export {
   BusClosedError,

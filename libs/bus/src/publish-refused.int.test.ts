@@ -40,7 +40,11 @@ describe("a request or JetStream publish the server's permissions refuse", () =>
     admin = await connect({ servers: server.url, user: "admin", pass: "admin-pw" });
     narrow = await connect({ servers: server.url, user: "narrow", pass: "narrow-pw" });
     for (const subject of ["allowed.echo", "denied.echo"]) {
-      admin.subscribe(subject, { callback: (_error, msg) => msg.respond(msg.data) });
+      admin.subscribe(subject, {
+        callback: (_error, msg) => {
+          msg.respond(msg.data);
+        },
+      });
     }
     await jetstreamManager(admin).then((jsm) =>
       jsm.streams.add({ name: "REFUSED", subjects: ["denied.stored.>", "allowed.stored.>"] }),

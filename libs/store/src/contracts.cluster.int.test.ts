@@ -48,7 +48,9 @@ describe("the key layout on a Redis Cluster", () => {
       // The runner's reconciliation reads each agent's lanes and state in one script, on whatever master holds them.
       await stores.inbox.append(inbound({ agent: "agent-3", text: "waiting" }));
       const work = await Promise.all(agents.map((agent) => stores.state.pendingWork(agent)));
-      expect(work).toEqual(agents.map((agent) => ({ inputs: agent === "agent-3" ? 1 : 0, active: true })));
+      expect(work).toEqual(
+        agents.map((agent) => ({ inputs: agent === "agent-3" ? 1 : 0, active: true, quarantined: 0 })),
+      );
     } finally {
       await t.cleanup();
     }

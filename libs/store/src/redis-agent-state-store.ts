@@ -65,15 +65,27 @@ export class RedisAgentStateStore implements AgentStateStore {
 
   /**
    * What the runner's reconciliation reads of one agent from its own keys, in one command
-   * (`agentWork-4.lua`): the inputs waiting in its inbox, all lanes, and whether its state is
+   * (`agentWork-5.lua`): the inputs waiting in its inbox, all lanes, whether its state is
    * one with unfinished work (`active`: as `get` decodes it, a state that is not resting; no
-   * state, or one no runner wrote, counts as idle).
+   * state, or one no runner wrote, counts as idle), and the entries in its quarantine stream.
    */
-  async pendingWork(agent: string): Promise<{ inputs: number; active: boolean }> {
-    const keys = [...LANES.map((lane) => this.keys.inbox(agent, lane)), this.keys.state(agent)];
-    const [inputs, state] = (await runScript(this.redis, "agentWork", keys, [])) as [number, string | null];
+  async pendingWork(agent: string): Promise<{ inputs: number; active: boolean; quarantined: number }> {
+    const keys = [
+      ...LANES.map((lane) => this.keys.inbox(agent, lane)),
+      this.keys.state(agent),
+      this.keys.inboxQuarantine(agent),
+    ];
+    const [inputs, state, quarantined] = (await runScript(this.redis, "agentWork", keys, [])) as [
+      number,
+      string | null,
+      number,
+    ];
     const parsed = agentStateSchema.safeParse(state);
-    return { inputs: Number(inputs), active: parsed.success && !RESTING_STATES.has(parsed.data) };
+    return {
+      inputs: Number(inputs),
+      active: parsed.success && !RESTING_STATES.has(parsed.data),
+      quarantined: Number(quarantined),
+    };
   }
 }
 

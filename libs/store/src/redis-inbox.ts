@@ -252,6 +252,56 @@ export class RedisInbox implements Inbox {
     await this.remove(agent, handed);
   }
 
+  /**
+   * The agent's quarantined entries handed to `onCorruptEntry` again (the DLQ may take them
+   * now), oldest first, at most `limit`: each one the handler takes is deleted from the
+   * quarantine stream; the first it refuses stops the retry (the DLQ is still down), that
+   * entry and the rest stay. Each is handed over as it was when it left its lane (lane, entry
+   * id, record, issues), so its DLQ record's msg id is the one a first attempt used and an
+   * attempt that did store it before is not stored twice.
+   */
+  async retryQuarantined(agent: string, limit = 100): Promise<{ moved: number; left: number; failure?: string }> {
+    const key = this.keys.inboxQuarantine(agent);
+    const handler = this.options.onCorruptEntry;
+    const entries = handler ? await this.redis.xrange(key, "-", "+", "COUNT", limit) : [];
+    let moved = 0;
+    let failure: string | undefined;
+    for (const [id, fields] of entries) {
+      const entry = this.quarantinedEntry(agent, fields);
+      try {
+        await handler?.(entry);
+      } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
+        break;
+      }
+      await this.redis.xdel(key, id);
+      moved++;
+    }
+    const left = await this.redis.xlen(key);
+    return failure === undefined ? { moved, left } : { moved, left, failure };
+  }
+
+  /** A quarantine stream entry (`quarantineInbox-2.lua`: lane key, entry id, reason, the entry's fields) as it left its lane. */
+  private quarantinedEntry(agent: string, fields: readonly string[]): CorruptInboxEntry {
+    const field = (name: string) => {
+      for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+      return undefined;
+    };
+    const laneKey = field("lane") ?? "";
+    const lane = LANES.find((one) => this.keys.inbox(agent, one) === laneKey) ?? "normal";
+    const entryId = field("entry") ?? "";
+    const raw = field(ENTRY_FIELD);
+    const decoded = raw === undefined ? undefined : decodeInboxRecord(raw);
+    // A record today's code reads (a later version's schema) goes to the DLQ too, for an operator to replay.
+    const issues = decoded ? (decoded.ok ? [] : decoded.error.issues) : [{ path: ENTRY_FIELD, message: "missing" }];
+    const reason = decoded
+      ? decoded.ok
+        ? (field("reason") ?? "quarantined")
+        : decoded.error.message
+      : `no field '${ENTRY_FIELD}'`;
+    return { agent, lane, entryId, raw, issues, error: corruptEntry(laneKey, entryId, reason) };
+  }
+
   async ack(agent: string, items: readonly InboxItem[]): Promise<void> {
     if (items.length === 0) return;
     await this.remove(agent, items);

@@ -93,6 +93,42 @@ describe("Redis adapters", () => {
     expect(record.reason).toContain("not handed to the DLQ: NATS is down");
   });
 
+  it("hands quarantined entries to the handler again once it takes them, as they left their lane, and deletes each one taken", async () => {
+    const keys = createKeys(t.prefix);
+    let dlqUp = false;
+    const handed: CorruptInboxEntry[] = [];
+    const inbox = new RedisInbox(t.redis, {
+      prefix: t.prefix,
+      onCorruptEntry: async (entry) => {
+        if (!dlqUp) throw new Error("NATS is down");
+        handed.push(entry);
+      },
+    });
+    const first = await t.redis.xadd(keys.inbox("ada", "normal"), "*", ENTRY_FIELD, "not json");
+    const second = await t.redis.xadd(
+      keys.inbox("ada", "background"),
+      "*",
+      ENTRY_FIELD,
+      '{"envelope":{"text":"no id"}}',
+    );
+    expect(await inbox.pending("ada")).toEqual([]);
+    expect(await t.redis.xlen(keys.inboxQuarantine("ada"))).toBe(2);
+
+    // Still down: nothing moved, nothing lost, and why.
+    expect(await inbox.retryQuarantined("ada")).toEqual({ moved: 0, left: 2, failure: "NATS is down" });
+    dlqUp = true;
+    expect(await inbox.retryQuarantined("ada")).toEqual({ moved: 2, left: 0 });
+    expect(handed).toMatchObject([
+      { agent: "ada", lane: "normal", entryId: first, raw: "not json" },
+      { agent: "ada", lane: "background", entryId: second, raw: '{"envelope":{"text":"no id"}}' },
+    ]);
+    expect(handed[1]?.issues.map((issue) => issue.path)).toContain("enqueuedAt/preemptions");
+    expect(handed[0]?.error).toMatchObject({ code: "corrupt_entry", details: { key: keys.inbox("ada", "normal") } });
+    expect(handed[0]?.error.message).toMatch(/not valid JSON/);
+    expect(await t.redis.exists(keys.inboxQuarantine("ada"))).toBe(1);
+    expect(await inbox.retryQuarantined("ada")).toEqual({ moved: 0, left: 0 });
+  });
+
   it("keeps an entry an older version queued that the current schema refuses, when the loop can read its fields", async () => {
     const keys = createKeys(t.prefix);
     const refused: string[] = [];
@@ -230,7 +266,7 @@ describe("Redis adapters", () => {
     expect(await state.activeAgents()).toEqual(["bob"]);
   });
 
-  it("reads an agent's waiting inputs over every lane and whether its state has unfinished work in one script", async () => {
+  it("reads an agent's waiting inputs over every lane, whether its state has unfinished work and its quarantined entries in one script", async () => {
     const stores = createRedisStores(t.redis, { prefix: t.prefix, clock: new FakeClock() });
     await stores.inbox.append(inbound({ agent: "ada", text: "now", priority: "immediate" }, { ids }));
     await stores.inbox.append(inbound({ agent: "ada", text: "later", priority: "background" }, { ids }));
@@ -240,19 +276,20 @@ describe("Redis adapters", () => {
     await stores.state.update("dee", { state: "idle" });
     // A state field no runner wrote reads as idle, as `get` decodes it.
     await t.redis.hset(createKeys(t.prefix).state("eve"), "state", "sleepwalking");
+    await t.redis.xadd(createKeys(t.prefix).inboxQuarantine("fay"), "*", ENTRY_FIELD, "not json");
     const work = await Promise.all(
       ["ada", "bob", "cy", "dee", "eve", "fay"].map((agent) => stores.state.pendingWork(agent)),
     );
     expect(work).toEqual([
-      { inputs: 3, active: false },
-      { inputs: 0, active: true },
-      { inputs: 0, active: true },
-      { inputs: 0, active: false },
-      { inputs: 0, active: false },
-      { inputs: 0, active: false },
+      { inputs: 3, active: false, quarantined: 0 },
+      { inputs: 0, active: true, quarantined: 0 },
+      { inputs: 0, active: true, quarantined: 0 },
+      { inputs: 0, active: false, quarantined: 0 },
+      { inputs: 0, active: false, quarantined: 0 },
+      { inputs: 0, active: false, quarantined: 1 },
     ]);
     await stores.inbox.ack("ada", await stores.inbox.pending("ada"));
-    expect(await stores.state.pendingWork("ada")).toEqual({ inputs: 0, active: false });
+    expect(await stores.state.pendingWork("ada")).toEqual({ inputs: 0, active: false, quarantined: 0 });
   });
 
   it("takes an agent out of the active-agents set when its run ends idle, not while input is pending", async () => {

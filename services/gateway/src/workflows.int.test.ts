@@ -10,7 +10,7 @@ import {
   inboundEnvelopeSchema,
   stamp,
 } from "@moniro/envelopes";
-import { createKeys, RedisInbox, scanKeys } from "@moniro/store";
+import { createKeys, ENTRY_FIELD, RedisInbox, scanKeys } from "@moniro/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { errorOf, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
 import { openEvents } from "./test/sse-client.js";
@@ -191,6 +191,37 @@ describe("workflow instances", () => {
     expect(JSON.parse(byId.get(other.id)?.payload ?? "{}")).toMatchObject({ source: "http:jane", text: "also this" });
     expect(await agentKeys(g, helper)).toEqual([]);
     expect(await g.redis.redis.sismember(createKeys(g.redis.prefix).pendingAgents, helper)).toBe(0);
+  });
+
+  it("a stop moves an inline member's quarantined inbox entry (the DLQ was down when it was found) to the DLQ, then deletes its keys", async () => {
+    const g = await gateway(workflowsDir({ review: REVIEW }));
+    await send(g, "POST", "/v1/workflows/review/instances", { variables: { pr: "3" } });
+    const helper = "review__main__helper";
+    const keys = createKeys(g.redis.prefix);
+    await g.redis.redis.xadd(
+      keys.inboxQuarantine(helper),
+      "*",
+      "lane",
+      keys.inbox(helper, "normal"),
+      "entry",
+      "1700000000000-7",
+      "reason",
+      "not handed to the DLQ: NATS is down",
+      ENTRY_FIELD,
+      "not json",
+    );
+
+    const stop = await send(g, "DELETE", "/v1/workflows/review/instances/main");
+    expect(stop.status).toBe(200);
+    const message = await g.jsm.streams.getMessage(g.subjects.streams.dlq, { last_by_subj: g.subjects.dlq("in") });
+    const record = message ? decode(dlqRecordSchema, message.data) : undefined;
+    expect(record?.ok && record.value).toMatchObject({
+      origin: "in",
+      subject: g.subjects.in(helper),
+      payload: "not json",
+      reason: expect.stringContaining("lane normal, entry 1700000000000-7"),
+    });
+    expect(await agentKeys(g, helper)).toEqual([]);
   });
 
   it("keeps a persistent workspace's channel across a stop and the next start", async () => {

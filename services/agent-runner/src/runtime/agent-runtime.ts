@@ -41,7 +41,9 @@ export interface AgentRuntimeOptions {
   /** Agents whose state says they have unfinished work (RedisAgentStateStore.activeAgents). */
   activeAgents?: () => Promise<string[]>;
   /** One agent's inputs and whether it has unfinished work, in one round trip (RedisAgentStateStore.pendingWork). */
-  pendingWork?: (agent: string) => Promise<{ inputs: number; active: boolean }>;
+  pendingWork?: (agent: string) => Promise<{ inputs: number; active: boolean; quarantined?: number }>;
+  /** Hands an agent's quarantined inbox entries to the DLQ again (WorkListOptions.retryQuarantined). */
+  retryQuarantined?: (agent: string) => Promise<void>;
   timing?: Partial<RuntimeTiming>;
   logger?: RuntimeLogger;
   /**
@@ -100,6 +102,7 @@ export class AgentRuntime {
       state: options.state,
       ...(options.activeAgents ? { activeAgents: options.activeAgents } : {}),
       ...(options.pendingWork ? { pendingWork: options.pendingWork } : {}),
+      ...(options.retryQuarantined ? { retryQuarantined: options.retryQuarantined } : {}),
       names: () => options.directory.names(),
       reconcileEveryMs: this.timing.reconcileEveryMs,
     });

@@ -165,6 +165,36 @@ describe("agent runner over NATS and Redis", () => {
     expect(inputs.map((entry) => entry.envelopeId)).toContain(envelope.id);
   });
 
+  it("moves an entry quarantined while the DLQ was down to the DLQ at its reconciliation, with its envelope", async () => {
+    const llm = new ScriptedLlm(textReply("noted"));
+    const keys = createKeys(t.prefix);
+    // As quarantineInbox-2.lua left it: the lane it came from, its entry id, why, then its own fields.
+    const broken = { v: 1, agent: "ada", ts: new Date().toISOString(), priority: "normal", meta: {} };
+    await t.redis.xadd(
+      keys.inboxQuarantine("ada"),
+      "*",
+      "lane",
+      keys.inbox("ada", "normal"),
+      "entry",
+      "1700000000000-0",
+      "reason",
+      "not handed to the DLQ: NATS is down",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope: broken, enqueuedAt: 1, preemptions: 0 }),
+    );
+    await runner("r1", llm);
+    await eventually(async () => (await t.redis.xlen(keys.inboxQuarantine("ada"))) === 0, "the quarantine to empty");
+    const jsm = await jetstreamManager(nc);
+    const message = await jsm.streams.getMessage(subjects.streams.dlq, { last_by_subj: subjects.dlq("in") });
+    const record = message ? decode(dlqRecordSchema, message.data) : undefined;
+    expect(record?.ok && record.value).toMatchObject({
+      origin: "in",
+      subject: subjects.in("ada"),
+      payload: JSON.stringify(broken),
+      reason: expect.stringContaining("lane normal, entry 1700000000000-0"),
+    });
+  });
+
   it("in queue mode interrupt, an input the other runner ingested aborts the holder's streaming step at once", async () => {
     const llm = new ScriptedLlm(async (_request, { index, onTextDelta }) => {
       if (index > 0) return textReply("answered bob first");

@@ -1,4 +1,11 @@
-import { type Bus, createBus, ensureStreams, inboxDeadLetters, outboundRoutes } from "@moniro/bus";
+import {
+  type Bus,
+  createBus,
+  ensureStreams,
+  inboxDeadLetters,
+  outboundRoutes,
+  retryQuarantinedEntries,
+} from "@moniro/bus";
 import { channelOf, type Subjects } from "@moniro/envelopes";
 import type { Clock, Ids, PersonalContext, Tracing } from "@moniro/ports";
 import { noopTracing, systemClock, ulidIds } from "@moniro/ports";
@@ -172,6 +179,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     directory,
     activeAgents: () => stores.state.activeAgents(),
     pendingWork: (agent) => stores.state.pendingWork(agent),
+    retryQuarantined: async (agent) => void (await retryQuarantinedEntries(stores.inbox, agent, logger)),
     loopDeps: (agent) =>
       removed.loopDeps(
         agent.name,

@@ -79,4 +79,44 @@ describe("the sweeper's work list", () => {
     expect([...found.pending].sort()).toEqual(names.filter((_, i) => i % 10 === 0).sort());
     expect([...found.listed].sort()).toEqual(names.filter((_, i) => i % 10 === 0 || i % 7 === 0).sort());
   });
+
+  it("retries the quarantined entries of each agent its reconciliation found some for, one retry pass at a time", async () => {
+    let now = 0;
+    const retried: string[] = [];
+    let release: () => void = () => {};
+    const list = new WorkList({
+      inbox: { agentsWithPending: async () => [], depth: async () => ({ immediate: 0, normal: 0, background: 0 }) },
+      state: new InMemoryAgentStateStore(),
+      pendingWork: async (agent) => ({
+        inputs: 0,
+        active: false,
+        quarantined: agent === "bob" || agent === "dee" ? 2 : 0,
+      }),
+      // A DLQ that is down holds a retry: the next reconciliation starts none beside it.
+      retryQuarantined: (agent) => {
+        retried.push(agent);
+        return new Promise((resolve) => {
+          release = resolve;
+        });
+      },
+      names: () => ["ada", "bob", "cy", "dee"],
+      reconcileEveryMs: 1_000,
+      now: () => now,
+    });
+    await list.collect();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(retried).toEqual(["bob"]);
+    now += 1_000;
+    await list.collect();
+    expect(retried).toEqual(["bob"]);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(retried).toEqual(["bob", "dee"]);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    now += 1_000;
+    await list.collect();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(retried).toEqual(["bob", "dee", "bob"]);
+  });
 });

@@ -10,7 +10,13 @@ export interface WorkListOptions {
    * One agent's inputs and whether its state has unfinished work, read in one round trip
    * (RedisAgentStateStore.pendingWork); without it, `inbox.depth` and `state.get`.
    */
-  pendingWork?: (agent: string) => Promise<{ inputs: number; active: boolean }>;
+  pendingWork?: (agent: string) => Promise<{ inputs: number; active: boolean; quarantined?: number }>;
+  /**
+   * Hands an agent's quarantined inbox entries to the DLQ again (RedisInbox.retryQuarantined,
+   * logged by the caller; it never throws): called, outside the sweep, for each served agent
+   * whose quarantine stream the reconciliation found non-empty.
+   */
+  retryQuarantined?: (agent: string) => Promise<void>;
   /** The agents this runner serves (its directory). */
   names: () => string[];
   /** How often every served agent is looked at directly, beside the indexes. */
@@ -29,10 +35,14 @@ export const RECONCILE_BATCH = 32;
  * leave an agent out of them. Every `reconcileEveryMs` the list therefore
  * also takes every served agent whose inbox holds input or whose state is
  * not idle, read from the agent's own keys: no input waits longer than that
- * for a runner, whatever the indexes say.
+ * for a runner, whatever the indexes say. The same look counts each agent's
+ * quarantined inbox entries (undecodable ones the DLQ could not take), which
+ * are then handed to the DLQ again.
  */
 export class WorkList {
   private lastReconcile = Number.NEGATIVE_INFINITY;
+  /** A retry of quarantined entries is under way (one at a time; a DLQ that is down can hold it for seconds). */
+  private retrying = false;
 
   constructor(private readonly options: WorkListOptions) {}
 
@@ -57,6 +67,7 @@ export class WorkList {
   private async agentsWithWork(): Promise<{ pending: string[]; active: string[] }> {
     const pending: string[] = [];
     const active: string[] = [];
+    const quarantined: string[] = [];
     const names = this.options.names();
     for (let start = 0; start < names.length; start += RECONCILE_BATCH) {
       const batch = names.slice(start, start + RECONCILE_BATCH);
@@ -65,12 +76,25 @@ export class WorkList {
         const agent = batch[i] as string;
         if (work.inputs > 0) pending.push(agent);
         if (work.active) active.push(agent);
+        if ((work.quarantined ?? 0) > 0) quarantined.push(agent);
       });
     }
+    if (quarantined.length > 0) void this.retryQuarantined(quarantined);
     return { pending, active };
   }
 
-  private async lookAt(agent: string): Promise<{ inputs: number; active: boolean }> {
+  private async retryQuarantined(agents: readonly string[]): Promise<void> {
+    const retry = this.options.retryQuarantined;
+    if (!retry || this.retrying) return;
+    this.retrying = true;
+    try {
+      for (const agent of agents) await retry(agent);
+    } finally {
+      this.retrying = false;
+    }
+  }
+
+  private async lookAt(agent: string): Promise<{ inputs: number; active: boolean; quarantined?: number }> {
     if (this.options.pendingWork) return this.options.pendingWork(agent);
     const [depth, record] = await Promise.all([this.options.inbox.depth(agent), this.options.state.get(agent)]);
     return {

@@ -1,4 +1,4 @@
-import { deadLetterInputs, inboxDeadLetters } from "@moniro/bus";
+import { deadLetterInputs, inboxDeadLetters, retryQuarantinedEntries } from "@moniro/bus";
 import type { Subjects } from "@moniro/envelopes";
 import { createKeys, deleteKeys, type RedisClient, RedisInbox, scanKeys } from "@moniro/store";
 import type { JetStreamClient } from "@nats-io/jetstream";
@@ -55,9 +55,9 @@ export class AgentStateCleanup {
       );
       return;
     }
-    // An entry that could be neither read nor dead-lettered is kept, with the agent's keys, until someone looks.
+    // Entries once quarantined (the DLQ was down) go to the DLQ now; one it still refuses is kept, with the agent's keys.
     const quarantine = this.keys.inboxQuarantine(agent);
-    if ((await this.redis.xlen(quarantine)) > 0) {
+    if ((await retryQuarantinedEntries(this.inbox, agent, this.dlq.logger)) !== 0) {
       this.dlq.logger.warn(
         { agent, quarantine },
         "a removed agent has undecodable inbox entries the DLQ could not take; its Redis keys are kept",
