@@ -16,4 +16,26 @@ describe("validateDefinition: the inline agents of workflow instances", () => {
       RegistryInvalidError,
     );
   });
+
+  it("refuses '--' anywhere in the name: sub-agents (<parent>--<id>) are never definitions", () => {
+    // `code--review__main__helper` would run as a sub-agent of `code`: its policy, its workspace, its seat.
+    for (const [name, source] of [
+      ["code--review__main__helper", "workflow"],
+      ["review__pr--1__helper", "workflow"],
+      ["code--x1y2z3w4", "api"],
+    ] as const) {
+      const error = (() => {
+        try {
+          validateDefinition(name, { model: "m" }, { source });
+        } catch (caught) {
+          return caught as RegistryInvalidError;
+        }
+        throw new Error(`'${name}' was accepted`);
+      })();
+      expect(error).toBeInstanceOf(RegistryInvalidError);
+      expect(error.issues).toEqual([
+        expect.objectContaining({ path: "name", message: expect.stringMatching(/may not contain '--'.*sub-agents/) }),
+      ]);
+    }
+  });
 });

@@ -5,6 +5,7 @@ import {
   definitionIssues,
   INLINE_SEPARATOR,
 } from "@moniro/config";
+import { CHILD_SEPARATOR } from "@moniro/envelopes";
 import { RegistryInvalidError } from "./errors.js";
 
 /**
@@ -27,6 +28,16 @@ export function validateDefinition(
     ]);
   }
   const input = { name: agent, ...(raw as Record<string, unknown>) };
+  // `--` names sub-agents (`<parent>--<id>`), which are never registry definitions: a definition holding it
+  // (an inline agent `code--review__main__helper` too) would be taken for a child of `code`.
+  if (agent.includes(CHILD_SEPARATOR)) {
+    throw new RegistryInvalidError(agent, [
+      {
+        path: "name",
+        message: `'${agent}' may not contain '${CHILD_SEPARATOR}': names with it are reserved for sub-agents (<parent>${CHILD_SEPARATOR}<id>), which are never definitions; use a single '-'${options.source === "workflow" ? " in the workflow's name, tag and agent key" : ""}`,
+      },
+    ]);
+  }
   // An inline agent of a workflow instance (source `workflow`) runs as `<workflow>__<tag>__<key>`, a name
   // no other source may take: its fields are checked under the key, then it gets its instance name back.
   const inline = options.source === "workflow" ? inlineParts(agent) : undefined;

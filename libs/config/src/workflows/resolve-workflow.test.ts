@@ -92,6 +92,10 @@ describe("resolving a workflow instance", () => {
       /^tag 'PR 1' must be 1-63 characters of a-z/,
     );
     expect(thrown(() => resolveWorkflowInstance(workflow, agents, "a__b")).message).toContain("may not contain '__'");
+    // `--` names sub-agents: `review__pr--1__helper` would be taken for a child of `review__pr`.
+    expect(thrown(() => resolveWorkflowInstance(workflow, agents, "pr--1")).message).toMatch(
+      /^tag 'pr--1' may not contain '--': it names sub-agents \(<parent>--<id>\).*use a single '-'$/,
+    );
     const error = thrown(() => resolveWorkflowInstance(workflow, new Map([["alice", agent("alice")]])));
     expect(error).toBeInstanceOf(WorkflowInstanceError);
     expect(error.message).toContain("agents.bob.ref: no agent 'bob' is defined");

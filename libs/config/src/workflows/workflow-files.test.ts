@@ -214,6 +214,12 @@ describe("a workflow file", () => {
     );
   });
 
+  it("refuses a workflow name with '--': its inline agents would be taken for another agent's sub-agents", async () => {
+    expect((await errorOf("code--review.yaml", ["agents: { helper: { model: m } }"])).message).toMatch(
+      /code--review\.yaml: the file name 'code--review' is the workflow's name and may not contain '--': it names sub-agents \(<parent>--<id>\).*use a single '-': rename the file$/,
+    );
+  });
+
   it("names unknown top-level and workspace keys with the closest known one", async () => {
     expect(
       await issuesOf(["agents: { alice: { ref: alice } }", "kickof: hi", "workspace: { persistant: true }"]),

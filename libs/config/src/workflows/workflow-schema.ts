@@ -1,4 +1,4 @@
-import { MAX_SETUP_STEPS, nameSchema } from "@moniro/envelopes";
+import { CHILD_SEPARATOR, MAX_SETUP_STEPS, nameSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { BACKENDS, INLINE_SEPARATOR } from "../agents/agent-definition-schema.js";
 import { strictObject } from "../agents/strict-object.js";
@@ -7,16 +7,22 @@ import { VARIABLE_NAME } from "./kickoff.js";
 export { INLINE_SEPARATOR };
 
 const NO_SEPARATOR = `may not contain '${INLINE_SEPARATOR}': it joins workflow, tag and agent in the names of inline agents; use a single '_'`;
+/**
+ * `--` names sub-agents (`<parent>--<id>`): an inline agent `code--review__main__helper`
+ * would be taken for a child of `code` (its policy, its workspace, its seat).
+ */
+const NO_CHILD_SEPARATOR = `may not contain '${CHILD_SEPARATOR}': it names sub-agents (<parent>${CHILD_SEPARATOR}<id>), and the instance's inline agents would be taken for another agent's sub-agents; use a single '-'`;
 
-/** A workflow name: a subject token, not `personal` (the personal context), without `__`. */
+/** A workflow name: a subject token, not `personal` (the personal context), without `__` or `--`. */
 export const workflowNameSchema = nameSchema
   .refine((name) => name !== "personal", { message: "'personal' names the personal context: choose another name" })
-  .refine((name) => !name.includes(INLINE_SEPARATOR), { message: NO_SEPARATOR });
+  .refine((name) => !name.includes(INLINE_SEPARATOR), { message: NO_SEPARATOR })
+  .refine((name) => !name.includes(CHILD_SEPARATOR), { message: NO_CHILD_SEPARATOR });
 
-/** An instance tag (`main` when not given): a subject token without `__`. */
-export const instanceTagSchema = nameSchema.refine((tag) => !tag.includes(INLINE_SEPARATOR), {
-  message: NO_SEPARATOR,
-});
+/** An instance tag (`main` when not given): a subject token without `__` or `--`. */
+export const instanceTagSchema = nameSchema
+  .refine((tag) => !tag.includes(INLINE_SEPARATOR), { message: NO_SEPARATOR })
+  .refine((tag) => !tag.includes(CHILD_SEPARATOR), { message: NO_CHILD_SEPARATOR });
 
 const positiveInt = (what: string) => z.number().int(`must be a whole number (${what})`).positive();
 
