@@ -68,8 +68,9 @@ export function fireEnvelope(data: FireJobData, now: number): InboundEnvelope {
 
 /**
  * BullMQ processor: a fired job becomes an inbound envelope. Publishing errors
- * throw, so BullMQ retries with backoff while NATS is away; job data that no
- * longer decodes is unrecoverable and is not retried.
+ * throw, so BullMQ retries with backoff for as long as NATS is away
+ * (FIRE_JOB_OPTIONS); job data that no longer decodes is unrecoverable and is
+ * not retried.
  */
 export function createFireProcessor(deps: FireDependencies) {
   return async (job: FiringJob): Promise<FireOutcome> => {

@@ -10,6 +10,9 @@ describe("ScheduleStore and the firing worker over real Redis", () => {
   let runtime: SchedulerRuntime;
   let published: InboundEnvelope[];
   let idle: boolean;
+  /** How many publishes fail next (NATS away), and how many did. */
+  let failNext: number;
+  let failed: number;
 
   beforeEach(() => {
     redis = bullConnection();
@@ -17,6 +20,8 @@ describe("ScheduleStore and the firing worker over real Redis", () => {
     prefix = `${namespace}:`;
     published = [];
     idle = true;
+    failNext = 0;
+    failed = 0;
     runtime = startSchedulerRuntime({
       redis,
       namespace,
@@ -24,8 +29,13 @@ describe("ScheduleStore and the firing worker over real Redis", () => {
       now: Date.now,
       isIdle: async () => idle,
       publishInbound: async (envelope) => {
+        if (failed < failNext) {
+          failed++;
+          throw new Error("no JetStream stream stores moniro.in.alice (NATS is away)");
+        }
         published.push(envelope);
       },
+      retry: { firstMs: 5, maxMs: 20 },
     });
   });
 
@@ -97,5 +107,16 @@ describe("ScheduleStore and the firing worker over real Redis", () => {
     });
     const [envelope] = await eventually(() => (published.length > 0 ? published : undefined), "the late firing");
     expect(envelope).toMatchObject({ agent: "erin", source: "cron:late", text: "late" });
+  });
+
+  it("retries a firing whose publish keeps failing (NATS away) for as long as it takes, then fires it once", async () => {
+    // Far more failures than a bounded retry budget (BullMQ's attempts) would allow.
+    failNext = 20;
+    await runtime.store.upsert({ agent: "alice", job: "remind", schedule: { delayMs: 1 }, reason: "still due" });
+    const [envelope] = await eventually(() => (published.length > 0 ? published : undefined), "the firing");
+    expect(failed).toBe(20);
+    expect(envelope).toMatchObject({ agent: "alice", source: "cron:remind", text: "still due" });
+    await eventually(async () => (await runtime.store.list("alice")).length === 0, "the one-shot to disappear");
+    expect(published).toHaveLength(1);
   });
 });

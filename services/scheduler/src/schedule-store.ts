@@ -4,13 +4,34 @@ import { type FireJobData, fireJobDataSchema, HEARTBEAT_JOB, HEARTBEAT_TEXT, WAK
 import { agentSchedulePrefix, DEFINITION_PREFIX, definitionScheduleId, JOB_PREFIX, scheduleId } from "./job-ids.js";
 import { ScheduleError } from "./schedule-error.js";
 
-/** Options every fired job carries: retried while NATS is away, never kept once delivered. */
+/** The backoff of a firing whose publish failed: the worker's `fireBackoff` (scheduler-runtime.ts). */
+export const FIRE_BACKOFF = "fire";
+
+/**
+ * Options every fired job carries: retried for as long as NATS is away (a firing is an
+ * accepted input: it is never given up on after a number of tries), at the pace of
+ * `fireBackoff`, never kept once delivered. Only a job whose data no longer decodes fails
+ * for good (UnrecoverableError), kept a day in the failed set to be looked at.
+ */
 export const FIRE_JOB_OPTIONS = {
-  attempts: 8,
-  backoff: { type: "exponential", delay: 1_000 },
+  attempts: Number.MAX_SAFE_INTEGER,
+  backoff: { type: FIRE_BACKOFF },
   removeOnComplete: true,
   removeOnFail: { age: 86_400 },
 } satisfies JobsOptions;
+
+/** How a failed firing is retried: 1 s, then doubling, at most `maxMs` (30 s) apart. */
+export interface FireRetry {
+  firstMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_FIRE_RETRY: FireRetry = { firstMs: 1_000, maxMs: 30_000 };
+
+/** The delay before retry number `attemptsMade` (1 after the first failure). */
+export function fireBackoff(retry: FireRetry): (attemptsMade: number) => number {
+  return (attemptsMade) => Math.min(retry.maxMs, retry.firstMs * 2 ** Math.min(30, Math.max(0, attemptsMade - 1)));
+}
 
 /** The BullMQ job name of every firing. */
 export const FIRE = "fire";

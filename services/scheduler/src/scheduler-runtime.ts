@@ -4,7 +4,7 @@ import { createFireProcessor, type FireDependencies, type FireOutcome } from "./
 import { queueNames } from "./job-ids.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { PunctualWorker } from "./punctual-worker.js";
-import { ScheduleStore } from "./schedule-store.js";
+import { DEFAULT_FIRE_RETRY, type FireRetry, fireBackoff, ScheduleStore } from "./schedule-store.js";
 
 export interface SchedulerRuntimeOptions extends FireDependencies {
   /** A connection made with `maxRetriesPerRequest: null` (BullMQ workers block on it). */
@@ -13,6 +13,8 @@ export interface SchedulerRuntimeOptions extends FireDependencies {
   redisPrefix: string;
   concurrency?: number;
   logger?: Logger;
+  /** The pace of a failed firing's retries (default 1 s doubling up to 30 s; tests make it short). */
+  retry?: FireRetry;
   /** Called after each firing (metrics). */
   onFired?(outcome: FireOutcome, agent: string): void;
 }
@@ -38,11 +40,27 @@ export function startSchedulerRuntime(options: SchedulerRuntimeOptions) {
       options.onFired?.(outcome, agent);
       return outcome.status;
     },
-    { connection: options.redis, prefix, concurrency: options.concurrency ?? 64 },
+    {
+      connection: options.redis,
+      prefix,
+      concurrency: options.concurrency ?? 64,
+      settings: { backoffStrategy: fireBackoff(options.retry ?? DEFAULT_FIRE_RETRY) },
+    },
     options.redis,
   );
   worker.on("failed", (job, error) => {
-    logger.warn({ job: job?.id, attempts: job?.attemptsMade, err: error.message }, "firing failed; BullMQ retries it");
+    // Retried until it is published; only unusable job data ends here for good.
+    if (job && !job.finishedOn) {
+      logger.warn(
+        { job: job.id, attempts: job.attemptsMade, err: error.message },
+        "firing failed; retried until published",
+      );
+    } else {
+      logger.error(
+        { job: job?.id, err: error.message },
+        "firing dropped: its job data cannot be fired (kept a day in BullMQ's failed set)",
+      );
+    }
   });
   worker.on("error", (error) => logger.error({ err: error.message }, "scheduler worker error"));
   queue.on("error", (error) => logger.error({ err: error.message }, "scheduler queue error"));
