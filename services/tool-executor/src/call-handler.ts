@@ -1,7 +1,8 @@
 import type { Bus } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
 import type { Tracing } from "@moniro/ports";
-import { processCallOwner, runTool, type ToolOutcome } from "@moniro/tool-catalog";
+import { splitContext } from "@moniro/store";
+import { processCallOwner, type ResolvedPolicy, runTool, type ToolOutcome } from "@moniro/tool-catalog";
 import type { AgentPolicies } from "./agent-policies.js";
 import type { CallSlots } from "./call-slots.js";
 import type { ExecutorMetrics } from "./executor-metrics.js";
@@ -187,19 +188,76 @@ export class CallHandler {
     try {
       const lookup = await deps.policies.lookup(call.agent);
       if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
+      const network = await networkOf(call, lookup.policy, deps);
       // A handed-off call came from the queue group: it answers `process list` for the whole fleet.
-      const ctx = toolContextFor(
-        call,
-        signal,
-        deps.context,
-        route === "owner" ? "owner" : "queue",
-        lookup.policy.network,
-      );
-      return await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
+      const ctx = toolContextFor(call, signal, deps.context, route === "owner" ? "owner" : "queue", network.given);
+      const outcome = await runTool(call.tool, call.input, ctx, { policy: lookup.policy });
+      if (network.withheld === undefined) return outcome;
+      const noted = withheldNote(outcome, network.withheld);
+      if (noted !== outcome) {
+        deps.context.logger?.warn(
+          { agent: call.agent, context: call.context, tool: call.tool, callId: call.callId },
+          `command ran without network although the agent's policy gives it: ${network.withheld}`,
+        );
+      }
+      return noted;
     } finally {
       finished();
     }
   }
+}
+
+/**
+ * Whether a call's commands get the network (`exec`, `process start`). In a workspace context
+ * (`<workflow>:<tag>`) every member's commands bind the same shared directory, so a unix socket a
+ * member with the network leaves there would relay it to a member without: the network is given
+ * only when every member's policy gives it (read on every call, like the seat). Otherwise the
+ * calling agent's own policy decides. `withheld` says why a policy's network was not given.
+ */
+async function networkOf(
+  call: ToolCallEnvelope,
+  policy: ResolvedPolicy,
+  deps: CallHandlerDeps,
+): Promise<{ given: boolean; withheld?: string }> {
+  if (!policy.network) return { given: false };
+  const names = splitContext(call.context);
+  if (names === undefined) return { given: true };
+  const instance = `${names.workflow}:${names.tag}`;
+  const team = deps.context.team;
+  if (team === undefined) {
+    return { given: false, withheld: `this executor cannot read the members of ${instance} (no workspace store)` };
+  }
+  let members: { name: string; agent: string }[];
+  try {
+    members = await team.store.instance(names.workflow, names.tag).members();
+  } catch (error) {
+    return { given: false, withheld: `the members of ${instance} could not be read (${(error as Error).message})` };
+  }
+  const without: string[] = [];
+  for (const member of members) {
+    const lookup = await deps.policies.lookup(member.agent);
+    if (!lookup.ok || !lookup.policy.network) without.push(member.agent);
+  }
+  if (members.length > 0 && without.length === 0) return { given: true };
+  const who =
+    members.length === 0
+      ? "it has no members"
+      : `${without.map((agent) => `'${agent}'`).join(", ")} ha${without.length === 1 ? "s" : "ve"} no network`;
+  return {
+    given: false,
+    withheld: `in workspace ${instance} every member's commands share one directory, and ${who}: a socket left there would pass the network to them. Give every member 'tools.network: true', or run networked commands in your personal context`,
+  };
+}
+
+/** A call whose network its policy gives but its workspace withheld: the command's result says why. */
+function withheldNote(outcome: ToolOutcome, reason: string): ToolOutcome {
+  const data = outcome.data;
+  if (data === null || typeof data !== "object" || !("sandbox" in data)) return outcome;
+  return {
+    ...outcome,
+    content: `${outcome.content}\n[ran without network: ${reason}]`,
+    data: { ...data, networkWithheld: reason },
+  };
 }
 
 function stoppedOutcome(call: ToolCallEnvelope, reason: StopReason, executorId: string): ToolOutcome {

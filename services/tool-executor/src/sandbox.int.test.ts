@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { RedisWorkspaceStore } from "@moniro/store";
 import { createMetricsRegistry, type LogSink } from "@moniro/telemetry";
 import { closeSandbox, execLimits } from "@moniro/tool-catalog";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -106,6 +107,57 @@ describe("the executor's sandbox", () => {
     const open = await world.call(world.callEnvelope("exec", { command: probe }, { agent: "netty" }));
     expect(open.content).toContain("+PONG");
     expect(open.data).toMatchObject({ sandbox: { kind: "bubblewrap", network: true } });
+  });
+
+  it("a member with the network cannot relay it through a unix socket in the shared directory to a member without", async () => {
+    const store = new RedisWorkspaceStore(world.redis.redis, { prefix: world.redis.prefix });
+    await store.instance("review", "main").start([
+      { name: "ada", agent: "ada", kind: "ref" },
+      { name: "netty", agent: "netty", kind: "ref" },
+    ]);
+    await world.startExecutor();
+    // netty (network: true) leaves a relay to Redis in the shared directory; ada (no network) connects to it.
+    const relay = await world.call(
+      world.callEnvelope(
+        "process",
+        { action: "start", command: "socat UNIX-LISTEN:relay.sock,fork TCP:127.0.0.1:6379" },
+        { agent: "netty", context: "review:main" },
+      ),
+    );
+    expect(relay).toMatchObject({ isError: false });
+    expect(relay.content).toMatch(/ran without network: in workspace review:main .*'ada' has no network/);
+    expect(relay.data).toMatchObject({ sandbox: { network: false } });
+    const probe =
+      "for i in $(seq 50); do [ -S relay.sock ] && break; sleep 0.1; done; printf 'PING\\r\\n' | socat -t2 - UNIX-CONNECT:relay.sock; echo END";
+    const through = await world.call(world.callEnvelope("exec", { command: probe }, { context: "review:main" }));
+    expect(through.content).toContain("END");
+    expect(through.data).toMatchObject({ sandbox: { network: false } });
+    expect(through.content).not.toContain("PONG");
+    // In its personal context netty keeps the network its policy gives.
+    const own = await world.call(
+      world.callEnvelope(
+        "exec",
+        { command: "printf 'PING\\r\\n' | socat -t2 - TCP:127.0.0.1:6379" },
+        { agent: "netty" },
+      ),
+    );
+    expect(own.content).toContain("+PONG");
+  });
+
+  it("in a workspace whose every member has the network, commands have it", async () => {
+    const store = new RedisWorkspaceStore(world.redis.redis, { prefix: world.redis.prefix });
+    await store.instance("ops", "main").start([{ name: "netty", agent: "netty", kind: "ref" }]);
+    await world.startExecutor();
+    const open = await world.call(
+      world.callEnvelope(
+        "exec",
+        { command: "printf 'PING\\r\\n' | socat -t2 - TCP:127.0.0.1:6379" },
+        { agent: "netty", context: "ops:main" },
+      ),
+    );
+    expect(open.content).toContain("+PONG");
+    expect(open.content).not.toContain("ran without network");
+    expect(open.data).toMatchObject({ sandbox: { network: true } });
   });
 
   it("an executor without a sandbox refuses exec and process with the cause, answers the other tools, and says so in its metrics", async () => {
