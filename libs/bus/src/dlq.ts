@@ -44,7 +44,8 @@ export async function publishDlq(
 
 /**
  * Moves every input waiting in `agent`'s inbox that will never be handled (its agent removed, its
- * sub-agent canceled) to `<ns>.dlq.in` (origin `in`), then acks them: one record each, with
+ * sub-agent canceled) to `<ns>.dlq.in` (origin `in`), then discards them (acked, their ids
+ * forgotten for dedupe so a replay is taken again): one record each, with
  * `reason` and the msg id `<key>:<agent>:<id>`, so a second party moving the same input (two
  * runners, a runner and a gateway) makes no second record. A failed publish throws before the
  * ack (the inputs stay for a retry). Returns how many were moved. `js` may be a getter, asked for
@@ -53,7 +54,7 @@ export async function publishDlq(
 export async function deadLetterInputs(
   js: JetStreamClient | (() => JetStreamClient),
   subjects: Pick<Subjects, "in" | "dlq">,
-  inbox: Pick<Inbox, "pending" | "ack">,
+  inbox: Pick<Inbox, "pending" | "discard">,
   agent: string,
   options: { reason: string; key: string },
 ): Promise<number> {
@@ -69,7 +70,7 @@ export async function deadLetterInputs(
     });
     await publishDlq(client, subjects.dlq("in"), record, { msgId: `${options.key}:${agent}:${envelope.id}` });
   }
-  await inbox.ack(agent, items);
+  await inbox.discard(agent, items);
   return items.length;
 }
 

@@ -38,6 +38,11 @@ export interface Inbox {
   pending(agent: string): Promise<InboxItem[]>;
   ack(agent: string, items: readonly InboxItem[]): Promise<void>;
   /**
+   * Acknowledges items that leave the inbox unhandled (moved to the DLQ) and forgets their
+   * envelope ids for dedupe: a replay of one from the DLQ is an input to take, not a duplicate.
+   */
+  discard(agent: string, items: readonly InboxItem[]): Promise<void>;
+  /**
    * Atomically re-queues an item of `fence.agent` (to a lane, with a preemption
    * count, keeping `enqueuedAt`) at the back of its lane and acks the old entry,
    * fenced by the lease: a runner that lost it re-queues nothing and gets a

@@ -248,6 +248,11 @@ export class RedisInbox implements Inbox {
       );
       this.options.onQuarantined?.(entry, { key, reason });
     }
+    // A replay of a moved one from the DLQ must not read as a duplicate.
+    await this.forget(
+      agent,
+      handed.flatMap((entry) => envelopeIdOf(entry.raw)),
+    );
     // The acks also keep the pending-agents index (quarantined entries left the lanes too).
     await this.remove(agent, handed);
   }
@@ -274,6 +279,7 @@ export class RedisInbox implements Inbox {
         failure = error instanceof Error ? error.message : String(error);
         break;
       }
+      await this.forget(agent, envelopeIdOf(entry.raw));
       await this.redis.xdel(key, id);
       moved++;
     }
@@ -305,6 +311,25 @@ export class RedisInbox implements Inbox {
   async ack(agent: string, items: readonly InboxItem[]): Promise<void> {
     if (items.length === 0) return;
     await this.remove(agent, items);
+  }
+
+  /**
+   * The dedupe keys go first: a process dying in between leaves the entries in the lanes, to be
+   * moved again (their DLQ records' msg ids dedupe that), never an entry gone with its id still
+   * refusing its replay.
+   */
+  async discard(agent: string, items: readonly InboxItem[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.forget(
+      agent,
+      items.map((item) => item.envelope.id),
+    );
+    await this.remove(agent, items);
+  }
+
+  /** Deletes the dedupe keys of envelope ids whose inputs left the inbox for the DLQ (one slot: `{a:<a>}`). */
+  private async forget(agent: string, envelopeIds: readonly string[]): Promise<void> {
+    if (envelopeIds.length > 0) await this.redis.del(...envelopeIds.map((id) => this.keys.dedupe(agent, id)));
   }
 
   async requeue(fence: Fence, item: InboxItem, changes: { lane?: Lane; preemptions?: number }): Promise<InboxItem> {
@@ -371,5 +396,16 @@ export class RedisInbox implements Inbox {
     const left = await runScript(this.redis, "ackInbox", this.laneKeys(agent), [INBOX_GROUP, ...pairs]);
     // Emptied: out of the index (see the class comment for an append racing this).
     if (Number(left) === 0) await this.redis.srem(this.keys.pendingAgents, agent);
+  }
+}
+
+/** The envelope id in an undecodable record, when it has a string one (its dedupe key is the agent's). */
+function envelopeIdOf(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  try {
+    const id = (JSON.parse(raw) as { envelope?: { id?: unknown } } | null)?.envelope?.id;
+    return typeof id === "string" && id !== "" ? [id] : [];
+  } catch {
+    return [];
   }
 }

@@ -93,6 +93,23 @@ describe("Redis adapters", () => {
     expect(record.reason).toContain("not handed to the DLQ: NATS is down");
   });
 
+  it("forgets the dedupe key of an undecodable entry it hands over, so its replay from the DLQ is taken", async () => {
+    const keys = createKeys(t.prefix);
+    const inbox = new RedisInbox(t.redis, { prefix: t.prefix, onCorruptEntry: () => {} });
+    const envelope = inbound({ text: "garbled in Redis" }, { ids });
+    // As appendInbox left it, then mangled: the id's dedupe key is set, the record no longer decodes.
+    await t.redis.set(keys.dedupe("ada", envelope.id), "1");
+    await t.redis.xadd(
+      keys.inbox("ada", "normal"),
+      "*",
+      ENTRY_FIELD,
+      JSON.stringify({ envelope: { id: envelope.id } }),
+    );
+    expect(await inbox.pending("ada")).toEqual([]);
+    expect(await t.redis.exists(keys.dedupe("ada", envelope.id))).toBe(0);
+    expect(await inbox.append(envelope)).toEqual({ duplicate: false });
+  });
+
   it("hands quarantined entries to the handler again once it takes them, as they left their lane, and deletes each one taken", async () => {
     const keys = createKeys(t.prefix);
     let dlqUp = false;

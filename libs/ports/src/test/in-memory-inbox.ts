@@ -9,7 +9,7 @@ import type { FenceCheck } from "./in-memory-thread-store.js";
 
 /**
  * Inbox fake: one FIFO per agent and lane, dedupe by envelope id (an id once
- * appended is never appended again, even after ack), entry ids shaped like
+ * appended is never appended again, even after ack; after `discard` it is), entry ids shaped like
  * Redis stream ids. `requeue` appends a fresh entry at the back of its lane,
  * keeping `enqueuedAt`, and acks the old one.
  */
@@ -51,6 +51,11 @@ export class InMemoryInbox implements Inbox {
 
   async pending(agent: string): Promise<InboxItem[]> {
     return LANES.flatMap((lane) => this.lane(agent, lane).map((item) => structuredClone(item)));
+  }
+
+  async discard(agent: string, items: readonly InboxItem[]): Promise<void> {
+    for (const item of items) this.seen.delete(`${agent}\u0000${item.envelope.id}`);
+    await this.ack(agent, items);
   }
 
   async ack(agent: string, items: readonly InboxItem[]): Promise<void> {

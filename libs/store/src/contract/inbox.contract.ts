@@ -92,6 +92,25 @@ export function describeInboxContract(name: string, factory: () => Promise<Inbox
       expect(await h.inbox.pending("ada")).toEqual([]);
     });
 
+    it("discard removes items moved to the DLQ and forgets their ids: a replay of one is queued, the others stay duplicates", async () => {
+      const moved = envelope("moved to the DLQ");
+      const kept = envelope("handled");
+      await h.inbox.append(moved);
+      await h.inbox.append(kept);
+      const [first, second] = await h.inbox.pending("ada");
+      if (!first || !second) throw new Error("expected two items");
+      await h.inbox.ack("ada", [second]);
+      await h.inbox.discard("ada", [first]);
+      expect(await h.inbox.pending("ada")).toEqual([]);
+      expect(await h.inbox.agentsWithPending()).toEqual([]);
+      // The DLQ replay publishes the same envelope (same id) again.
+      expect(await h.inbox.append(moved)).toEqual({ duplicate: false });
+      expect(await h.inbox.append(moved)).toEqual({ duplicate: true });
+      expect(await h.inbox.append(kept)).toEqual({ duplicate: true });
+      expect((await h.inbox.pending("ada")).map((item) => item.envelope.text)).toEqual(["moved to the DLQ"]);
+      await h.inbox.discard("ada", []);
+    });
+
     it("ack removes exactly the acked items; the agent leaves the pending set when every lane is empty", async () => {
       await h.inbox.append(envelope("i1"));
       await h.inbox.append(envelope("i2"));

@@ -36,7 +36,8 @@ describe("removed agents", () => {
 
   it("a removed agent's waiting inputs go to the DLQ under its lease; an agent not removed is not touched", async () => {
     const { inbox, acquired, published, removed } = setup();
-    await inbox.append(inbound({ agent: "review__main__helper", text: "stand by" }));
+    const waiting = inbound({ agent: "review__main__helper", text: "stand by" });
+    await inbox.append(waiting);
     await inbox.append(inbound({ agent: "alice", text: "hi" }));
     expect(await removed.drain("alice")).toBe(0);
     expect(await removed.drain("review__main__helper")).toBe(1);
@@ -44,5 +45,7 @@ describe("removed agents", () => {
     expect(published).toEqual(["t.dlq.in"]);
     expect(await inbox.pending("review__main__helper")).toEqual([]);
     expect(await inbox.pending("alice")).toHaveLength(1);
+    // Defined again and its DLQ record replayed (same envelope id): taken, not refused as a duplicate.
+    expect(await inbox.append(waiting)).toEqual({ duplicate: false });
   });
 });

@@ -80,6 +80,7 @@ export function removedAgents(deps: {
         inbox: {
           append: (envelope, options) => loop.inbox.append(envelope, options),
           ack: (name, items) => loop.inbox.ack(name, items),
+          discard: (name, items) => loop.inbox.discard(name, items),
           requeue: (fence, item, changes) => loop.inbox.requeue(fence, item, changes),
           depth: (name) => loop.inbox.depth(name),
           agentsWithPending: () => loop.inbox.agentsWithPending(),

@@ -27,7 +27,7 @@ export function internalIngest(
     /** Cancels the child's running instruction wherever it runs (`<ns>.ctl.<child>`). */
     cancelRun: (child: string, reason: string) => Promise<void>;
     /** A canceled child is never run again: what waits in its inbox goes to the DLQ, then is acked. */
-    inbox: Pick<Inbox, "pending" | "ack">;
+    inbox: Pick<Inbox, "pending" | "discard">;
     /** Where a canceled child's waiting inputs go (`subjects.dlq("in")`). */
     js: JetStreamClient;
     subjects: Subjects;
