@@ -1,9 +1,10 @@
-import { mkdir, rm, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { handToCommandUser } from "../../exec/workspace-owner.js";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
+import { makeDirectoriesInside, removeFileInside } from "./checked-directory.js";
 import { applyFilePatch, type PatchedFile, planPatch } from "./patch-plan.js";
 import { readRegularFile, writeRegularFile } from "./regular-file.js";
 
@@ -27,7 +28,7 @@ async function readIfExists(path: string, root: string): Promise<string | undefi
 }
 
 async function restore(change: Change): Promise<void> {
-  if (change.before === undefined) await rm(change.absolute, { force: true });
+  if (change.before === undefined) await removeFileInside(change.absolute, change.root, { missingOk: true });
   else await writeRegularFile(change.absolute, change.before, change.root);
 }
 
@@ -83,9 +84,9 @@ export const applyPatchTool = defineTool({
     const done: Change[] = [];
     try {
       for (const change of changes) {
-        if (change.after === undefined) await rm(change.absolute);
+        if (change.after === undefined) await removeFileInside(change.absolute, change.root);
         else {
-          await mkdir(dirname(change.absolute), { recursive: true });
+          await makeDirectoriesInside(dirname(change.absolute), change.root);
           await writeRegularFile(change.absolute, change.after, change.root);
           // Sandboxed commands run as another user when the executor is root: they must be able to change it.
           if (change.before === undefined) await handToCommandUser(ctx.limits, change.root, change.absolute);

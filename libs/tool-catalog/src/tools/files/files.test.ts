@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { PathOutsideWorkspaceError } from "../../errors.js";
 import { runTool } from "../../run-tool.js";
 import { testToolContext } from "../../test/test-context.js";
+import { makeDirectoriesInside, removeFileInside } from "./checked-directory.js";
 import { globInside } from "./glob-pattern.js";
 import { readRegularFile, writeRegularFile } from "./regular-file.js";
 
@@ -95,6 +96,34 @@ describe("a directory swapped for a link out of the workspace after the path was
     // Inside the workspace the same calls work.
     await writeRegularFile(join(workspace, "own.txt"), "mine", workspace);
     expect((await readRegularFile(join(workspace, "own.txt"), workspace)).toString()).toBe("mine");
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it("is caught on the opened parent directory: nothing outside is deleted or created", async () => {
+    const base = mkdtempSync(join(tmpdir(), "moniro-swap-"));
+    const workspace = join(base, "attacker");
+    mkdirSync(workspace);
+    mkdirSync(join(base, "victim"));
+    writeFileSync(join(base, "victim", "x"), "victim data\n");
+    symlinkSync(join(base, "victim"), join(workspace, "d"));
+    await expect(removeFileInside(join(workspace, "d", "x"), workspace)).rejects.toBeInstanceOf(
+      PathOutsideWorkspaceError,
+    );
+    expect(readFileSync(join(base, "victim", "x"), "utf8")).toBe("victim data\n");
+    await expect(writeRegularFile(join(workspace, "d", "new.txt"), "", workspace)).rejects.toBeInstanceOf(
+      PathOutsideWorkspaceError,
+    );
+    expect(existsSync(join(base, "victim", "new.txt"))).toBe(false);
+    await expect(makeDirectoriesInside(join(workspace, "d", "sub", "deeper"), workspace)).rejects.toBeInstanceOf(
+      PathOutsideWorkspaceError,
+    );
+    expect(existsSync(join(base, "victim", "sub"))).toBe(false);
+    // Inside the workspace the same calls work.
+    await makeDirectoriesInside(join(workspace, "own", "sub"), workspace);
+    writeFileSync(join(workspace, "own", "sub", "y"), "");
+    await removeFileInside(join(workspace, "own", "sub", "y"), workspace);
+    expect(existsSync(join(workspace, "own", "sub", "y"))).toBe(false);
+    await removeFileInside(join(workspace, "own", "sub", "y"), workspace, { missingOk: true });
     rmSync(base, { recursive: true, force: true });
   });
 });
@@ -368,6 +397,37 @@ describe("glob and ls", () => {
     // What a pattern expands to is checked too: had one still reached the parent, nothing of it is kept.
     expect(await globInside("..{,}/*/**", join(root, "attacker"), join(root, "attacker"))).toEqual([]);
     expect(await globInside("**", join(root, "attacker"), join(root, "attacker"))).toEqual([]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("lists nothing through a link out of the workspace named in the pattern, and still lists its own files", async () => {
+    const root = mkdtempSync(join(tmpdir(), "moniro-glob-link-"));
+    mkdirSync(join(root, "attacker", "src"), { recursive: true });
+    mkdirSync(join(root, "victim", "deep"), { recursive: true });
+    writeFileSync(join(root, "victim", "secret.txt"), "TOPSECRET\n");
+    writeFileSync(join(root, "victim", "deep", "more.txt"), "TOPSECRET\n");
+    writeFileSync(join(root, "attacker", "src", "own.ts"), "");
+    // What `exec ln -s` leaves: one link to another agent's workspace, one to the host's root.
+    symlinkSync(join(root, "victim"), join(root, "attacker", "escape"));
+    symlinkSync("/", join(root, "attacker", "root"));
+    const ctx = testToolContext({ workspace: join(root, "attacker") });
+    for (const pattern of [
+      "escape/*",
+      "escape/**/*",
+      "escape/deep/*",
+      "root/etc/*",
+      "root/*",
+      "{escape,src}/*",
+      "{root,src}/etc/*",
+    ]) {
+      const glob = await runTool("glob", { pattern }, ctx);
+      // Only the workspace's own file may match (`{escape,src}/*` names it too).
+      expect(glob.content, pattern).toBe(pattern.startsWith("{escape,src}") ? "src/own.ts" : "No files match.");
+      const grep = await runTool("grep", { pattern: ".", glob: pattern }, ctx);
+      expect(grep.content, pattern).not.toContain("TOPSECRET");
+    }
+    expect((await runTool("glob", { pattern: "**/*" }, ctx)).content).toBe("src/own.ts");
+    expect((await runTool("glob", { pattern: "src/*" }, ctx)).content).toBe("src/own.ts");
     rmSync(root, { recursive: true, force: true });
   });
 

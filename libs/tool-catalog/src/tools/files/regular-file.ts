@@ -1,7 +1,9 @@
 import { constants } from "node:fs";
 import { type FileHandle, open, realpath } from "node:fs/promises";
+import { basename, dirname } from "node:path";
 import { NotRegularFileError, PathOutsideWorkspaceError } from "../../errors.js";
 import { inside } from "../../sandbox/workspace-path.js";
+import { entryIn, openDirectoryInside } from "./checked-directory.js";
 
 /**
  * File I/O of the file tools on regular files only. The path is opened without blocking and
@@ -15,11 +17,22 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_NONBLOCK, O_NOFOLLOW } = constants;
  * Opens `path` (a regular file inside `root`). What was opened is checked on the descriptor: its real
  * path must still be inside `root`, so a directory on the way swapped for a symbolic link between the
  * path's resolution and this open (another process of the agent's, racing the tool) gets nothing.
+ * An open that may create the file goes through its checked parent directory, so nothing is created
+ * outside either.
  */
 async function openRegular(path: string, flags: number, root: string): Promise<FileHandle> {
   let handle: FileHandle;
+  const mode = flags | O_NONBLOCK | O_NOFOLLOW;
   try {
-    handle = await open(path, flags | O_NONBLOCK | O_NOFOLLOW, 0o666);
+    if ((flags & O_CREAT) === 0) handle = await open(path, mode, 0o666);
+    else {
+      const parent = await openDirectoryInside(dirname(path), root);
+      try {
+        handle = await open(entryIn(parent, basename(path)), mode, 0o666);
+      } finally {
+        await parent.close();
+      }
+    }
   } catch (error) {
     // A FIFO without a reader refuses a non-blocking write-only open (ENXIO); a final symlink, ELOOP.
     const code = (error as NodeJS.ErrnoException).code;

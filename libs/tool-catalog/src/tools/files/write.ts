@@ -1,9 +1,10 @@
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { dirname, relative } from "node:path";
 import { z } from "zod";
 import { handToCommandUser } from "../../exec/workspace-owner.js";
 import { resolveInWorkspace } from "../../sandbox/workspace-path.js";
 import { defineTool, fail, ok } from "../../tool.js";
+import { makeDirectoriesInside } from "./checked-directory.js";
 import { writeRegularFile } from "./regular-file.js";
 
 export const writeTool = defineTool({
@@ -23,7 +24,7 @@ export const writeTool = defineTool({
       created = false;
     } catch {}
     try {
-      await mkdir(dirname(target.absolute), { recursive: true });
+      await makeDirectoriesInside(dirname(target.absolute), target.root);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "EEXIST" && code !== "ENOTDIR") throw error;
