@@ -101,7 +101,7 @@ describe("agent definitions over HTTP", () => {
     expect(badName.message).toMatch(/is not an agent name: names are 1-63 characters/);
     const reserved = await errorOf(await send(g, "PUT", "/v1/agents/a--b/definition", { definition: { model: "m" } }));
     expect(reserved).toMatchObject({ status: 400, code: "invalid_definition" });
-    expect(reserved.message).toMatch(/name: may not contain '--'/);
+    expect(reserved.message).toMatch(/name: 'a--b' may not contain '--': names with it are reserved for sub-agents/);
 
     const unknown = await errorOf(await g.fetch("/v1/agents/nobody/definition"));
     expect(unknown).toMatchObject({ status: 404, code: "unknown_agent" });
