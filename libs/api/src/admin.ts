@@ -113,8 +113,10 @@ export const dlqEntrySchema = z.object({
   subject: z.string(),
   reason: z.string(),
   issues: z.array(dlqIssueSchema),
-  /** The rejected message as received (UTF-8, up to 64 KiB). */
+  /** The rejected message as received (UTF-8; whole unless `truncatedFrom` says it was cut). */
   payload: z.string(),
+  /** Present when `payload` was cut to fit the DLQ (over 1 MiB, or over the server's max_payload): the whole size in bytes. */
+  truncatedFrom: z.number().int().positive().optional(),
   /** `payload` parsed, when it is a JSON object; otherwise null. */
   envelope: z.record(z.string(), z.unknown()).nullable(),
   /** Whether `POST /v1/dlq/:seq/replay` can send it again (a JetStream subject: `in`, `out`). */

@@ -2,11 +2,28 @@ import type { DlqIssue, DlqRecordInput, Subjects } from "@moniro/envelopes";
 import { parseJson, stamp } from "@moniro/envelopes";
 import type { Inbox } from "@moniro/ports";
 import type { JetStreamClient } from "@nats-io/jetstream";
+import { PayloadTooLargeError } from "./errors.js";
 import { type BusLogger, errorMessage } from "./logger.js";
 import { publishEnvelope } from "./publish.js";
 
-/** Payloads are kept up to 64 KiB in a DLQ record. */
-export const MAX_DLQ_PAYLOAD = 64 * 1024;
+/**
+ * A DLQ record keeps a payload whole up to 1 MiB (NATS's default `max_payload`, so every
+ * message a default server accepted); beyond, or when the record would not fit the server's
+ * `max_payload`, it is cut (at a character boundary) and says so (`truncatedFrom`).
+ */
+export const MAX_DLQ_PAYLOAD = 1024 * 1024;
+
+/** Room left in a message for its headers (trace context, `Nats-Msg-Id`) when a record is cut to fit. */
+const HEADER_ROOM = 2048;
+
+/** The first `max` bytes of UTF-8, not splitting a character. */
+function cutUtf8(data: Uint8Array, max: number): Uint8Array {
+  if (data.byteLength <= max) return data;
+  let end = Math.max(0, max);
+  // biome-ignore lint/style/noNonNullAssertion: end < byteLength
+  while (end > 0 && (data[end]! & 0xc0) === 0x80) end--;
+  return data.subarray(0, end);
+}
 
 /** `<namespace>.dlq.<origin>` for the namespace a subject or filter belongs to (its first token). */
 export function dlqSubjectFor(subjectInNamespace: string, origin: string): string {
@@ -22,14 +39,35 @@ export function dlqRecord(options: {
   issues?: DlqIssue[];
   data: Uint8Array;
 }): DlqRecordInput {
+  const kept = cutUtf8(options.data, MAX_DLQ_PAYLOAD);
   return {
     ...stamp(),
     origin: options.origin,
     subject: options.subject,
     reason: options.reason,
     issues: options.issues ?? [],
-    payload: new TextDecoder().decode(options.data.subarray(0, MAX_DLQ_PAYLOAD)),
+    payload: new TextDecoder().decode(kept),
+    ...(kept.byteLength < options.data.byteLength ? { truncatedFrom: options.data.byteLength } : {}),
   };
+}
+
+/**
+ * The record with its payload cut so that, encoded, it fits `maxPayload` (escaping makes a
+ * payload's JSON longer than its bytes, by a ratio only the content knows: measured, a few times).
+ */
+function fitted(record: DlqRecordInput, maxPayload: number): DlqRecordInput {
+  const encoder = new TextEncoder();
+  const whole = encoder.encode(record.payload);
+  const truncatedFrom = record.truncatedFrom ?? whole.byteLength;
+  const room = maxPayload - HEADER_ROOM;
+  let keep = whole.byteLength;
+  for (let attempt = 0; attempt < 8 && keep > 0; attempt++) {
+    const candidate = { ...record, payload: new TextDecoder().decode(cutUtf8(whole, keep)), truncatedFrom };
+    const size = encoder.encode(JSON.stringify(candidate)).byteLength;
+    if (size <= room) return candidate;
+    keep = Math.floor((keep * room) / size) - 64;
+  }
+  return { ...record, payload: "", truncatedFrom };
 }
 
 /** Publishes a DLQ record to JetStream (MONIRO_DLQ keeps it), with the current trace headers. */
@@ -39,7 +77,13 @@ export async function publishDlq(
   record: DlqRecordInput,
   options: { msgId?: string | undefined } = {},
 ): Promise<void> {
-  await publishEnvelope(js, dlqSubject, record, options);
+  try {
+    await publishEnvelope(js, dlqSubject, record, options);
+  } catch (error) {
+    // Larger than the server takes (its max_payload below 1 MiB, or a payload that grows when escaped): kept cut.
+    if (!(error instanceof PayloadTooLargeError) || error.maxPayload === undefined) throw error;
+    await publishEnvelope(js, dlqSubject, fitted(record, error.maxPayload), options);
+  }
 }
 
 /**

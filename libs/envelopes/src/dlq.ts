@@ -15,8 +15,10 @@ export const dlqRecordSchema = z.object({
   reason: z.string(),
   /** The schema errors, one per offending field. */
   issues: z.array(dlqIssueSchema).default([]),
-  /** The rejected payload as received (UTF-8, truncated to 64 KiB). */
+  /** The rejected payload as received (UTF-8), whole up to 1 MiB and when the record fits the server's max_payload. */
   payload: z.string(),
+  /** Present when `payload` was cut: the size of the whole payload in bytes (it cannot be replayed). */
+  truncatedFrom: z.number().int().positive().optional(),
 });
 export type DlqRecord = z.output<typeof dlqRecordSchema>;
 export type DlqRecordInput = z.input<typeof dlqRecordSchema>;

@@ -1,3 +1,4 @@
+import { dlqRecord } from "@moniro/bus";
 import {
   DecodeError,
   type DlqRecord,
@@ -11,8 +12,6 @@ import type { Logger } from "./logger.js";
 import type { SchedulerMetrics } from "./metrics.js";
 import { handleSchedulerRequest, type SchedulerOp } from "./request-handler.js";
 import type { ScheduleStore } from "./schedule-store.js";
-
-const MAX_DLQ_PAYLOAD = 64 * 1024;
 
 export interface ResponderDependencies {
   store: ScheduleStore;
@@ -51,12 +50,14 @@ export function createRequestResponder(deps: ResponderDependencies) {
     deps.metrics.requests.inc(reply.ok ? "ok" : outcome.rejected ? "invalid" : "failed");
     if (outcome.rejected) {
       const record = dlqRecordSchema.parse({
+        ...dlqRecord({
+          origin: "sched",
+          subject,
+          reason: outcome.rejected.reason,
+          issues: outcome.rejected.issues,
+          data: payload,
+        }),
         ...stamp(deps.now()),
-        origin: "sched",
-        subject,
-        reason: outcome.rejected.reason,
-        issues: outcome.rejected.issues,
-        payload: Buffer.from(payload).subarray(0, MAX_DLQ_PAYLOAD).toString("utf8"),
       });
       deps.metrics.dlq.inc("sched");
       try {

@@ -185,7 +185,9 @@ describe("the relay from Signal events to inbound envelopes", () => {
     expect(fractional?.reason).toMatch(/from \+15550002 .*does not make a valid inbound envelope for t1\.in\.alice/);
     expect(fractional?.issues.map((i) => i.path)).toContain("id");
     expect(tooLong?.issues).toEqual([{ path: "text", message: "must be at most 100,000 characters" }]);
-    expect(tooLong?.payload.length).toBe(64 * 1024); // the raw event, truncated as every DLQ payload
+    // The raw event, whole (a DLQ record keeps up to 1 MiB of payload).
+    expect(tooLong?.payload).toBe(long);
+    expect(tooLong?.truncatedFrom).toBeUndefined();
     expect(undecryptable?.reason).toBe("unreadable Signal message: signal-cli could not read it: decryption failed");
     h.typing.stop();
   });

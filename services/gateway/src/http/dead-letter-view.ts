@@ -54,8 +54,9 @@ export function deadLetterView(stored: StoredDeadLetter, subjects: Subjects): Dl
     reason: record.reason,
     issues: record.issues,
     payload: record.payload,
+    ...(record.truncatedFrom !== undefined ? { truncatedFrom: record.truncatedFrom } : {}),
     envelope: objectOf(record.payload),
-    replayable: replayKind(record.subject, subjects) !== undefined,
+    replayable: replayKind(record.subject, subjects) !== undefined && record.truncatedFrom === undefined,
   };
 }
 
@@ -80,6 +81,13 @@ export function replayPlan(entry: DlqEntry, subjects: Subjects): ReplayPlan {
         ? `entry ${entry.seq} came from ${entry.subject}, outside NATS: a bridge received it and could not read it, so there is nothing to send again; its payload is the raw event`
         : `entry ${entry.seq} came from ${entry.subject}, a request/reply subject, not a stream: its sender was answered with an error already and must send it again itself`,
       issues: [],
+    };
+  }
+  if (entry.truncatedFrom !== undefined) {
+    return {
+      ok: false,
+      message: `entry ${entry.seq} keeps only ${new TextEncoder().encode(entry.payload).byteLength} of its payload's ${entry.truncatedFrom} bytes (cut to fit the DLQ), so it cannot be sent again as it was; its sender must publish it again on ${entry.subject}`,
+      issues: [{ path: "payload", message: `cut from ${entry.truncatedFrom} bytes` }],
     };
   }
   if (kind === "in") {
