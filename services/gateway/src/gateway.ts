@@ -206,6 +206,7 @@ export async function startGateway(options: {
   connected.catch((error: unknown) => {
     if (stopping.signal.aborted) return;
     link.fail(error);
+    registryLink.fail(error);
     logger.error({ err: (error as Error)?.message }, "gateway could not set up NATS");
   });
 

@@ -9,8 +9,15 @@ import { HttpError } from "../http/http-error.js";
 export class RegistryLink {
   private registry: AgentRegistry | undefined;
   private waiters: Array<(registry: AgentRegistry) => void> = [];
+  /** Why the registry will never open (NATS setup failed for good), once known. */
+  private failure: string | undefined;
 
   constructor(private readonly waitMs = 3_000) {}
+
+  /** NATS setup failed and is not retried: every request is answered at once with the reason. */
+  fail(error: unknown): void {
+    this.failure = `NATS setup failed and is not retried: ${(error as Error)?.message ?? String(error)}`;
+  }
 
   set(registry: AgentRegistry): void {
     this.registry = registry;
@@ -24,6 +31,13 @@ export class RegistryLink {
   /** The registry, or a 503 `nats_unavailable` when it is not open within `waitMs`. */
   async get(): Promise<AgentRegistry> {
     if (this.registry) return this.registry;
+    if (this.failure) {
+      throw new HttpError(
+        503,
+        "nats_unavailable",
+        `the request was not accepted: the agent registry (NATS KV) cannot be opened: ${this.failure}; fix it and restart the gateway`,
+      );
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((waiter) => waiter !== done);

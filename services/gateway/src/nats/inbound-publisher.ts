@@ -9,6 +9,7 @@ import type { NatsLink } from "./nats-link.js";
  */
 export function natsInboundPublisher(link: NatsLink, subjects: Subjects): InboundPublisher {
   return {
-    publish: (envelope) => link.get().bus.publishDurable(subjects.in(envelope.agent), envelope),
+    // async: a NATS connection that is gone rejects (the routes' 503), never throws past them (a 500).
+    publish: async (envelope) => link.get().bus.publishDurable(subjects.in(envelope.agent), envelope),
   };
 }
