@@ -181,12 +181,23 @@ async function startRelaying(
     handled: (envelope) => typing.replyHandled(envelope.agent, envelope.to),
   });
   const consumer: EnvelopeConsumer = await outbound.started;
-  const relay = createRelay({ js, subjects, routing, pairing: store, rpc, typing, logger, signal: stopping.signal });
+  const relay = createRelay({
+    js,
+    subjects,
+    routing,
+    pairing: store,
+    rpc,
+    typing,
+    logger,
+    signal: stopping.signal,
+    shutdownGraceMs: config.MONIRO_SHUTDOWN_GRACE_MS,
+  });
   const eventsUrl = new URL("/api/v1/events", signalUrl);
   if (config.MONIRO_SIGNAL_ACCOUNT) eventsUrl.searchParams.set("account", config.MONIRO_SIGNAL_ACCOUNT);
   const events = followEvents({
     url: eventsUrl.toString(),
     onEvent: (data) => relay.onEvent(data),
+    onUnhandled: (data, error) => relay.notRelayed(data, error),
     stallMs: config.MONIRO_SIGNAL_STALL_MS,
     logger,
     ...(fetchImpl ? { fetch: fetchImpl } : {}),

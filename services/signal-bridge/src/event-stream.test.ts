@@ -27,6 +27,7 @@ describe("following signal-cli's event stream", () => {
           (JSON.parse(data) as { envelope: { dataMessage: { message: string } } }).envelope.dataMessage.message,
         );
       },
+      onUnhandled: () => {},
       stallMs,
       logger: silentLogger,
       minBackoffMs: 20,
@@ -84,12 +85,59 @@ describe("following signal-cli's event stream", () => {
           (JSON.parse(event) as { envelope: { dataMessage: { message: string } } }).envelope.dataMessage.message,
         );
       },
+      onUnhandled: () => {},
       stallMs: 5_000,
       logger: silentLogger,
     });
     await until(() => seen.length === 1, "the event");
     expect(seen).toEqual(["split"]);
     expect(stream.status()).toMatchObject({ connected: true, reconnects: 0 });
+  });
+
+  it("reports an event the handler throws on and goes on; stopping, also every event buffered behind it", async () => {
+    const frames = ["one", "two", "three", "four", "five"]
+      .map((text) => `event:receive\ndata:${JSON.stringify({ text })}\n\n`)
+      .join("");
+    // Two reads: "three" is cut mid-frame at the end of the first.
+    const cut = frames.indexOf("three") - 3;
+    const chunks = [frames.slice(0, cut), frames.slice(cut)];
+    const encoder = new TextEncoder();
+    const handled: string[] = [];
+    const unhandled: string[] = [];
+    let reachedFour: () => void = () => {};
+    const atFour = new Promise<void>((resolve) => {
+      reachedFour = resolve;
+    });
+    stream = followEvents({
+      url: "http://signal-cli.invalid/api/v1/events",
+      fetch: async (_url, init) =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+              init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason), { once: true });
+            },
+          }),
+          { status: 200, headers: { "content-type": "text/event-stream" } },
+        ),
+      onEvent: async (data) => {
+        const { text } = JSON.parse(data) as { text: string };
+        if (text === "two") throw new Error("a handler bug");
+        if (text === "four") {
+          reachedFour();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          throw new Error("NATS still down at the grace's end");
+        }
+        handled.push(text);
+      },
+      onUnhandled: (data) => unhandled.push((JSON.parse(data) as { text: string }).text),
+      stallMs: 5_000,
+      logger: silentLogger,
+    });
+    await atFour;
+    await stream.stop();
+    expect(handled).toEqual(["one", "three"]);
+    expect(unhandled).toEqual(["two", "four", "five"]);
   });
 
   it("backs off while signal-cli refuses (unknown account: 400) and reports why", async () => {

@@ -18,6 +18,12 @@ export interface EventStreamOptions {
   url: string;
   /** Called for each `receive` event's data, one at a time in arrival order. */
   onEvent: (data: string) => Promise<void>;
+  /**
+   * Called for each `receive` event read from signal-cli that `onEvent` did not handle: one it
+   * threw on, and, when that happened while stopping, every event buffered behind it. signal-cli
+   * does not send an event twice, so this is the last chance to keep it (the relay logs it).
+   */
+  onUnhandled: (data: string, error: unknown) => void;
   /** A connection silent this long is closed and replaced. */
   stallMs: number;
   logger: Logger;
@@ -57,6 +63,25 @@ export function followEvents(options: EventStreamOptions): EventStream {
     lastError: undefined,
   };
   let connections = 0;
+
+  /**
+   * Hands one event to `onEvent`. An event it throws on is reported and the stream goes on; while
+   * stopping, the events buffered behind it are reported too and the connection ends, as it must.
+   */
+  async function handle(data: string, rest: string): Promise<void> {
+    try {
+      await options.onEvent(data);
+    } catch (error) {
+      options.onUnhandled(data, error);
+      if (!stopping.signal.aborted) return;
+      // What follows the last blank line may be a frame cut off mid-read: reported as far as it came.
+      for (const frame of rest.split("\n\n")) {
+        const behind = dataOf(frame);
+        if (behind !== undefined) options.onUnhandled(behind, new Error("the bridge stopped before handling it"));
+      }
+      throw error;
+    }
+  }
 
   async function connectOnce(): Promise<void> {
     const connection = new AbortController();
@@ -107,7 +132,7 @@ export function followEvents(options: EventStreamOptions): EventStream {
           const data = dataOf(frame);
           // The stall clock does not run while an event is handled (publishing may wait for NATS).
           clearTimeout(stallTimer);
-          if (data !== undefined) await options.onEvent(data);
+          if (data !== undefined) await handle(data, buffer);
           armStall();
         }
         // A frame can also end the buffer with a single newline plus a comment line (`:\n`).

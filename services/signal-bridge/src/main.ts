@@ -42,7 +42,8 @@ onShutdown(
     await ops.close();
     await telemetry.shutdown();
   },
-  { logger, timeoutMs: 10_000 },
+  // The grace is spent inside app.stop(); the rest is for one last publish, the drain and the exporter.
+  { logger, timeoutMs: config.MONIRO_SHUTDOWN_GRACE_MS + 10_000 },
 );
 
 try {

@@ -1,7 +1,8 @@
 import { createSubjects, type DlqRecord, dlqRecordSchema, type PairingEntry } from "@moniro/envelopes";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "./logger.js";
+import { followEvents } from "./event-stream.js";
+import { type Logger, silentLogger } from "./logger.js";
 import type { PairingStore } from "./pairing-store.js";
 import { createRelay } from "./relay.js";
 import type { Routing } from "./routing.js";
@@ -10,6 +11,14 @@ import { receivedMessage } from "./test/fake-signal-cli.js";
 import { TypingIndicators } from "./typing.js";
 
 const GROUP = "Z3JvdXAtb25l";
+
+async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 const routing: Routing = {
   defaultAgent: "alice",
   allow: new Set(["+15550002"]),
@@ -49,14 +58,39 @@ function memoryPairing(): PairingStore & { entries: Map<string, PairingEntry> } 
   };
 }
 
-function harness(options: { failPublishes?: number } = {}) {
+interface LogEntry {
+  level: "debug" | "info" | "warn" | "error";
+  fields: Record<string, unknown>;
+  message: string | undefined;
+}
+
+function recordingLogger(): Logger & { entries: LogEntry[] } {
+  const entries: LogEntry[] = [];
+  const at =
+    (level: LogEntry["level"]) =>
+    (fields: object, message?: string): void => {
+      entries.push({ level, fields: fields as Record<string, unknown>, message });
+    };
+  return { entries, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+function harness(
+  options: {
+    failPublishes?: number;
+    /** While true, every publish fails as JetStream does when NATS is down. */
+    natsDown?: { value: boolean };
+    stopping?: AbortSignal;
+    shutdownGraceMs?: number;
+    logger?: Logger;
+  } = {},
+) {
   const published: Array<{ subject: string; envelope: { id: string; agent: string; source: string; text: string } }> =
     [];
   const dlq: Array<{ subject: string; record: DlqRecord; msgId: string | undefined }> = [];
   let failures = options.failPublishes ?? 0;
   const js = {
     async publish(subject: string, data: Uint8Array, opts?: { msgID?: string }) {
-      if (failures-- > 0) throw new Error("503 no responders (JetStream down)");
+      if (failures-- > 0 || options.natsDown?.value) throw new Error("503 no responders (JetStream down)");
       const body = JSON.parse(new TextDecoder().decode(data));
       if (subject.includes(".dlq.")) dlq.push({ subject, record: dlqRecordSchema.parse(body), msgId: opts?.msgID });
       else published.push({ subject, envelope: body });
@@ -79,8 +113,9 @@ function harness(options: { failPublishes?: number } = {}) {
     pairing,
     rpc,
     typing,
-    logger: silentLogger,
-    signal: new AbortController().signal,
+    logger: options.logger ?? silentLogger,
+    signal: options.stopping ?? new AbortController().signal,
+    ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
   });
   let clock = 1_700_000_000_000;
   const push = (message: { from: string; text: string; groupId?: string; mentions?: string[]; timestamp?: number }) => {
@@ -107,6 +142,129 @@ describe("the relay from Signal events to inbound envelopes", () => {
     await h.push({ from: "+15550002", text: "during an outage" });
     expect(h.published.map((p) => p.envelope.text)).toEqual(["during an outage"]);
     h.typing.stop();
+  });
+
+  it("on stop, keeps retrying a failing publish for the shutdown grace and publishes once NATS is back", async () => {
+    const natsDown = { value: true };
+    const stopping = new AbortController();
+    const logger = recordingLogger();
+    const h = harness({ natsDown, stopping: stopping.signal, shutdownGraceMs: 5_000, logger });
+    const pushed = h.push({ from: "+15550002", text: "sent during the outage" });
+    await until(() => logger.entries.some((e) => e.level === "warn"), "a failed publish");
+    stopping.abort(new Error("bridge stopping"));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    natsDown.value = false;
+    await pushed;
+    expect(h.published.map((p) => p.envelope.text)).toEqual(["sent during the outage"]);
+    // The retries say whose message waits.
+    expect(logger.entries.find((e) => e.level === "warn")?.fields).toMatchObject({ sender: "+15550002" });
+    expect(logger.entries.filter((e) => e.level === "error")).toEqual([]);
+    h.typing.stop();
+  });
+
+  it("gives up at the grace's end; the message is then logged at error level with its event and the envelope to replay", async () => {
+    const stopping = new AbortController();
+    const logger = recordingLogger();
+    const h = harness({ natsDown: { value: true }, stopping: stopping.signal, shutdownGraceMs: 300, logger });
+    const event = JSON.stringify(
+      receivedMessage("+15550001", { from: "+15550002", text: "lost?", timestamp: 1_700_000_000_123 }),
+    );
+    const handled = h.relay.onEvent(event);
+    stopping.abort(new Error("bridge stopping"));
+    const started = Date.now();
+    const error = await handled.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(h.published).toEqual([]);
+
+    h.relay.notRelayed(event, error);
+    const receipt = JSON.stringify({
+      envelope: { source: "+15550002", timestamp: 1, receiptMessage: { when: 1, isRead: true, timestamps: [1] } },
+    });
+    h.relay.notRelayed(receipt, error);
+    const errors = logger.entries.filter((e) => e.level === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toMatch(/received but not relayed.*Replay it by publishing `envelope` on `subject`/);
+    expect(errors[0]?.fields).toMatchObject({
+      sender: "+15550002",
+      timestamp: 1_700_000_000_123,
+      subject: "t1.in.alice",
+      event,
+      envelope: { agent: "alice", source: "signal:+15550002", text: "lost?" },
+      err: expect.stringContaining("JetStream down"),
+    });
+    h.typing.stop();
+  });
+
+  describe("behind signal-cli's event stream, stopped during a NATS outage", () => {
+    /** signal-cli's SSE answer with the given events in one read, then open until the connection is aborted. */
+    function oneRead(events: string[]): typeof fetch {
+      const body = events.map((data) => `event:receive\ndata:${data}\n\n`).join("");
+      return async (_url, init) =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode(body));
+              init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason), { once: true });
+            },
+          }),
+          { status: 200, headers: { "content-type": "text/event-stream" } },
+        );
+    }
+
+    function relayed(natsDown: { value: boolean }, shutdownGraceMs: number) {
+      const stopping = new AbortController();
+      const logger = recordingLogger();
+      const h = harness({ natsDown, stopping: stopping.signal, shutdownGraceMs, logger });
+      const events = [
+        { from: "+15550002", text: "first", timestamp: 1_700_000_000_201 },
+        { from: "+15550002", text: "second, buffered behind it", timestamp: 1_700_000_000_202 },
+      ].map((message) => JSON.stringify(receivedMessage("+15550001", message)));
+      const stream = followEvents({
+        url: "http://signal-cli.invalid/api/v1/events",
+        fetch: oneRead(events),
+        onEvent: (data) => h.relay.onEvent(data),
+        onUnhandled: (data, error) => h.relay.notRelayed(data, error),
+        stallMs: 5_000,
+        logger,
+      });
+      // The bridge's stop: the relay's grace starts, then the stream is stopped and awaited.
+      const stop = () => {
+        stopping.abort(new Error("bridge stopping"));
+        return stream.stop();
+      };
+      return { h, logger, events, stop };
+    }
+
+    it("logs the message in hand and the one buffered behind it at error level, each with its event", async () => {
+      const { h, logger, events, stop } = relayed({ value: true }, 200);
+      await until(() => logger.entries.some((e) => e.level === "warn"), "a failed publish");
+      await stop();
+      expect(h.published).toEqual([]);
+      const errors = logger.entries.filter((e) => e.level === "error");
+      expect(errors.map((e) => [e.fields.event, e.fields.sender, e.fields.timestamp])).toEqual([
+        [events[0], "+15550002", 1_700_000_000_201],
+        [events[1], "+15550002", 1_700_000_000_202],
+      ]);
+      expect(errors.every((e) => /received but not relayed/.test(e.message ?? ""))).toBe(true);
+      h.typing.stop();
+    });
+
+    it("publishes both when NATS comes back within the grace", async () => {
+      const natsDown = { value: true };
+      const { h, logger, stop } = relayed(natsDown, 5_000);
+      await until(() => logger.entries.some((e) => e.level === "warn"), "a failed publish");
+      const stopped = stop();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      natsDown.value = false;
+      await stopped;
+      expect(h.published.map((p) => p.envelope.text)).toEqual(["first", "second, buffered behind it"]);
+      expect(logger.entries.filter((e) => e.level === "error")).toEqual([]);
+      h.typing.stop();
+    });
   });
 
   it("holds an unknown sender: one code, nothing published until approved; a denied sender stays out", async () => {

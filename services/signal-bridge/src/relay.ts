@@ -47,8 +47,10 @@ export function pairingText(code: string): string {
  * message the bridge cannot read (the event fails its schema, signal-cli could
  * not decrypt it, or it makes no valid inbound envelope) goes to
  * `<ns>.dlq.signal` with the reason and the raw event.
- * A publish that fails is retried until it succeeds or the bridge stops, so
- * the event stream does not move past an unpublished message.
+ * A publish that fails is retried until it succeeds, so the event stream does
+ * not move past an unpublished message; once the bridge stops, for at most
+ * `shutdownGraceMs` more. A message still unpublished then is handed to
+ * `notRelayed`, which logs it whole at error level for an operator to replay.
  */
 export function createRelay(deps: {
   js: JetStreamClient;
@@ -58,10 +60,20 @@ export function createRelay(deps: {
   rpc: SignalRpc;
   typing: TypingIndicators;
   logger: Logger;
+  /** Aborted when the bridge stops; a failing publish is then retried for `shutdownGraceMs` more. */
   signal: AbortSignal;
+  shutdownGraceMs?: number;
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
+  // Aborted `shutdownGraceMs` after the bridge starts stopping: the relay then gives up on NATS.
+  const givingUp = new AbortController();
+  const startGrace = () => {
+    setTimeout(() => givingUp.abort(), deps.shutdownGraceMs ?? 0).unref();
+  };
+  if (deps.signal.aborted) startGrace();
+  else deps.signal.addEventListener("abort", startGrace, { once: true });
+  const stoppingOrGivingUp = AbortSignal.any([deps.signal, givingUp.signal]);
   const seen = new Set<string>();
   const counters: RelayCounters = { relayed: 0, held: 0, ignored: 0, duplicates: 0 };
 
@@ -102,24 +114,34 @@ export function createRelay(deps: {
   }
 
   /**
-   * Runs a NATS step (pairing state, publishing) until it succeeds or the bridge stops: signal-cli
-   * does not send an event twice, so giving up would lose the message.
+   * Runs a NATS step (pairing state, publishing) until it succeeds: signal-cli does not send an
+   * event twice, so giving up would lose the message. Once the bridge stops it retries every
+   * 250 ms until the shutdown grace is over, then throws the last error.
    */
-  async function persist<T>(what: string, step: () => Promise<T>): Promise<T> {
+  async function persist<T>(what: string, step: () => Promise<T>, context: object = {}): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await step();
       } catch (error) {
-        if (deps.signal.aborted) throw error;
-        const delay = Math.min(5_000, 100 * 2 ** attempt);
-        deps.logger.warn({ err: (error as Error).message, retryInMs: delay }, `${what} failed; retrying`);
-        await sleep(delay, undefined, { signal: deps.signal });
+        if (givingUp.signal.aborted) throw error;
+        const stopping = deps.signal.aborted;
+        const delay = stopping ? 250 : Math.min(5_000, 100 * 2 ** attempt);
+        deps.logger.warn(
+          { ...context, err: (error as Error).message, retryInMs: delay, ...(stopping ? { stopping } : {}) },
+          `${what} failed; retrying`,
+        );
+        // A stop wakes the wait, so the grace starts with an attempt; the grace's end wakes it for a last one.
+        await sleep(delay, undefined, { signal: stopping ? givingUp.signal : stoppingOrGivingUp }).catch(() => {});
       }
     }
   }
 
-  const publish = (envelope: InboundEnvelope) =>
-    persist("publishing a Signal message", () => publishEnvelope(deps.js, deps.subjects.in(envelope.agent), envelope));
+  const publish = (envelope: InboundEnvelope, context: object) =>
+    persist(
+      "publishing a Signal message",
+      () => publishEnvelope(deps.js, deps.subjects.in(envelope.agent), envelope),
+      context,
+    );
 
   /**
    * Dead-letters a `receive` event the bridge cannot read: the raw event, the reason and the
@@ -172,7 +194,10 @@ export function createRelay(deps: {
         counters.duplicates++;
         return;
       }
-      const verdict = await persist("checking a Signal sender's access", () => admitted(input));
+      const verdict = await persist("checking a Signal sender's access", () => admitted(input), {
+        sender: input.sender,
+        timestamp: input.timestamp,
+      });
       if (verdict !== true) {
         counters.held++;
         remember(key);
@@ -201,13 +226,48 @@ export function createRelay(deps: {
         timestamp: input.timestamp,
       });
       try {
-        await publish(check.data);
+        await publish(check.data, { sender: input.sender, timestamp: input.timestamp, envelopeId: check.data.id });
       } catch (error) {
         deps.typing.forget(input.envelope.id);
         throw error;
       }
       remember(key);
       counters.relayed++;
+    },
+    /**
+     * Logs a `receive` event the bridge read but could not hand to NATS before it stopped, at error
+     * level with the raw event and, for a message, the inbound envelope it makes and its subject:
+     * signal-cli has acknowledged it to the Signal server and will not send it again, so this log
+     * line is the only copy. Receipts, typing notices and the like are only logged at debug.
+     */
+    notRelayed(data: string, error: unknown): void {
+      const reason = error instanceof Error ? error.message : String(error);
+      const decoded = decode(receivedMessageSchema, data, "signal-cli event");
+      const mapped = decoded.ok ? mapReceived(decoded.value, deps.routing, now()) : undefined;
+      if (mapped && !mapped.relay && !mapped.unreadable) {
+        deps.logger.debug({ reason: mapped.reason, err: reason }, "Signal event not handled before the bridge stopped");
+        return;
+      }
+      const about = mapped?.relay
+        ? {
+            sender: mapped.input.sender,
+            timestamp: mapped.input.timestamp,
+            ...(mapped.input.groupId ? { group: mapped.input.groupId } : {}),
+            subject: deps.subjects.in(mapped.input.envelope.agent),
+            envelope: mapped.input.envelope,
+          }
+        : decoded.ok
+          ? {
+              sender: decoded.value.envelope.sourceNumber ?? decoded.value.envelope.sourceUuid ?? undefined,
+              timestamp: decoded.value.envelope.timestamp,
+            }
+          : {};
+      deps.logger.error(
+        { ...about, err: reason, event: data },
+        mapped?.relay
+          ? "Signal message received but not relayed: signal-cli will not send it again. Replay it by publishing `envelope` on `subject` with JetStream, Nats-Msg-Id = its id (docs/signal.md, Messages not relayed at shutdown)"
+          : "Signal event received but not relayed or dead-lettered: signal-cli will not send it again; its raw event is `event` (docs/signal.md, Messages not relayed at shutdown)",
+      );
     },
   };
 }

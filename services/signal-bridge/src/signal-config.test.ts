@@ -10,6 +10,11 @@ describe("loadSignalBridgeConfig", () => {
     );
   });
 
+  it("retries an unpublished Signal message for 5 s after SIGTERM unless MONIRO_SHUTDOWN_GRACE_MS says otherwise", () => {
+    expect(loadSignalBridgeConfig({}).MONIRO_SHUTDOWN_GRACE_MS).toBe(5_000);
+    expect(loadSignalBridgeConfig({ MONIRO_SHUTDOWN_GRACE_MS: "20000" }).MONIRO_SHUTDOWN_GRACE_MS).toBe(20_000);
+  });
+
   it("names the variable and the fix when a value is wrong", () => {
     expect(() => loadSignalBridgeConfig({ MONIRO_SIGNAL_URL: "signal-cli:7583" })).toThrow(
       /MONIRO_SIGNAL_URL: must be the http\(s\) URL of a signal-cli daemon/,
@@ -24,6 +29,7 @@ describe("loadSignalBridgeConfig", () => {
       ["MONIRO_SIGNAL_STALL_MS", "0"],
       ["MONIRO_SIGNAL_SEND_ATTEMPTS", "101"],
       ["MONIRO_SIGNAL_RETRY_BASE_MS", "x"],
+      ["MONIRO_SHUTDOWN_GRACE_MS", "-1"],
     ] as const) {
       expect(() => loadSignalBridgeConfig({ [name]: value })).toThrow(new RegExp(`${name}:`));
     }

@@ -54,6 +54,11 @@ export const signalBridgeConfigSchema = serviceConfigSchema.extend({
   MONIRO_SIGNAL_SEND_ATTEMPTS: z.preprocess(blankIsUnset, z.coerce.number().int().min(1).max(100).default(6)),
   /** First retry delay of a failed send; doubled per attempt, at most 60 s. */
   MONIRO_SIGNAL_RETRY_BASE_MS: positiveMs(1_000),
+  /**
+   * On SIGTERM, how long a Signal message NATS has not taken yet is still retried; one still
+   * unpublished then is logged at error level with its event (docs/signal.md).
+   */
+  MONIRO_SHUTDOWN_GRACE_MS: z.preprocess(blankIsUnset, z.coerce.number().int().min(0).default(5_000)),
 });
 export type SignalBridgeConfig = z.output<typeof signalBridgeConfigSchema>;
 
