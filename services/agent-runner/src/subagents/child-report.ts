@@ -45,12 +45,27 @@ interface ReportDeps {
 }
 
 /**
+ * The id of the report on the child's thread as it stands: one per last
+ * input the child took. Every send of the same report (a runner taking a
+ * crashed child over, a sweep finding a given-up child) computes the same id,
+ * so the parent's dedupe keeps one; a report written after the child took
+ * another input (its parent's follow-up `message`) has a new id, so it is
+ * not dropped as a copy of the one before. The report on the task alone
+ * keeps the id derived from the child's name and creation time.
+ */
+export function reportIdFor(child: string, createdAt: number, entries: readonly ThreadEntry[]): string {
+  const inputs = entries.filter((entry) => entry.kind === "input");
+  const last = inputs.at(-1);
+  if (!last || last === inputs[0]) return reportIdOf(child, createdAt);
+  return reportIdOf(`${child}:${last.envelopeId}`, last.ts);
+}
+
+/**
  * Sends a child's report to its parent over the internal channel (durably),
- * unless it was canceled or removed: its text (reportOf), with `ending`
- * added when the child failed outside its task. The envelope id is derived
- * from the child, so every send of it (a runner taking a crashed child over,
- * a sweep finding a given-up child) is the same envelope: the parent's
- * dedupe keeps one.
+ * unless it was canceled: its text (reportOf), with `ending` added when the
+ * child failed outside its task. A child its parent removed already (it took
+ * a report) still reports what it did since, i.e. an input it took after that
+ * report; the report the parent took is not sent again.
  */
 export async function sendReport(agent: RuntimeAgent, deps: ReportDeps, ending?: string): Promise<void> {
   const link = agent.parent;
@@ -59,10 +74,11 @@ export async function sendReport(agent: RuntimeAgent, deps: ReportDeps, ending?:
     deps.records.get(agent.name),
     deps.threads.read(agent.name, UNIFIED_THREAD),
   ]);
-  if (record?.status !== "running" && record?.status !== "reported") return;
+  if (!record || record.status === "canceled") return;
+  const reportId = reportIdFor(agent.name, record.definition.createdAt, entries);
+  if (record.status === "ended" && record.reportId === reportId) return;
   const report = reportOf(entries);
   const text = ending ? `${report.text === EMPTY_REPORT ? "" : `${report.text}\n\n`}${ending}` : report.text;
-  const reportId = reportIdOf(agent.name, record.definition.createdAt);
   const sent = deps.channel.send({
     id: reportId,
     from: agent.name,
@@ -72,16 +88,23 @@ export async function sendReport(agent: RuntimeAgent, deps: ReportDeps, ending?:
     meta: { kind: "report", parent: link.name, child: agent.name, callId: link.callId, wait: record.definition.wait },
     now: deps.clock.now(),
   });
-  await Promise.all([sent, deps.records.recordReport(agent.name, reportId, report.usage)]);
+  // A removed child's record stays `ended` (out of the live set, its token use rolled up once).
+  const recorded =
+    record.status === "ended" ? undefined : deps.records.recordReport(agent.name, reportId, report.usage);
+  await Promise.all([sent, recorded]);
   const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage: report.usage };
   deps.events.emit(agent.name, "subagent-ended", data);
   deps.events.emit(link.name, "subagent-ended", data);
 }
 
 /**
- * A child's run end: when its cycle ends with nothing pending, its report goes
- * to its parent (durably, before the child lets its lease go). A canceled
- * child reports nothing. Other agents pass straight through.
+ * A child's run end: its report goes to its parent (durably) before the
+ * child's atomic look at its inbox and release (RunEnd), so a crash between
+ * them cannot lose it. When that look finds an input pending (its parent's
+ * follow-up came in meanwhile), the run goes on and its next run end sends
+ * another report, under a new id (reportIdFor): the parent gets a report on
+ * every input the child took. A canceled child reports nothing. Other agents
+ * pass straight through.
  */
 export function reportingRunEnd(agent: RuntimeAgent, inner: RunEnd, deps: ReportDeps): RunEnd {
   if (!agent.parent) return inner;

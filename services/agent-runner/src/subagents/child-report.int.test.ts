@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import { createSubjects, inboundEnvelopeSchema, stamp, subagentMetaOf } from "@moniro/envelopes";
+import type { LlmRequest } from "@moniro/ports";
+import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { type TestRedis, testRedis } from "@moniro/store/test";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { afterEach, describe, expect, it } from "vitest";
+import { UNIFIED_THREAD } from "../loop/index.js";
+import { staticDirectory } from "../runtime/agent-directory.js";
+import { type Runner, startRunner } from "../runtime/runner.js";
+import { eventually, testAgent } from "../runtime/test-support.js";
+import { toolSpecsFor } from "../runtime/tool-specs.js";
+
+// The parent's follow-up `message` lands in the child's inbox while the
+// child's last LLM call (no tool calls: no checkpoint after it) runs. Over
+// real NATS and Redis, the parent must then get a report that answers the
+// follow-up too, not only the report on the task sent before the child saw
+// the follow-up waiting.
+
+const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+const FOLLOW_UP = "also check X";
+
+/** Every text the model sees in a request (user texts and tool results). */
+function seen(request: LlmRequest): string[] {
+  return request.messages.flatMap((message) =>
+    message.content.flatMap((block) =>
+      block.type === "text" ? [block.text] : block.type === "tool_result" ? [block.content] : [],
+    ),
+  );
+}
+
+describe("a sub-agent given a follow-up while its last LLM call runs", () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it("reports the answer to the follow-up as well as to its task", async () => {
+    const namespace = `t${randomBytes(5).toString("hex")}`;
+    const subjects = createSubjects(namespace);
+    const t: TestRedis = testRedis();
+    const nc = await connect({ servers: NATS_URL });
+    cleanups.push(async () => {
+      const jsm = await jetstreamManager(nc);
+      for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
+      await nc.close();
+      await t.cleanup();
+    });
+    let child = "";
+    let runner: Runner | undefined;
+    /** Whether the parent's follow-up waits in the child's inbox (not taken yet). */
+    const followUpWaits = async () =>
+      (await runner?.stores.inbox.pending(child))?.some(
+        (item) => subagentMetaOf(item.envelope.meta)?.kind === "message" && item.envelope.text === FOLLOW_UP,
+      );
+    const model = new ScriptedLlm(async (request) => {
+      const texts = seen(request);
+      if (request.system.includes("a sub-agent of boss")) {
+        if (texts.some((text) => text.includes(FOLLOW_UP))) return textReply("X is fine");
+        // The final answer on the task comes once the follow-up waits in the inbox.
+        await eventually(followUpWaits, "the follow-up in the child's inbox");
+        return textReply("A is 42");
+      }
+      const started = texts.map((text) => /^Started sub-agent (\S+)\./.exec(text)?.[1]).find(Boolean);
+      if (!started) return toolReply(toolUse("subagent", { task: "find A" }));
+      if (!texts.some((text) => text.startsWith("Sent to agent:"))) {
+        child = started;
+        return toolReply(toolUse("message", { to: `agent:${started}`, text: FOLLOW_UP }));
+      }
+      return textReply("noted");
+    });
+    runner = await startRunner({
+      holder: "runner",
+      subjects,
+      nc,
+      redis: t.connect(),
+      redisPrefix: t.prefix,
+      directory: staticDirectory([
+        testAgent("boss", model, { tools: toolSpecsFor([], { allow: ["message", "subagent"] }) }),
+      ]),
+      timing: { leaseTtlMs: 1_000, leaseRenewMs: 250, sweepEveryMs: 200 },
+    });
+    cleanups.push(() => runner.stop());
+
+    await runner.stores.inbox.append(
+      inboundEnvelopeSchema.parse({ ...stamp(), agent: "boss", source: "http:alice", text: "go" }),
+    );
+    await runner.runtime.wake("boss");
+
+    const reports = async () =>
+      (await runner.stores.threads.read("boss", UNIFIED_THREAD)).flatMap((entry) =>
+        entry.kind === "input" && entry.source === `agent:${child}` ? [entry.text] : [],
+      );
+    // The child answered the follow-up (it took it) and came to rest.
+    await eventually(async () => {
+      const thread = await runner.stores.threads.read(child, UNIFIED_THREAD);
+      const answered = thread.some((entry) => entry.kind === "assistant" && entry.text === "X is fine");
+      return answered && (await runner.stores.state.get(child))?.state === "idle";
+    }, "the child to answer the follow-up and go idle");
+    await eventually(
+      async () => (await reports()).length >= 2 && (await runner.stores.state.get("boss"))?.state === "idle",
+      "both reports in the parent's thread",
+      5_000,
+    ).catch(() => undefined);
+    // One report per instruction the child took, each once: the task's answer, then the follow-up's.
+    expect(await reports()).toEqual(["A is 42", "X is fine"]);
+  });
+});
