@@ -1,4 +1,10 @@
-export { type ChannelPostDeps, postToChannel, workspaceContext, workspaceSource } from "./post-to-channel.js";
+export {
+  type ChannelPostDeps,
+  MentionsNotDeliveredError,
+  postToChannel,
+  workspaceContext,
+  workspaceSource,
+} from "./post-to-channel.js";
 export { RedisWorkspaceStore, type RedisWorkspaceStoreOptions, WorkspaceInstance } from "./redis-workspace-store.js";
 export { DEFAULT_READ_LIMIT, decodeChannelEntry, MAX_READ_LIMIT, WorkspaceChannel } from "./workspace-channel.js";
 export { DEFAULT_WORKSPACE_LIMITS, type WorkspaceLimits } from "./workspace-context.js";

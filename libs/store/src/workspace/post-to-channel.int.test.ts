@@ -1,7 +1,7 @@
 import type { InboundEnvelope } from "@moniro/envelopes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type TestRedis, testRedis } from "../test/redis-fixture.js";
-import { postToChannel } from "./post-to-channel.js";
+import { MentionsNotDeliveredError, postToChannel } from "./post-to-channel.js";
 import { RedisWorkspaceStore } from "./redis-workspace-store.js";
 import type { Workspace } from "./workspace-port.js";
 
@@ -72,5 +72,41 @@ describe("postToChannel", () => {
     await review.stop();
     await expect(post("alice", "@bob hi")).rejects.toMatchObject({ code: "workflow_not_running" });
     expect(published).toEqual([]);
+  });
+
+  it("tries a mention whose input NATS did not store again, the same envelope; still failing, says the post is stored and whom it did not wake", async () => {
+    const tries: Array<{ agent: string; id: string }> = [];
+    let bobFails = 2;
+    const deps = {
+      async publish(envelope: InboundEnvelope) {
+        tries.push({ agent: envelope.agent, id: envelope.id });
+        if (envelope.agent === "bob" && bobFails-- > 0) throw new Error("JetStream did not store it");
+        if (envelope.agent === "review__pr-7__helper" && tries.length > 0) throw new Error("NATS is away");
+        published.push(envelope);
+      },
+      retryDelaysMs: [1, 1],
+    };
+    const failure = await postToChannel(
+      deps,
+      { instance: review, workflow: "review", tag: "pr-7" },
+      {
+        from: "alice",
+        text: "@bob @helper ship it",
+      },
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    // bob woke on the third try, with the envelope of the first (one input, whatever was stored).
+    expect(published.map((input) => input.agent)).toEqual(["bob"]);
+    const bobIds = new Set(tries.filter((one) => one.agent === "bob").map((one) => one.id));
+    expect(tries.filter((one) => one.agent === "bob")).toHaveLength(3);
+    expect(bobIds.size).toBe(1);
+    expect(failure).toBeInstanceOf(MentionsNotDeliveredError);
+    const stored = (await review.channel.read()).entries;
+    expect(stored.map((entry) => entry.text)).toEqual(["@bob @helper ship it"]);
+    expect((failure as Error).message).toBe(
+      `the post is stored as ${stored[0]?.id} (do not post it again), but waking @helper failed: NATS is away; they see the post as unread when they next work in this workspace`,
+    );
   });
 });

@@ -12,6 +12,7 @@ import { postToChannel, WorkspaceError, type WorkspaceStore, workspaceContext } 
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
+import { mentionsNotDelivered } from "../http/mentions-not-delivered.js";
 import { parseStrictBody } from "../http/message-body.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { refusalError, requireMember, workspacesUnavailable } from "../http/workspace-membership.js";
@@ -94,6 +95,8 @@ async function postTo(
     };
   } catch (error) {
     if (error instanceof HttpError) throw error;
+    const notWoken = mentionsNotDelivered(error);
+    if (notWoken) throw notWoken;
     if (error instanceof WorkspaceError) {
       if (error.code === "workflow_not_running") throw refusalError(workflowNotRunning(workflow, tag));
       throw new HttpError(400, error.code === "post_too_large" ? "post_too_large" : "invalid_body", error.message);

@@ -21,6 +21,7 @@ import {
   workspaceContext,
 } from "@moniro/store";
 import { type ErrorCode, HttpError } from "../http/http-error.js";
+import { mentionsNotDelivered } from "../http/mentions-not-delivered.js";
 import type { GatewayLogger } from "../ports.js";
 import type { AgentStateCleanup } from "./agent-state-cleanup.js";
 import type { InstanceLock } from "./instance-lock.js";
@@ -88,6 +89,8 @@ const WORKSPACE_HTTP_CODES = [
 
 /** Workspace errors of a request → 4xx naming what is wrong. */
 export function workspaceHttpError(error: unknown): unknown {
+  const notWoken = mentionsNotDelivered(error);
+  if (notWoken) return notWoken;
   if (!(error instanceof WorkspaceError)) return error;
   const status = error.code === "workflow_not_running" ? 404 : error.code === "workspace_running" ? 409 : 400;
   const message = error.hint ? `${error.message}\n${error.hint}` : error.message;
