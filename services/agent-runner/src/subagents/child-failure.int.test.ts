@@ -112,6 +112,24 @@ describe("a sub-agent given up after its restarts", () => {
     for (const entry of failed) {
       const child = entry.kind === "input" ? entry.source.slice("agent:".length) : "";
       expect((await records.get(child))?.status).toBe("ended");
+      // Its task, never taken, left its inbox for the DLQ (no runner takes a given-up child again).
+      expect(await runner.stores.inbox.depth(child)).toEqual({ immediate: 0, normal: 0, background: 0 });
+    }
+    const jsm = await jetstreamManager(nc);
+    const dlq: Array<{ subject: string; reason: string; payload: string }> = [];
+    const info = await jsm.streams.info(subjects.streams.dlq);
+    for (let seq = info.state.first_seq; info.state.messages > 0 && seq <= info.state.last_seq; seq++) {
+      const message = await jsm.streams.getMessage(subjects.streams.dlq, { seq }).catch(() => null);
+      if (message) dlq.push(message.json());
+    }
+    expect(dlq.map((record) => (JSON.parse(record.payload) as { text: string }).text).sort()).toEqual([
+      "task 1",
+      "task 2",
+    ]);
+    for (const record of dlq) {
+      expect(record.reason).toMatch(
+        /^sub-agent 'boss--\S+' of 'boss' was given up after its restarts \(the memory store is unreadable\) before it took this input$/,
+      );
     }
   });
 });

@@ -1,4 +1,4 @@
-import type { Bus } from "@moniro/bus";
+import { type Bus, deadLetterInputs } from "@moniro/bus";
 import { type Subjects, stamp } from "@moniro/envelopes";
 import type { Clock, EventSink, Inbox, ThreadStore, ToolBus } from "@moniro/ports";
 import { ChildRecords, type RedisClient } from "@moniro/store";
@@ -27,7 +27,7 @@ export function subagentWiring(options: {
   redis: RedisClient;
   redisPrefix: string;
   messaging: Bus;
-  /** JetStream, for the DLQ records of a canceled child's waiting inputs. */
+  /** JetStream, for the DLQ records of a canceled or given-up child's waiting inputs. */
   js: JetStreamClient;
   subjects: Subjects;
   directory: AgentDirectory;
@@ -79,8 +79,22 @@ export function subagentWiring(options: {
           );
         },
       }),
-    /** A child given up after its restarts reports its failure (a no-op for other agents). */
-    onGivenUp: (agent: RuntimeAgent, why: string) => reportGivenUp(agent, why, reportDeps),
+    /**
+     * A child given up after its restarts reports its failure (a no-op for other agents); the
+     * inputs still waiting for it (its task, a follow-up) then go to the DLQ: no runner takes it again.
+     */
+    onGivenUp: async (agent: RuntimeAgent, why: string) => {
+      await reportGivenUp(agent, why, reportDeps);
+      if (!agent.parent) return;
+      const reason = `sub-agent '${agent.name}' of '${agent.parent.name}' was given up after its restarts (${why}) before it took this input`;
+      const moved = await deadLetterInputs(options.js, subjects, options.inbox, agent.name, {
+        reason,
+        key: "given-up",
+      });
+      if (moved > 0) {
+        logger.warn({ child: agent.name, inputs: moved, reason }, "inputs of a given-up sub-agent moved to the DLQ");
+      }
+    },
     control: (runtime: Pick<AgentRuntime, "control">) => withChildCancel(runtime, { records, channel, logger, now }),
     /** A parent deleted from the registry: its live children are canceled like those of a canceled parent. */
     cancelChildrenOf: (parent: string, why: string) => cancelChildren(parent, why, { records, channel, logger, now }),
