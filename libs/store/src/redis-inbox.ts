@@ -382,7 +382,17 @@ export class RedisInbox implements Inbox {
     return items;
   }
 
-  private laneKeys(agent: string): string[] {
+  /**
+   * Deletes the agent's lane streams if, and only if, every one is empty (atomically): removing an
+   * agent's keys ends with this, so an input appended after its inbox was moved to the DLQ is not
+   * deleted with them. False: an input waits, nothing was deleted.
+   */
+  async deleteIfEmpty(agent: string): Promise<boolean> {
+    return Number(await runScript(this.redis, "deleteEmptyInbox", this.laneKeys(agent), [])) === 1;
+  }
+
+  /** The agent's three lane stream keys, in lane order. */
+  laneKeys(agent: string): string[] {
     return LANES.map((lane) => this.keys.inbox(agent, lane));
   }
 

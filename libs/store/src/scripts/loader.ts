@@ -14,6 +14,7 @@ export const SCRIPT_FILES = {
   readInbox: "readInbox-3.lua",
   ackInbox: "ackInbox-3.lua",
   depthInbox: "depthInbox-3.lua",
+  deleteEmptyInbox: "deleteEmptyInbox-3.lua",
   agentWork: "agentWork-5.lua",
   requeueInbox: "requeueInbox-3.lua",
   quarantineInbox: "quarantineInbox-2.lua",

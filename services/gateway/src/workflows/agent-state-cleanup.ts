@@ -64,8 +64,32 @@ export class AgentStateCleanup {
       );
       return;
     }
+    const lanes = new Set(this.inbox.laneKeys(agent));
     for await (const keys of scanKeys(this.redis, `${escapeGlob(this.prefix)}{a:${agent}}:*`)) {
-      await deleteKeys(this.redis, keys);
+      await deleteKeys(
+        this.redis,
+        keys.filter((key) => !lanes.has(key)),
+      );
+    }
+    // The lanes last, and only once empty: an input a runner appended meanwhile (it had not heard
+    // of the removal yet) goes to the DLQ first, never out with the keys.
+    for (let attempt = 1; !(await this.inbox.deleteIfEmpty(agent)); attempt++) {
+      if (attempt > 3) {
+        this.dlq.logger.warn(
+          { agent },
+          "inputs keep arriving for a removed agent; its inbox is kept (a runner's drain moves them)",
+        );
+        return;
+      }
+      try {
+        await this.moveInputsToDlq(agent, reason);
+      } catch (error) {
+        this.dlq.logger.warn(
+          { agent, err: (error as Error)?.message },
+          "could not move a removed agent's queued inputs to the DLQ; its inbox is kept (a runner's drain moves them)",
+        );
+        return;
+      }
     }
     await Promise.all([
       this.redis.srem(this.keys.pendingAgents, agent),
