@@ -46,15 +46,7 @@ export class AgentStateCleanup {
    * the inputs later.
    */
   async removeAgent(agent: string, reason: string): Promise<void> {
-    try {
-      await this.moveInputsToDlq(agent, reason);
-    } catch (error) {
-      this.dlq.logger.warn(
-        { agent, err: (error as Error)?.message },
-        "could not move a removed agent's queued inputs to the DLQ; its Redis keys are kept (a runner's drain moves them)",
-      );
-      return;
-    }
+    if (!(await this.moveInputsToDlq(agent, reason))) return;
     // Entries once quarantined (the DLQ was down) go to the DLQ now; one it still refuses is kept, with the agent's keys.
     const quarantine = this.keys.inboxQuarantine(agent);
     if ((await retryQuarantinedEntries(this.inbox, agent, this.dlq.logger)) !== 0) {
@@ -81,15 +73,7 @@ export class AgentStateCleanup {
         );
         return;
       }
-      try {
-        await this.moveInputsToDlq(agent, reason);
-      } catch (error) {
-        this.dlq.logger.warn(
-          { agent, err: (error as Error)?.message },
-          "could not move a removed agent's queued inputs to the DLQ; its inbox is kept (a runner's drain moves them)",
-        );
-        return;
-      }
+      if (!(await this.moveInputsToDlq(agent, reason))) return;
     }
     await Promise.all([
       this.redis.srem(this.keys.pendingAgents, agent),
@@ -97,9 +81,23 @@ export class AgentStateCleanup {
     ]);
   }
 
-  private async moveInputsToDlq(agent: string, reason: string): Promise<void> {
-    const moved = await deadLetterInputs(this.dlq.js, this.dlq.subjects, this.inbox, agent, { reason, key: "removed" });
-    if (moved > 0) this.dlq.logger.warn({ agent, inputs: moved, reason }, "inputs of a removed agent moved to the DLQ");
+  /** The agent's queued inputs to the DLQ; false (logged) when they could not be moved: its keys are then kept. */
+  private async moveInputsToDlq(agent: string, reason: string): Promise<boolean> {
+    try {
+      const moved = await deadLetterInputs(this.dlq.js, this.dlq.subjects, this.inbox, agent, {
+        reason,
+        key: "removed",
+      });
+      if (moved > 0)
+        this.dlq.logger.warn({ agent, inputs: moved, reason }, "inputs of a removed agent moved to the DLQ");
+      return true;
+    } catch (error) {
+      this.dlq.logger.warn(
+        { agent, err: (error as Error)?.message },
+        "could not move a removed agent's queued inputs to the DLQ; its Redis keys are kept (a runner's drain moves them)",
+      );
+      return false;
+    }
   }
 
   async removeThread(agent: string, context: string): Promise<void> {
