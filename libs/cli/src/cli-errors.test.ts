@@ -1,4 +1,4 @@
-import { GatewayUnreachableError, MoniroApiError } from "@moniro/client";
+import { GatewayUnreachableError, InvalidGatewayUrlError, MoniroApiError } from "@moniro/client";
 import { describe, expect, it } from "vitest";
 import { CliError, reportError } from "./cli-errors.js";
 
@@ -9,6 +9,13 @@ describe("reportError", () => {
         "moniro send: cannot reach the gateway at http://gw:8080 (ECONNREFUSED): is the gateway running? start it with `moniro up` or set MONIRO_GATEWAY_URL",
       ],
       exitCode: 3,
+    });
+  });
+
+  it("a gateway URL that is not http(s): a usage error naming the flag and the fix, exit 2", () => {
+    expect(reportError(new InvalidGatewayUrlError("--gateway", "localhost:8080"), "send", {})).toEqual({
+      lines: ["moniro send: --gateway 'localhost:8080' is not an http(s) URL: write http://localhost:8080"],
+      exitCode: 2,
     });
   });
 

@@ -1,4 +1,4 @@
-import { GatewayUnreachableError, MoniroApiError } from "@moniro/client";
+import { GatewayUnreachableError, InvalidGatewayUrlError, MoniroApiError } from "@moniro/client";
 import { CommanderError } from "commander";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 
@@ -57,6 +57,9 @@ export function reportError(
   }
   if (error instanceof GatewayUnreachableError) {
     return { lines: [`${prefix} ${error.message}`, ...stack], exitCode: EXIT.unreachable };
+  }
+  if (error instanceof InvalidGatewayUrlError) {
+    return { lines: [`${prefix} ${error.message}`, ...stack], exitCode: EXIT.usage };
   }
   if (error instanceof MoniroApiError) {
     const { exitCode, hint } = apiReport(error);

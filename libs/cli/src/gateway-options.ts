@@ -22,5 +22,9 @@ export function apiKeyOf(env: Record<string, string | undefined>): string | unde
 /** The client of the gateway named by `--gateway`, else MONIRO_GATEWAY_URL, else the local default. */
 export function clientFor(flags: GatewayFlags, env: Record<string, string | undefined> = process.env): Client {
   const apiKey = apiKeyOf(env);
-  return createClient({ env, ...(flags.gateway ? { baseUrl: flags.gateway } : {}), ...(apiKey ? { apiKey } : {}) });
+  return createClient({
+    env,
+    ...(flags.gateway ? { baseUrl: flags.gateway, baseUrlName: "--gateway" } : {}),
+    ...(apiKey ? { apiKey } : {}),
+  });
 }

@@ -1,6 +1,6 @@
 import { core } from "@moniro/api";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { createClient, MoniroClient } from "./client.js";
+import { createClient, InvalidGatewayUrlError, MoniroClient } from "./client.js";
 import { GatewayUnreachableError, MoniroApiError } from "./errors.js";
 
 interface Seen {
@@ -48,6 +48,29 @@ describe("MoniroClient", () => {
     expect(seen[0]?.url).toBe("http://remote:9/v1/agents/a%20b/thread?limit=5&order=newest");
     expect(seen[0]?.headers.authorization).toBe("Bearer secret");
     expect(seen[0]?.body).toBeUndefined();
+  });
+
+  it("refuses a gateway URL that is not http(s), naming where it came from and what to write", () => {
+    const refused = (options: ConstructorParameters<typeof MoniroClient>[0]) => {
+      try {
+        new MoniroClient(options);
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidGatewayUrlError);
+        return (error as Error).message;
+      }
+      throw new Error("accepted");
+    };
+    expect(refused({ baseUrl: "localhost:8080", baseUrlName: "--gateway", env: {} })).toBe(
+      "--gateway 'localhost:8080' is not an http(s) URL: write http://localhost:8080",
+    );
+    expect(refused({ env: { MONIRO_GATEWAY_URL: "127.0.0.1:8080" } })).toBe(
+      "MONIRO_GATEWAY_URL '127.0.0.1:8080' is not an http(s) URL: write http://127.0.0.1:8080",
+    );
+    expect(refused({ env: { MONIRO_GATEWAY_URL: "notaurl" } })).toBe(
+      "MONIRO_GATEWAY_URL 'notaurl' is not an http(s) URL: write http://notaurl",
+    );
+    expect(refused({ baseUrl: "ftp://x", env: {} })).toBe("baseUrl 'ftp://x' is not an http(s) URL: write http://x");
+    expect(new MoniroClient({ baseUrl: "https://gw.example/", env: {} }).baseUrl).toBe("https://gw.example");
   });
 
   it("defaults to http://127.0.0.1:8080 without a key", () => {

@@ -22,6 +22,44 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Where the defaults are read from; default process.env. */
   env?: Record<string, string | undefined>;
+  /** How an invalid `baseUrl` is named in the error (the CLI: `--gateway`); default `baseUrl`. */
+  baseUrlName?: string;
+}
+
+/**
+ * The gateway's URL is not an http(s) URL (`localhost:8080`, `ftp://x`): bad
+ * input, not an unreachable gateway. Names where it came from and what to write.
+ */
+export class InvalidGatewayUrlError extends TypeError {
+  override readonly name = "InvalidGatewayUrlError";
+  constructor(
+    /** Where the URL came from: `--gateway`, `MONIRO_GATEWAY_URL`, `baseUrl`. */
+    readonly source: string,
+    readonly value: string,
+  ) {
+    super(`${source} '${value}' is not an http(s) URL: write ${suggestedUrl(value)}`);
+  }
+}
+
+/** The http:// URL meant by a value without a scheme (`localhost:8080`) or with another one (`ftp://x`). */
+function suggestedUrl(value: string): string {
+  const rest = value.trim().replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, "");
+  const guess = `http://${rest}`;
+  return URL.canParse(guess) && rest !== "" ? guess : DEFAULT_GATEWAY_URL;
+}
+
+/** The gateway's base URL without trailing slashes; throws InvalidGatewayUrlError unless it is http(s). */
+export function gatewayBaseUrl(value: string, source: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidGatewayUrlError(source, value);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.host === "") {
+    throw new InvalidGatewayUrlError(source, value);
+  }
+  return value.replace(/\/+$/, "");
 }
 
 /** Resolves `:name` segments of a route's path with the given parameters. */
@@ -50,7 +88,8 @@ function queryString(query: Record<string, unknown> | undefined): string {
  * works for every route described in @moniro/api; the core routes are also
  * methods named by their ids (`client.sendMessage({ params: { agent }, body })`);
  * `events(agent)` streams Server-Sent Events and reconnects with Last-Event-ID.
- * Error answers throw MoniroApiError; when nothing answers, GatewayUnreachableError.
+ * Error answers throw MoniroApiError; when nothing answers, GatewayUnreachableError;
+ * a base URL that is not http(s) throws InvalidGatewayUrlError at construction.
  */
 export class MoniroClient {
   readonly baseUrl: string;
@@ -61,7 +100,11 @@ export class MoniroClient {
 
   constructor(options: ClientOptions = {}) {
     const env = options.env ?? process.env;
-    this.baseUrl = (options.baseUrl || env.MONIRO_GATEWAY_URL || DEFAULT_GATEWAY_URL).replace(/\/+$/, "");
+    this.baseUrl = options.baseUrl
+      ? gatewayBaseUrl(options.baseUrl, options.baseUrlName ?? "baseUrl")
+      : env.MONIRO_GATEWAY_URL
+        ? gatewayBaseUrl(env.MONIRO_GATEWAY_URL, "MONIRO_GATEWAY_URL")
+        : DEFAULT_GATEWAY_URL;
     const key = options.apiKey ?? env.MONIRO_API_KEY;
     this.apiKey = key ? key : undefined;
     this.timeoutMs = options.timeoutMs ?? 30_000;

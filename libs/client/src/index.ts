@@ -4,6 +4,8 @@ export {
   type ClientOptions,
   createClient,
   DEFAULT_GATEWAY_URL,
+  gatewayBaseUrl,
+  InvalidGatewayUrlError,
   MoniroClient,
   routePath,
 } from "./client.js";
