@@ -55,12 +55,42 @@ export function redisSettingsOf(settings: string | RedisSettings | RedisConfigFi
   };
 }
 
+/** A Redis setting is wrong (an unreadable TLS file, a URL that is not redis://): the message names the variable and the fix. */
+export class RedisConfigError extends Error {
+  override readonly name = "RedisConfigError";
+}
+
+/** The CA file's bytes; RedisConfigError naming MONIRO_REDIS_TLS_CA_FILE when it cannot be read. */
+function readTlsCaFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new RedisConfigError(
+      `MONIRO_REDIS_TLS_CA_FILE: cannot read '${file}' (${reason}); fix the path or unset MONIRO_REDIS_TLS_CA_FILE`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Refuses a single-server URL with another scheme (`http://…`, which ioredis
+ * would take for a host named `http` and retry forever). `redis://`,
+ * `rediss://`, a bare `host:port` and a socket path pass, as ioredis reads them.
+ */
+export function checkRedisUrl(url: string): void {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)\/\//.exec(url.trim())?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== "redis:" && scheme !== "rediss:") {
+    throw new RedisConfigError(`MONIRO_REDIS_URL: '${scheme}' is not redis: or rediss: (write redis://host:6379)`);
+  }
+}
+
 /** ioredis options for the credentials and TLS of `settings` (the URL's own stay in the URL). */
 export function redisAuthOptions(settings: RedisSettings): RedisOptions {
   return {
     ...(settings.username ? { username: settings.username } : {}),
     ...(settings.password ? { password: settings.password } : {}),
-    ...(settings.tlsCaFile ? { tls: { ca: readFileSync(settings.tlsCaFile) } } : {}),
+    ...(settings.tlsCaFile ? { tls: { ca: readTlsCaFile(settings.tlsCaFile) } } : {}),
   };
 }
 
@@ -79,7 +109,7 @@ export function clusterSeedsOf(url: string): {
     .split(",")
     .map((one) => one.trim())
     .filter((one) => one.length > 0);
-  if (seeds.length === 0) throw new Error("MONIRO_REDIS_URL lists no Redis Cluster seed node");
+  if (seeds.length === 0) throw new RedisConfigError("MONIRO_REDIS_URL lists no Redis Cluster seed node");
   let tls = false;
   let username: string | undefined;
   let password: string | undefined;
@@ -88,10 +118,14 @@ export function clusterSeedsOf(url: string): {
     try {
       parsed = new URL(seed.includes("://") ? seed : `redis://${seed}`);
     } catch {
-      throw new Error(`MONIRO_REDIS_URL: '${redactUrlCredentials(seed)}' is not a Redis URL (redis://host:port)`);
+      throw new RedisConfigError(
+        `MONIRO_REDIS_URL: '${redactUrlCredentials(seed)}' is not a Redis URL (redis://host:port)`,
+      );
     }
     if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
-      throw new Error(`MONIRO_REDIS_URL: '${parsed.protocol}' is not redis: or rediss:`);
+      throw new RedisConfigError(
+        `MONIRO_REDIS_URL: '${parsed.protocol}' is not redis: or rediss: (write redis://host:6379)`,
+      );
     }
     if (parsed.protocol === "rediss:") tls = true;
     if (parsed.password && password === undefined) {
@@ -122,6 +156,7 @@ export function connectRedis(
   const { logger } = options;
   const settings = redisSettingsOf(target);
   const { url } = settings;
+  if (!settings.cluster) checkRedisUrl(url);
   const where = redactUrlCredentials(url);
   let down = false;
   const retryStrategy = (attempt: number) => {
