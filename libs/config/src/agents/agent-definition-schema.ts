@@ -1,5 +1,6 @@
 import { CHILD_SEPARATOR, nameSchema, tagSchema } from "@moniro/envelopes";
 import { z } from "zod";
+import { cronProblem, timeZoneProblem } from "./cron-check.js";
 import { strictObject, withShorthand } from "./strict-object.js";
 import { agentToolPolicySchema } from "./tool-policy.js";
 import { webhooksSchema } from "./webhook-schema.js";
@@ -160,6 +161,11 @@ const scheduleSchema = withShorthand(
     if (schedule.tz !== undefined && schedule.cron === undefined) {
       ctx.addIssue({ code: "custom", path: ["tz"], message: "'tz' applies to 'cron' only" });
     }
+    // Checked here, not only by the scheduler (which could only log it): a bad pattern is refused where it is written.
+    const badCron = schedule.cron === undefined ? undefined : cronProblem(schedule.cron);
+    if (badCron) ctx.addIssue({ code: "custom", path: ["cron"], message: badCron });
+    const badZone = schedule.tz === undefined ? undefined : timeZoneProblem(schedule.tz);
+    if (badZone) ctx.addIssue({ code: "custom", path: ["tz"], message: badZone });
     if (schedule.heartbeat_to !== undefined && schedule.heartbeat_ms === undefined) {
       ctx.addIssue({ code: "custom", path: ["heartbeat_to"], message: "'heartbeat_to' needs 'heartbeat_ms'" });
     }

@@ -107,6 +107,21 @@ describe("loadAgentDefinitions", () => {
       { path: "schedule.tz", message: "'tz' applies to 'cron' only" },
       { path: "schedule.heartbeat_to", message: "'heartbeat_to' needs 'heartbeat_ms'" },
     ]);
+    // A pattern or zone the scheduler cannot run is refused where it is written, not only logged by the scheduler.
+    write("alice.yaml", ["name: alice", "model: m", "schedule: { cron: '99 99 * * *', tz: Mars/Olympus }"]);
+    expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
+      {
+        path: "schedule.cron",
+        message:
+          "'99 99 * * *' is not a cron pattern (Constraint error, got value 99 expected range 0-59): 5 fields (minute hour day month weekday), or 6 with seconds first, e.g. '0 9 * * 1-5'",
+      },
+      {
+        path: "schedule.tz",
+        message: "unknown time zone 'Mars/Olympus': an IANA zone such as 'Europe/Berlin' or 'UTC'",
+      },
+    ]);
+    write("alice.yaml", ["name: alice", "model: m", "schedule: '*/10 * * * * *'"]);
+    expect((await loadAgentDefinitions(dir)).get("alice")?.schedule).toMatchObject({ cron: "*/10 * * * * *" });
     write("alice.yaml", ["name: alice", "model: m", "schedule: { heartbeat_ms: 5000, reason: hi }"]);
     expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
       { path: "schedule.reason", message: "'reason' belongs to a wakeup: add 'cron' or 'every_ms'" },
