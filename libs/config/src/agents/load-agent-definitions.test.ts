@@ -217,6 +217,19 @@ describe("loadAgentDefinitions", () => {
     expect(error.message).toMatch(/alice\.yaml: not valid YAML at line \d+, column \d+: /);
   });
 
+  it("says a file with a second YAML document holds one definition only, where the '---' is, and what to do", async () => {
+    write("alice.yaml", ["name: alice", "model: m", "---", "name: bob", "model: m"]);
+    const error = await errorOf(loadAgentDefinitions(dir));
+    expect(error.issues).toEqual([
+      {
+        path: "(file)",
+        message:
+          "holds more than one YAML document (a '---' at line 3, column 1): one definition per file; remove the '---' and what follows, or move it to a file of its own",
+      },
+    ]);
+    expect(error.message).not.toContain("parseAllDocuments");
+  });
+
   it("names the file of an alias to no anchor, and of a file that cannot be read, with the other files' problems", async () => {
     write("alice.yaml", ["name: alice", "model: *m"]);
     mkdirSync(join(dir, "bob.yaml"));

@@ -18,6 +18,13 @@ export function parseYaml(file: string, text: string): unknown {
   if (error) {
     const position = error.linePos?.[0];
     const at = position ? `line ${position.line}, column ${position.col}` : "unknown position";
+    if (error.code === "MULTIPLE_DOCS") {
+      fail(
+        file,
+        "(file)",
+        `holds more than one YAML document (a '---' at ${at}): one definition per file; remove the '---' and what follows, or move it to a file of its own`,
+      );
+    }
     const reason = error.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? "syntax error";
     fail(file, "(file)", `not valid YAML at ${at}: ${reason}`);
   }
