@@ -26,6 +26,34 @@ describe("gateway configuration", () => {
     expect(refusal({ MONIRO_AUTH_DISABLED: "true", MONIRO_HTTP_HOST: "0.0.0.0" })).toMatch(/loopback only/);
   });
 
+  it("reads its boolean variables in any case, true/false, 1/0, yes/no, on/off; a wrong value is echoed with what is accepted", () => {
+    for (const [value, open] of [
+      ["TRUE", true],
+      ["on", true],
+      ["Yes", true],
+      ["1", true],
+      ["OFF", false],
+      ["false", false],
+      ["", false],
+    ] as const) {
+      expect(loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k", MONIRO_GATEWAY_OPEN: value }).open).toBe(open);
+      expect(loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k", MONIRO_AUTH_DISABLED: value }).open).toBe(open);
+      expect(
+        loadGatewayConfig({ ...BASE, MONIRO_API_KEYS: "k", MONIRO_REDIS_CLUSTER: value }).MONIRO_REDIS_CLUSTER,
+      ).toBe(open);
+    }
+    const accepted = "(accepted, in any case: true/false, 1/0, yes/no, on/off)";
+    expect(refusal({ MONIRO_GATEWAY_OPEN: "maybe" })).toContain(
+      `MONIRO_GATEWAY_OPEN: 'maybe' is not true or false ${accepted}`,
+    );
+    expect(refusal({ MONIRO_AUTH_DISABLED: "enabled" })).toContain(
+      `MONIRO_AUTH_DISABLED: 'enabled' is not true or false ${accepted}`,
+    );
+    expect(refusal({ MONIRO_REDIS_CLUSTER: "TRUEE" })).toContain(
+      `MONIRO_REDIS_CLUSTER: 'TRUEE' is not true or false ${accepted}`,
+    );
+  });
+
   it("opens on loopback (the default host), and serves any host with keys", () => {
     expect(loadGatewayConfig({ ...BASE, MONIRO_GATEWAY_OPEN: "true" })).toMatchObject({
       open: true,

@@ -1,5 +1,5 @@
 import { dirname, join } from "node:path";
-import { parseEnv, serviceConfigSchema } from "@moniro/config/service";
+import { envFlag, parseEnv, serviceConfigSchema } from "@moniro/config/service";
 import { z } from "zod";
 import { isLoopback } from "./http/loopback.js";
 import { streamLimitsEnv } from "./nats/stream-limits-config.js";
@@ -14,13 +14,26 @@ function originOf(value: string): string | undefined {
   }
 }
 
-const flag = (variable: string) =>
+/**
+ * A boolean variable through the shared parser (true/false, 1/0, yes/no,
+ * on/off), in any case; unset or empty is `fallback`. A wrong value is echoed
+ * with what is accepted (parseEnv puts the variable's name in front).
+ */
+const flag = (fallback = false) =>
   z
-    .enum(["true", "false", "1", "0", "yes", "no", ""], {
-      error: `${variable} must be true or false`,
-    })
+    .string()
     .optional()
-    .transform((value) => value === "true" || value === "1" || value === "yes");
+    .transform((value, ctx) => {
+      const text = value?.trim() ?? "";
+      if (text === "") return fallback;
+      const parsed = envFlag.safeParse(text.toLowerCase());
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({
+        code: "custom",
+        message: `'${value}' is not true or false (accepted, in any case: true/false, 1/0, yes/no, on/off)`,
+      });
+      return z.NEVER;
+    });
 
 /** `100kb`, `1mb`, `65536` → bytes. */
 const byteSize = z
@@ -52,9 +65,11 @@ export const gatewayConfigSchema = serviceConfigSchema
           .filter((key) => key.length > 0),
       ),
     /** Accept requests without a key (local development only). */
-    MONIRO_GATEWAY_OPEN: flag("MONIRO_GATEWAY_OPEN"),
+    MONIRO_GATEWAY_OPEN: flag(),
     /** Older name of MONIRO_GATEWAY_OPEN, still set by `moniro up`. */
-    MONIRO_AUTH_DISABLED: flag("MONIRO_AUTH_DISABLED"),
+    MONIRO_AUTH_DISABLED: flag(),
+    /** The shared field, read the same way as the gateway's own flags (any case, the value echoed). */
+    MONIRO_REDIS_CLUSTER: flag(false),
     /** Web origins (`https://ui.example.com`) allowed to call an open gateway besides its own. */
     MONIRO_GATEWAY_ALLOWED_ORIGINS: z
       .string()
