@@ -114,7 +114,14 @@ describe("personal context routes", () => {
       ["setMemory", "/v1/agents/alice/memory/k", "[1]", /send a JSON object/],
       ["addNote", "/v1/agents/alice/notes", { text: "   " }, /text: must not be empty/],
       ["addTodo", "/v1/agents/alice/todos", { txt: "typo" }, /text: is required.*unknown field\(s\) txt/],
-      ["setMemory", `/v1/agents/alice/memory/${"k".repeat(201)}`, { value: "x" }, /at most 200 characters/],
+      [
+        "setMemory",
+        `/v1/agents/alice/memory/${"k".repeat(201)}`,
+        { value: "x" },
+        /^key: must be at most 200 characters/,
+      ],
+      ["getMemory", `/v1/agents/alice/memory/${"k".repeat(3000)}`, undefined, /^key: must be at most 200 characters/],
+      ["deleteMemory", `/v1/agents/alice/memory/${"k".repeat(201)}`, undefined, /^key: must be at most 200 characters/],
     ];
     for (const [id, path, body, message] of cases) {
       const answer = await call(id, path, { body });

@@ -12,6 +12,7 @@ import {
 } from "@moniro/api";
 import type { PersonalContext } from "@moniro/ports";
 import { type Request, Router } from "express";
+import { z } from "zod";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
@@ -33,8 +34,11 @@ async function fromStore<T>(agent: string, what: string, read: () => Promise<T>)
   }
 }
 
+const keyParam = z.object({ key: memoryKeySchema });
+
+/** The `:key` parameter; a 400 names it (`key: must be at most 200 characters`). */
 function memoryKey(request: Request): string {
-  return validated(memoryKeySchema, request.params.key, "path");
+  return validated(keyParam, { key: request.params.key }, "path").key;
 }
 
 /**
