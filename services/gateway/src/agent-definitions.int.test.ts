@@ -106,6 +106,12 @@ describe("agent definitions over HTTP", () => {
     const unknown = await errorOf(await g.fetch("/v1/agents/nobody/definition"));
     expect(unknown).toMatchObject({ status: 404, code: "unknown_agent" });
     expect(unknown.message).toMatch(/no agent named 'nobody'.*known agents: alice, bob/);
+    // A name no agent can have gets no advice to define it.
+    const impossible = await errorOf(await g.fetch("/v1/agents/al%C3%A9/thread"));
+    expect(impossible).toMatchObject({ status: 404, code: "unknown_agent" });
+    expect(impossible.message).toBe(
+      "no agent named 'alé': it is not an agent name (1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit); known agents: alice, bob",
+    );
     expect(await errorOf(await send(g, "DELETE", "/v1/agents/nobody"))).toMatchObject({ status: 404 });
     expect((await g.fetch("/v1/agents/carol/definition", { method: "PATCH" })).status).toBe(405);
   });

@@ -7,13 +7,11 @@ export async function knownAgent(catalog: AgentCatalog, agent: string | string[]
   const name = typeof agent === "string" ? agent : "";
   if (NAME_PATTERN.test(name) && (await catalog.has(name))) return name;
   const known = catalog.names();
-  const deleted = name ? catalog.explainMissing?.(name) : undefined;
-  throw new HttpError(
-    404,
-    "unknown_agent",
-    deleted ??
-      `no agent named '${name}': define it in MONIRO_AGENTS_DIR as ${name || "<name>"}.yaml (or PUT /v1/agents/${name || "<name>"}/definition); known agents: ${known.length > 0 ? known.join(", ") : "none"}`,
-    {},
-    { known: [...known] },
-  );
+  const knownList = `known agents: ${known.length > 0 ? known.join(", ") : "none"}`;
+  // A name no agent can have gets no advice to define it (that would be refused too).
+  const message = !NAME_PATTERN.test(name)
+    ? `no agent named '${name}': it is not an agent name (1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit); ${knownList}`
+    : (catalog.explainMissing?.(name) ??
+      `no agent named '${name}': define it in MONIRO_AGENTS_DIR as ${name}.yaml (or PUT /v1/agents/${name}/definition); ${knownList}`);
+  throw new HttpError(404, "unknown_agent", message, {}, { known: [...known] });
 }
