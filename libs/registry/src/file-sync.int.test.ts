@@ -145,6 +145,16 @@ describe("the agents directory synced into the registry", () => {
 
     const missing = await syncAgentsDirOnce(registry, join(dir, "nope"));
     expect(missing.missing).toBe(true);
+    expect(missing.problems).toEqual([]);
+    expect(registry.get("alice")).toBeDefined();
+    // A file given as the directory is named as such, not called missing.
+    await writeFile(join(dir, "not-a-dir"), "");
+    const file = await syncAgentsDirOnce(registry, join(dir, "not-a-dir"));
+    expect(file.problems).toEqual([
+      expect.stringMatching(
+        /not-a-dir: is a file, not a directory: point MONIRO_AGENTS_DIR at the directory of <name>\.yaml files$/,
+      ),
+    ]);
     expect(registry.get("alice")).toBeDefined();
   });
 

@@ -110,7 +110,11 @@ export async function syncAgentsDirOnce(
     files = (await readdir(root)).filter((file) => EXTENSIONS.includes(extname(file))).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return { ...report, missing: true };
+    if (code === "ENOENT") return { ...report, missing: true };
+    if (code === "ENOTDIR") {
+      const problem = `${displayPath(root)}: is a file, not a directory: point MONIRO_AGENTS_DIR at the directory of <name>.yaml files`;
+      return { ...report, missing: true, problems: [problem] };
+    }
     throw error;
   }
   const present = new Set<string>();
@@ -202,7 +206,9 @@ export async function syncAgentsDir(
         `the API manages agent '${agent}': its file in the agents directory is ignored until the API record is deleted`,
       );
     }
-    if (report.missing) logger.warn({ agentsDir: root }, "the agents directory does not exist; no file agents synced");
+    if (report.missing && report.problems.length === 0) {
+      logger.warn({ agentsDir: root }, "the agents directory does not exist; no file agents synced");
+    }
   };
   const pass = (): Promise<SyncReport | undefined> => {
     if (running) {
