@@ -47,8 +47,12 @@ export const send = {
         description: "accepted: stored (the DM or input in JetStream, the post in the channel)",
         schema: sendResultSchema,
       },
-      400: error("invalid body or target (invalid_body, invalid_target) or an oversized post (post_too_large)"),
-      404: error("unknown agent (unknown_agent)"),
+      400: error(
+        "invalid body or target (invalid_body, invalid_target), an oversized post (post_too_large), or the target's workflow file does not load (invalid_workflow)",
+      ),
+      404: error(
+        "unknown agent (unknown_agent), or no workflow of the target's name is defined (unknown_workflow; the message lists the known ones)",
+      ),
       409: error(
         "the workflow instance is not running (workflow_not_running) or the agent is not one of its members (not_a_participant); details.hint says how to fix it",
       ),

@@ -101,4 +101,13 @@ describe("send targets", () => {
       'alice is not a participant in workflow "review".\nAdd alice to .workflows/review.yaml first.',
     );
   });
+
+  it("names the required variables in the start hint and the workflow's real file", () => {
+    expect(workflowNotRunning("review", "pr-7", ["pr", "repo"]).hint).toBe(
+      "Start it with: moniro start review --tag pr-7 --var pr=<value> --var repo=<value>",
+    );
+    expect(notAParticipant("bob", "review", "/srv/flows/review.yaml").hint).toBe(
+      "Add bob to /srv/flows/review.yaml first.",
+    );
+  });
 });

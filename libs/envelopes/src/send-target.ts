@@ -111,21 +111,32 @@ function instanceName(workflow: string, tag: string): string {
   return tag === DEFAULT_TAG ? workflow : `${workflow}:${tag}`;
 }
 
-/** Seed 004 "Send to Unregistered Workspace": the instance is not running. */
-export function workflowNotRunning(workflow: string, tag: string = DEFAULT_TAG): SendRefusal {
+/**
+ * Seed 004 "Send to Unregistered Workspace": the instance is not running. The
+ * hint's command gives `--var <name>=<value>` for each variable the start requires.
+ */
+export function workflowNotRunning(
+  workflow: string,
+  tag: string = DEFAULT_TAG,
+  requiredVariables: readonly string[] = [],
+): SendRefusal {
+  const variables = requiredVariables.map((name) => ` --var ${name}=<value>`).join("");
   return {
     code: "workflow_not_running",
     message: `workflow "${instanceName(workflow, tag)}" is not running.`,
-    hint: `Start it with: moniro start ${workflow}${tag === DEFAULT_TAG ? "" : ` --tag ${tag}`}`,
+    hint: `Start it with: moniro start ${workflow}${tag === DEFAULT_TAG ? "" : ` --tag ${tag}`}${variables}`,
   };
 }
 
-/** Seed 004 "Send to Unregistered Workspace": the agent is not in the workflow's file. */
-export function notAParticipant(agent: string, workflow: string): SendRefusal {
+/**
+ * Seed 004 "Send to Unregistered Workspace": the agent is not in the workflow's
+ * file — `file` when the caller knows it (the gateway reads MONIRO_WORKFLOWS_DIR), else `.workflows/<workflow>.yaml`.
+ */
+export function notAParticipant(agent: string, workflow: string, file = `.workflows/${workflow}.yaml`): SendRefusal {
   return {
     code: "not_a_participant",
     message: `${agent} is not a participant in workflow "${workflow}".`,
-    hint: `Add ${agent} to .workflows/${workflow}.yaml first.`,
+    hint: `Add ${agent} to ${file} first.`,
   };
 }
 

@@ -153,6 +153,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
       agents: options.agents,
       publisher: options.publisher,
       ...(options.workspaces ? { workspaces: options.workspaces } : {}),
+      ...(options.workflows ? { workflows: options.workflows.instances } : {}),
       now: options.now ?? Date.now,
     }),
   );

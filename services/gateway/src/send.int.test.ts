@@ -1,3 +1,7 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { displayPath } from "@moniro/config";
 import { decode, type InboundEnvelope, inboundEnvelopeSchema } from "@moniro/envelopes";
 import { RedisWorkspaceStore } from "@moniro/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -23,14 +27,27 @@ async function refusal(response: Response) {
 describe("POST /v1/send and workspace membership at the gateway (real NATS and Redis)", () => {
   let t: TestGateway;
   let store: RedisWorkspaceStore;
+  let root: string;
+  let flows: string;
   beforeEach(async () => {
-    t = await startTestGateway();
+    // The gateway reads its workflows from MONIRO_WORKFLOWS_DIR (not .workflows): hints name files there.
+    root = mkdtempSync(join(tmpdir(), "moniro-send-"));
+    flows = join(root, "flows");
+    mkdirSync(flows);
+    writeFileSync(join(flows, "review.yaml"), "agents:\n  alice: { ref: alice, role: reviewer }\n");
+    writeFileSync(join(flows, "docs.yaml"), "agents:\n  alice: { ref: alice }\n");
+    writeFileSync(
+      join(flows, "release.yaml"),
+      "agents:\n  alice: { ref: alice }\nvariables:\n  version: null\n  channel: stable\n",
+    );
+    t = await startTestGateway({ MONIRO_WORKFLOWS_DIR: flows });
     await t.gateway.connected;
     store = new RedisWorkspaceStore(t.redis.redis, { prefix: t.redis.prefix });
     await store.instance("review", "main").start([{ name: "alice", agent: "alice", kind: "ref", role: "reviewer" }]);
   });
   afterEach(async () => {
     await t.cleanup();
+    rmSync(root, { recursive: true, force: true });
   });
 
   const send = (body: unknown) => t.post("/v1/send", JSON.stringify(body));
@@ -89,8 +106,31 @@ describe("POST /v1/send and workspace membership at the gateway (real NATS and R
       status: 409,
       code: "not_a_participant",
       message: 'bob is not a participant in workflow "review".',
-      hint: "Add bob to .workflows/review.yaml first.",
+      hint: `Add bob to ${displayPath(join(flows, "review.yaml"))} first.`,
     });
+  });
+
+  it("a workflow that is not defined at all is 404 unknown_workflow naming the known ones, not 'start it'", async () => {
+    const unknown = {
+      status: 404,
+      code: "unknown_workflow",
+      message: `no workflow named 'nope' is defined; known workflows: docs, release, review (add ${displayPath(join(flows, "nope.yaml"))})`,
+    };
+    for (const target of ["@nope", "alice@nope", "@nope:pr-1"]) {
+      expect(await errorOf(await send({ target, text: "hi", from: "x" })), target).toEqual(unknown);
+    }
+    expect((await t.jsm.streams.info(t.subjects.streams.in)).state.messages).toBe(0);
+  });
+
+  it("the start hint of a workflow that requires variables gives --var for each", async () => {
+    for (const target of ["@release", "alice@release"]) {
+      expect(await refusal(await send({ target, text: "hi", from: "x" })), target).toEqual({
+        status: 409,
+        code: "workflow_not_running",
+        message: 'workflow "release" is not running.',
+        hint: "Start it with: moniro start release --var version=<value>",
+      });
+    }
   });
 
   it("bad targets and bodies are 4xx naming what is wrong; nothing is published", async () => {

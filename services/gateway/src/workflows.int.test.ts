@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dlqRecord, publishDlq } from "@moniro/bus";
+import { displayPath } from "@moniro/config";
 import {
   type DlqRecord,
   decode,
@@ -245,14 +246,13 @@ describe("workflow instances", () => {
   });
 
   it("refuses bad input with errors naming what is wrong, and leaves nothing half-started", async () => {
-    const g = await gateway(
-      workflowsDir({
-        review: REVIEW,
-        broken: "agents:\n  carol: { ref: carol }\n",
-        bad: "agents: [nope\n",
-        setup: "agents:\n  alice: { ref: alice }\nsetup:\n  - shell: echo hi\n",
-      }),
-    );
+    const dir = workflowsDir({
+      review: REVIEW,
+      broken: "agents:\n  carol: { ref: carol }\n",
+      bad: "agents: [nope\n",
+      setup: "agents:\n  alice: { ref: alice }\nsetup:\n  - shell: echo hi\n",
+    });
+    const g = await gateway(dir);
     const listed = (await (await g.fetch("/v1/workflows")).json()) as {
       problems: Array<{ file: string; message: string }>;
     };
@@ -263,7 +263,8 @@ describe("workflow instances", () => {
     expect(await errorOf(await send(g, "POST", "/v1/workflows/nope/instances", {}))).toEqual({
       status: 404,
       code: "unknown_workflow",
-      message: "no workflow named 'nope' is defined; known workflows: broken, review, setup (add .workflows/nope.yaml)",
+      // The file it would be, in MONIRO_WORKFLOWS_DIR (not .workflows).
+      message: `no workflow named 'nope' is defined; known workflows: broken, review, setup (add ${displayPath(join(dir, "nope.yaml"))})`,
     });
     // A file that is there but does not load: its problem, not "no workflow named".
     expect(await errorOf(await send(g, "POST", "/v1/workflows/bad/instances", {}))).toEqual({

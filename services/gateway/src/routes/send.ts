@@ -6,7 +6,6 @@ import {
   type SendTarget,
   SendTargetError,
   stamp,
-  workflowNotRunning,
 } from "@moniro/envelopes";
 import { postToChannel, WorkspaceError, type WorkspaceStore, workspaceContext } from "@moniro/store";
 import { Router } from "express";
@@ -15,7 +14,12 @@ import { HttpError } from "../http/http-error.js";
 import { mentionsNotDelivered } from "../http/mentions-not-delivered.js";
 import { parseStrictBody } from "../http/message-body.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
-import { refusalError, requireMember, workspacesUnavailable } from "../http/workspace-membership.js";
+import {
+  notRunningError,
+  requireMember,
+  type WorkflowLookup,
+  workspacesUnavailable,
+} from "../http/workspace-membership.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
 export interface SendDeps {
@@ -23,6 +27,8 @@ export interface SendDeps {
   publisher: InboundPublisher;
   /** Workflow instances; without them every workspace target is refused as not running. */
   workspaces?: WorkspaceStore;
+  /** The workflow definitions: a target whose workflow is not defined is 404 `unknown_workflow`, hints name its file. */
+  workflows?: WorkflowLookup;
   now: () => number;
 }
 
@@ -77,10 +83,10 @@ async function postTo(
   body: { text: string; from: string },
 ): Promise<SendResult> {
   const { workflow, tag } = target;
-  if (!deps.workspaces) throw refusalError(workflowNotRunning(workflow, tag));
+  if (!deps.workspaces) throw await notRunningError(deps.workflows, workflow, tag);
   const instance = deps.workspaces.instance(workflow, tag);
   try {
-    if (!(await instance.isRunning())) throw refusalError(workflowNotRunning(workflow, tag));
+    if (!(await instance.isRunning())) throw await notRunningError(deps.workflows, workflow, tag);
     const posted = await postToChannel(
       { publish: (envelope) => publish(deps, envelope), now: deps.now },
       { instance, workflow, tag },
@@ -98,7 +104,7 @@ async function postTo(
     const notWoken = mentionsNotDelivered(error);
     if (notWoken) throw notWoken;
     if (error instanceof WorkspaceError) {
-      if (error.code === "workflow_not_running") throw refusalError(workflowNotRunning(workflow, tag));
+      if (error.code === "workflow_not_running") throw await notRunningError(deps.workflows, workflow, tag);
       throw new HttpError(400, error.code === "post_too_large" ? "post_too_large" : "invalid_body", error.message);
     }
     throw workspacesUnavailable(error);
@@ -110,7 +116,8 @@ async function postTo(
  * "Send Target Semantics"). `alice` is a DM; `@review[:tag]` a channel post as
  * `http:<from>`; `alice@review[:tag]` an input to alice in context
  * `review:<tag>`, lane `normal`, once the instance is known to run with her as
- * a member. 202 once stored; the seed's two refusals are 409s.
+ * a member. 202 once stored; the seed's two refusals are 409s, a workflow
+ * that is not defined at all 404 `unknown_workflow` (given `workflows`).
  */
 export function sendRouter(deps: SendDeps): Router {
   const router = Router();
@@ -128,7 +135,7 @@ export function sendRouter(deps: SendDeps): Router {
     } else {
       const agent = await knownAgent(deps.agents, target.agent);
       const context = target.kind === "dm" ? "personal" : workspaceContext(target.workflow, target.tag);
-      await requireMember(deps.workspaces, agent, context);
+      await requireMember(deps.workspaces, agent, context, deps.workflows);
       const envelope = inputFor(deps, agent, context, body);
       await publish(deps, envelope);
       result = { target: formatSendTarget(target), kind: target.kind, id: envelope.id };

@@ -1,4 +1,4 @@
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import {
   type AgentDefinition,
   displayPath,
@@ -39,7 +39,7 @@ export interface WorkspaceFiles {
 }
 
 export interface WorkflowInstancesDeps {
-  source: Pick<WorkflowSource, "load">;
+  source: Pick<WorkflowSource, "load" | "dir">;
   registry: () => Promise<AgentRegistry>;
   store: WorkspaceStore;
   lock: Pick<InstanceLock, "run">;
@@ -133,10 +133,25 @@ export class WorkflowInstances {
       "unknown_workflow",
       `no workflow named '${name}' is defined; known workflows: ${known.length > 0 ? known.join(", ") : "none"} (${
         projectFile === undefined
-          ? `add .workflows/${name}.yaml`
+          ? `add ${this.missingFile(name)}`
           : `register it under 'workflows:' in ${displayPath(projectFile)}${problems.length > 0 ? "; that file does not load now: GET /v1/workflows lists its problems" : ""}`
       })`,
     );
+  }
+
+  /** Where a workflow not defined yet goes: `<MONIRO_WORKFLOWS_DIR>/<name>.yaml`, as the gateway sees it. */
+  private missingFile(name: string): string {
+    return displayPath(join(this.deps.source.dir, `${name}.yaml`));
+  }
+
+  /**
+   * The file a hint names for workflow `name`: the one that defines it, else
+   * the moniro.yaml that would register it, else `<MONIRO_WORKFLOWS_DIR>/<name>.yaml`.
+   */
+  async fileOf(name: string): Promise<string> {
+    const { workflows, projectFile } = await this.deps.source.load();
+    const file = workflows.get(name)?.file ?? projectFile;
+    return file === undefined ? this.missingFile(name) : displayPath(file);
   }
 
   private checkNames(workflow: string, tag: string): void {
