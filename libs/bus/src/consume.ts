@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { dlqRecord, dlqSubjectFor, publishDlq } from "./dlq.js";
 import { type BusLogger, errorMessage, silentBusLogger } from "./logger.js";
 import { inMessageSpan } from "./message-span.js";
+import { readHeaders } from "./trace-headers.js";
 
 /** What a handler may return: nothing (ack), or a reason to dead-letter the envelope (term). */
 // biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing (ack) are the usual case
@@ -85,7 +86,13 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
   const limit = options.maxMessages ?? 64;
   // Batched: each message is handed over as nats.js parses it (its callback), not through the
   // async iterator, and a batch starts once the messages of that socket read are all queued.
-  const batcher = options.batch ? new Batcher((batch) => handleBatch(batch), limit) : undefined;
+  const batcher = options.batch
+    ? new Batcher(
+        (batch) => handleBatch(batch),
+        limit,
+        (error) => logger.error({ err: errorMessage(error) }, `a batch of ${what}s failed; they will be redelivered`),
+      )
+    : undefined;
   const messages = await consumer.consume(
     batcher ? { max_messages: limit, callback: (msg) => batcher.push(msg) } : { max_messages: limit },
   );
@@ -120,8 +127,13 @@ export async function consumeEnvelopes<S extends z.ZodType>(options: ConsumeOpti
 
   /** One message: its handler inside the message's trace; how it is settled (ack, term, nak) is returned, not done. */
   async function settleOne(msg: JsMsg): Promise<() => void> {
-    const id = msg.headers?.get("Nats-Msg-Id");
+    const headers = readHeaders(msg);
     try {
+      if (!headers.ok) {
+        await toDlq(msg, `the message was not handled: ${headers.reason}`, []);
+        return () => terminate(msg);
+      }
+      const id = headers.headers?.get("Nats-Msg-Id");
       return await inMessageSpan(
         "receive",
         msg,
@@ -206,11 +218,15 @@ class Batcher {
   constructor(
     private readonly handleBatch: (batch: readonly JsMsg[]) => Promise<void>,
     private readonly limit: number,
+    private readonly onError: (error: unknown) => void,
   ) {}
 
   push(msg: JsMsg): void {
     this.queued.push(msg);
-    this.working ??= new Promise<void>((resolve) => process.nextTick(resolve)).then(() => this.work());
+    // settleOne never throws; should a batch still fail, its messages are redelivered after the ack wait.
+    this.working ??= new Promise<void>((resolve) => process.nextTick(resolve))
+      .then(() => this.work())
+      .catch((error: unknown) => this.onError(error));
   }
 
   /** Resolves once the batch under way (and everything queued) is done. */

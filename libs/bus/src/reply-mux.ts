@@ -7,6 +7,7 @@ import {
 } from "@nats-io/transport-node";
 import {
   BusClosedError,
+  BusError,
   exceedsMaxPayload,
   NoRespondersError,
   PayloadTooLargeError,
@@ -14,6 +15,7 @@ import {
   RequestTimeoutError,
   ResponderLostError,
 } from "./errors.js";
+import { readHeaders } from "./trace-headers.js";
 
 /** Header of a responder's keepalive on a request's reply subject (see keepalive.ts). */
 export const KEEPALIVE_HEADER = "Moniro-Keepalive";
@@ -143,8 +145,11 @@ export function muxRequest(
       settle: (error, msg) => {
         if (error instanceof PublishRefusedError) return finish(error);
         if (error || !msg) return finish(new BusClosedError(subject, { cause: error }));
-        if (msg.headers?.hasError && msg.headers.code === 503) return finish(new NoRespondersError(subject));
-        if (msg.headers?.get(KEEPALIVE_HEADER)) return armIdle();
+        // This runs inside nats.js's read loop: a reply whose headers cannot be parsed must not throw there.
+        const read = readHeaders(msg);
+        if (!read.ok) return finish(new BusError(`the reply on ${subject} was not readable: ${read.reason}`, subject));
+        if (read.headers?.hasError && read.headers.code === 503) return finish(new NoRespondersError(subject));
+        if (read.headers?.get(KEEPALIVE_HEADER)) return armIdle();
         finish(undefined, msg);
       },
     });

@@ -112,7 +112,12 @@ export function subscribeEnvelopes<S extends z.ZodType>(options: SubscribeOption
         logger.warn({ subject: options.subject, err: errorMessage(error) }, "subscription error");
         return;
       }
-      void inMessageSpan("process", msg, {}, () => handle(msg)).catch(() => {});
+      // nats.js's read loop calls this: nothing may throw out of it (it would stop every subscription).
+      try {
+        void inMessageSpan("process", msg, {}, () => handle(msg)).catch(() => {});
+      } catch (failure) {
+        logger.error({ subject: msg.subject, err: errorMessage(failure) }, `${what} could not be handled`);
+      }
     },
   });
 }

@@ -33,10 +33,27 @@ export function traceHeadersIfAny(): MsgHdrs | undefined {
   return headersOf(carrier);
 }
 
-/** The `traceparent`/`tracestate` a message carries (empty when it has none). */
+/**
+ * A received message's headers, or why they cannot be read. nats.js decodes them when `headers`
+ * is first read, and throws for a header block it cannot parse (a name with a space, which
+ * nats-server forwards as it is): read anywhere unguarded, that throw ended a consumer's loop or
+ * nats.js's own read loop, one message stopping a whole service.
+ */
+export function readHeaders(msg: {
+  headers?: MsgHdrs | undefined;
+}): { ok: true; headers: MsgHdrs | undefined } | { ok: false; reason: string } {
+  try {
+    return { ok: true, headers: msg.headers };
+  } catch (error) {
+    return { ok: false, reason: `its NATS headers cannot be read (${(error as Error)?.message ?? String(error)})` };
+  }
+}
+
+/** The `traceparent`/`tracestate` a message carries (empty when it has none, or headers that cannot be read). */
 export function traceCarrierOf(msg: { headers?: MsgHdrs | undefined }): { traceparent?: string; tracestate?: string } {
   const carrier: { traceparent?: string; tracestate?: string } = {};
-  const hdrs = msg.headers;
+  const read = readHeaders(msg);
+  const hdrs = read.ok ? read.headers : undefined;
   if (!hdrs) return carrier;
   const traceparent = hdrs.get("traceparent");
   if (traceparent) carrier.traceparent = traceparent;
