@@ -5,10 +5,23 @@ import { z } from "zod";
  * Settings every service reads from its environment. Each field names the
  * environment variable it comes from, so a config error says exactly what to fix.
  */
-/** A boolean environment variable: true/false, 1/0, yes/no, on/off. */
-export const envFlag = z
-  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "must be true or false" })
-  .transform((value) => ["true", "1", "yes", "on"].includes(value));
+const TRUE_WORDS = ["true", "1", "yes", "on"];
+const FALSE_WORDS = ["false", "0", "no", "off"];
+
+/**
+ * A boolean environment variable: true/false, 1/0, yes/no, on/off, in any case. A wrong value is
+ * echoed with what is accepted (parseEnv puts the variable's name in front).
+ */
+export const envFlag = z.string().transform((value, ctx) => {
+  const word = value.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (FALSE_WORDS.includes(word)) return false;
+  ctx.addIssue({
+    code: "custom",
+    message: `'${value}' is not true or false (accepted, in any case: true/false, 1/0, yes/no, on/off)`,
+  });
+  return z.NEVER;
+});
 
 export const serviceConfigSchema = z.object({
   /** One server or a comma-separated list; `tls://` (or any MONIRO_NATS_TLS_* file) turns TLS on. */

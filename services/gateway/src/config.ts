@@ -14,26 +14,12 @@ function originOf(value: string): string | undefined {
   }
 }
 
-/**
- * A boolean variable through the shared parser (true/false, 1/0, yes/no,
- * on/off), in any case; unset or empty is `fallback`. A wrong value is echoed
- * with what is accepted (parseEnv puts the variable's name in front).
- */
+/** A boolean variable (the shared parser: any case, a wrong value echoed); unset or empty is `fallback`. */
 const flag = (fallback = false) =>
-  z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      const text = value?.trim() ?? "";
-      if (text === "") return fallback;
-      const parsed = envFlag.safeParse(text.toLowerCase());
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({
-        code: "custom",
-        message: `'${value}' is not true or false (accepted, in any case: true/false, 1/0, yes/no, on/off)`,
-      });
-      return z.NEVER;
-    });
+  z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    envFlag.default(fallback),
+  );
 
 /** `100kb`, `1mb`, `65536` → bytes. */
 const byteSize = z

@@ -23,8 +23,15 @@ describe("loadSignalBridgeConfig", () => {
       /MONIRO_SIGNAL_ACCOUNT: must be a phone/,
     );
     for (const name of ["MONIRO_SIGNAL_PAIRING", "MONIRO_SIGNAL_READ_RECEIPTS"]) {
-      expect(() => loadSignalBridgeConfig({ [name]: "maybe" })).toThrow(new RegExp(`${name}: must be true or false`));
+      expect(() => loadSignalBridgeConfig({ [name]: "maybe" })).toThrow(
+        new RegExp(`${name}: 'maybe' is not true or false`),
+      );
     }
+    // Any case, as every service reads its flags.
+    expect(loadSignalBridgeConfig({ MONIRO_SIGNAL_READ_RECEIPTS: "ON" })).toMatchObject({
+      MONIRO_SIGNAL_READ_RECEIPTS: true,
+    });
+    expect(loadSignalBridgeConfig({ MONIRO_SIGNAL_PAIRING: "False" })).toMatchObject({ MONIRO_SIGNAL_PAIRING: false });
     for (const [name, value] of [
       ["MONIRO_SIGNAL_STALL_MS", "0"],
       ["MONIRO_SIGNAL_SEND_ATTEMPTS", "101"],

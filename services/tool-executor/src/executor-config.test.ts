@@ -11,7 +11,7 @@ describe("executor config", () => {
       /MONIRO_EXEC_RUN_AS: must be '<uid>:<gid>'/,
     );
     expect(() => loadExecutorConfig({ MONIRO_EXEC_UNSAFE_NO_SANDBOX: "maybe" })).toThrow(
-      /MONIRO_EXEC_UNSAFE_NO_SANDBOX: must be true or false/,
+      /MONIRO_EXEC_UNSAFE_NO_SANDBOX: '[^']*' is not true or false \(accepted, in any case: true\/false, 1\/0, yes\/no, on\/off\)/,
     );
     expect(() => loadExecutorConfig({ MONIRO_EXEC_RUN_AS: "0:0" })).toThrow(/MONIRO_EXEC_RUN_AS: must not be root/);
     expect(() => loadExecutorConfig({ MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT: "0" })).toThrow(
