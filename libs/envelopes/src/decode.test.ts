@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decode, inboundEnvelopeSchema, stamp } from "./index.js";
+import { decode, inboundEnvelopeSchema, MAX_JSON_DEPTH, parseJson, stamp } from "./index.js";
 
 describe("decode", () => {
   it("accepts a valid inbound envelope and derives priority and replyTo from the source", () => {
@@ -68,5 +68,34 @@ describe("source and reply tags", () => {
       ]);
     }
     expect(inbound({ source: "http:carol", replyTo: "http:x]y" }).ok).toBe(false);
+  });
+});
+
+describe("parseJson nesting limit", () => {
+  const nested = (levels: number) => `{"x":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+
+  it("refuses a payload nested deeper than 512 levels, before it can overflow a later JSON.stringify", () => {
+    const parsed = parseJson(nested(600));
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.error.message).toBe("payload is nested deeper than 512 levels of arrays and objects");
+    const meta = { ...stamp(), agent: "alice", source: "http:bob", text: "hi", meta: { x: 0 } };
+    const deep = JSON.stringify(meta).replace('{"x":0}', nested(6_000));
+    const decoded = decode(inboundEnvelopeSchema, new TextEncoder().encode(deep));
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.error.reason).toContain("nested deeper than 512 levels");
+  });
+
+  it("accepts 500 levels, exactly 512, and ordinary payloads", () => {
+    const fiveHundred = parseJson(nested(500));
+    expect(fiveHundred.ok).toBe(true);
+    expect(parseJson(nested(MAX_JSON_DEPTH)).ok).toBe(true);
+    expect(parseJson(nested(MAX_JSON_DEPTH + 1)).ok).toBe(false);
+    expect(parseJson('{"a":[1,{"b":null}],"c":"d"}')).toEqual({ ok: true, value: { a: [1, { b: null }], c: "d" } });
+  });
+
+  it("does not count brackets inside strings, escaped quotes included", () => {
+    const text = JSON.stringify({ text: `"${"[{".repeat(5_000)}\\"`, more: "[[[[" });
+    expect(parseJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
   });
 });

@@ -16,6 +16,61 @@ export type Decoded<T> = { ok: true; value: T } | { ok: false; error: DecodeErro
 
 const textDecoder = new TextDecoder("utf-8", { fatal: true });
 
+/**
+ * How deeply arrays and objects may nest in a payload. JSON.parse accepts far deeper
+ * values, but JSON.stringify, structuredClone and every recursive walk after it overflow
+ * the stack at a few thousand levels: refused here, such a payload goes to the DLQ
+ * instead of failing its handler on every redelivery. No envelope nests near 512.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether `text` opens more than `limit` arrays/objects at once; brackets inside strings do not count. */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  // A value needs one character per level: short text cannot be too deep.
+  if (text.length <= limit) return false;
+  // Nor can text with few brackets: most payloads are ruled out by a few native searches.
+  if (occurrences(text, "[", limit) + occurrences(text, "{", limit) <= limit) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
+    } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** How often `char` occurs in `text`, counted up to `max + 1`. */
+function occurrences(text: string, char: string, max: number): number {
+  let count = 0;
+  for (let at = text.indexOf(char); at !== -1 && count <= max; at = text.indexOf(char, at + 1)) count++;
+  return count;
+}
+
+/** The index of the quote that closes the string opened at `open` (the text's end when none does). */
+function closingQuote(text: string, open: number): number {
+  // indexOf skips a string's content at native speed: most of a payload's bytes are strings.
+  let quote = text.indexOf('"', open + 1);
+  while (quote !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    quote = text.indexOf('"', quote + 1);
+  }
+  return text.length;
+}
+
 /** The only place that parses untrusted JSON. Never throws. */
 export function parseJson(input: Uint8Array | string): Decoded<unknown> {
   let text: string;
@@ -23,6 +78,12 @@ export function parseJson(input: Uint8Array | string): Decoded<unknown> {
     text = typeof input === "string" ? input : textDecoder.decode(input);
   } catch {
     return { ok: false, error: new DecodeError("payload is not valid UTF-8", []) };
+  }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      error: new DecodeError(`payload is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, []),
+    };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
