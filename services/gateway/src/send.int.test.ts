@@ -119,6 +119,13 @@ describe("POST /v1/send and workspace membership at the gateway (real NATS and R
     for (const target of ["@nope", "alice@nope", "@nope:pr-1"]) {
       expect(await errorOf(await send({ target, text: "hi", from: "x" })), target).toEqual(unknown);
     }
+    // A DM into such a context (the messages route, fast path included) says the same.
+    const dm = await t.fetch("/v1/agents/alice/messages", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "hi", from: "x", context: "nope:main" }),
+    });
+    expect(await errorOf(dm)).toEqual(unknown);
     expect((await t.jsm.streams.info(t.subjects.streams.in)).state.messages).toBe(0);
   });
 

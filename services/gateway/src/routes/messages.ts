@@ -7,7 +7,7 @@ import { parseMessageBody } from "../http/message-body.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { notStored } from "../http/not-stored.js";
 import { sendJson } from "../http/send-json.js";
-import { requireMember } from "../http/workspace-membership.js";
+import { requireMember, type WorkflowLookup } from "../http/workspace-membership.js";
 import type { AgentCatalog, InboundPublisher } from "../ports.js";
 
 /** What `POST /v1/agents/:agent/messages` needs; the fast path (http/fast-messages.ts) shares it. */
@@ -16,6 +16,8 @@ export interface MessageDeps {
   publisher: InboundPublisher;
   /** Workflow instances, for the membership check of a workspace `context`. */
   workspaces?: WorkspaceStore;
+  /** The workflow definitions: a context of a workflow not defined at all is a 404 `unknown_workflow`. */
+  workflows?: WorkflowLookup;
   tracing: Tracing;
   now: () => number;
 }
@@ -40,7 +42,7 @@ export async function acceptMessage(
   const agent = await knownAgent(deps.agents, agentParam);
   const body = parseMessageBody(requestBody);
   const envelope = inboundFromBody(agent, body, deps.now());
-  await requireMember(deps.workspaces, agent, envelope.context);
+  await requireMember(deps.workspaces, agent, envelope.context, deps.workflows);
   await deps.tracing.span(
     "gateway.publish inbound",
     { "moniro.agent": agent, "moniro.envelope.id": envelope.id, "moniro.source": envelope.source },
