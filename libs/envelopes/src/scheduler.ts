@@ -5,13 +5,42 @@ import { nameSchema } from "./names.js";
 export const SCHEDULER_OPS = ["upsert", "delete", "list"] as const;
 export const schedulerOpSchema = z.enum(SCHEDULER_OPS);
 
+/**
+ * The longest delay or interval a schedule takes: 10 years. Far beyond it, the time of the
+ * next run is no longer a date (JavaScript's end at year 275760) and the job could never be
+ * listed; long before it, it is a mistake.
+ */
+export const MAX_SCHEDULE_MS = 315_576_000_000;
+
+/** The first moment an `at` may not name: 10000-01-01T00:00:00Z (ISO 8601 years have 4 digits). */
+export const SCHEDULE_AT_BEFORE = Date.UTC(10_000, 0, 1);
+
 /** When a job fires: once (at a time or after a delay) or repeatedly (cron pattern or interval). */
 export const scheduleSpecSchema = z
   .object({
-    at: z.iso.datetime({ offset: true }).optional(),
-    delayMs: z.number().int().positive().optional(),
+    at: z.iso
+      .datetime({ offset: true })
+      .refine(
+        (at) => {
+          const time = Date.parse(at);
+          return Number.isFinite(time) && time < SCHEDULE_AT_BEFORE;
+        },
+        { message: "must be before 10000-01-01T00:00:00Z" },
+      )
+      .optional(),
+    delayMs: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_SCHEDULE_MS, { message: `must be at most 10 years (${MAX_SCHEDULE_MS} ms)` })
+      .optional(),
     cron: z.string().min(1).max(120).optional(),
-    everyMs: z.number().int().min(1000).optional(),
+    everyMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(MAX_SCHEDULE_MS, { message: `must be at most 10 years (${MAX_SCHEDULE_MS} ms)` })
+      .optional(),
     tz: z.string().max(64).optional(),
   })
   .refine((s) => [s.at, s.delayMs, s.cron, s.everyMs].filter((x) => x !== undefined).length === 1, {

@@ -66,6 +66,28 @@ describe("handleSchedulerRequest", () => {
     expect(calls).toEqual([]);
   });
 
+  it("rejects a delay, interval or time the scheduler could not store as a date, without touching the store", async () => {
+    const { store, calls } = fakeStore();
+    const upsert = (schedule: unknown) =>
+      handleSchedulerRequest(
+        store,
+        "upsert",
+        json({ ...stamp(), op: "upsert", agent: "a", job: "j", schedule, reason: "r" }),
+      );
+    const far = await upsert({ delayMs: 9007199254740991 });
+    expect(far.reply).toEqual({
+      ok: false,
+      code: "invalid",
+      error: "invalid scheduler request: schedule.delayMs: must be at most 10 years (315576000000 ms)",
+    });
+    expect(far.rejected?.issues[0]?.path).toBe("schedule.delayMs");
+    expect((await upsert({ everyMs: 315_576_000_001 })).reply.error).toContain("schedule.everyMs: must be at most");
+    expect((await upsert({ at: "9999-12-31T23:00:00-12:00" })).reply.error).toContain(
+      "schedule.at: must be before 10000-01-01T00:00:00Z",
+    );
+    expect(calls).toEqual([]);
+  });
+
   it("rejects a request whose op does not match its subject", async () => {
     const { store, calls } = fakeStore();
     const outcome = await handleSchedulerRequest(store, "delete", json({ ...stamp(), op: "list", agent: "alice" }));

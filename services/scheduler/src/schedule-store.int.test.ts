@@ -1,8 +1,14 @@
-import type { InboundEnvelope } from "@moniro/envelopes";
+import { type InboundEnvelope, stamp } from "@moniro/envelopes";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { scheduleId } from "./job-ids.js";
+import { handleSchedulerRequest } from "./request-handler.js";
+import { FIRE, FIRE_JOB_OPTIONS } from "./schedule-store.js";
 import { type SchedulerRuntime, startSchedulerRuntime } from "./scheduler-runtime.js";
 import { bullConnection, deletePrefix, eventually, randomToken } from "./test/redis-fixture.js";
+
+const listRequest = (agent?: string) =>
+  JSON.stringify({ ...stamp(), op: "list", ...(agent === undefined ? {} : { agent }) });
 
 describe("ScheduleStore and the firing worker over real Redis", () => {
   let redis: Redis;
@@ -107,6 +113,49 @@ describe("ScheduleStore and the firing worker over real Redis", () => {
     });
     const [envelope] = await eventually(() => (published.length > 0 ? published : undefined), "the late firing");
     expect(envelope).toMatchObject({ agent: "erin", source: "cron:late", text: "late" });
+  });
+
+  it("refuses a delay whose next run is no date, as invalid, storing nothing", async () => {
+    const request = {
+      ...stamp(),
+      op: "upsert",
+      agent: "fay",
+      job: "never",
+      schedule: { delayMs: Number.MAX_SAFE_INTEGER },
+      reason: "r",
+    };
+    const outcome = await handleSchedulerRequest(runtime.store, "upsert", JSON.stringify(request));
+    expect(outcome.reply).toMatchObject({ ok: false, code: "invalid" });
+    expect(outcome.reply.error).toContain("schedule.delayMs: must be at most 10 years");
+    expect(outcome.rejected).toBeDefined();
+    // Past the schema (a caller of the store itself): refused before anything is stored.
+    await expect(
+      runtime.store.upsert({ agent: "fay", job: "never", schedule: { delayMs: Number.MAX_SAFE_INTEGER }, reason: "r" }),
+    ).rejects.toThrow("schedule.delayMs: the next run is not a representable time");
+    expect(await runtime.queue.getJob(scheduleId("fay", "never"))).toBeUndefined();
+    expect((await handleSchedulerRequest(runtime.store, "list", listRequest("fay"))).reply).toEqual({
+      ok: true,
+      jobs: [],
+    });
+  });
+
+  it("lists every agent's jobs when one was stored with a next run that is no date", async () => {
+    await runtime.store.upsert({ agent: "gus", job: "fine", schedule: { delayMs: 60_000 }, reason: "fine" });
+    // As an earlier version stored it: the job data is valid, its delay puts the next run past year 275760.
+    const data = { kind: "job", agent: "gus", job: "broken", schedule: { delayMs: 1000 }, reason: "r" };
+    await runtime.queue.add(FIRE, data, {
+      ...FIRE_JOB_OPTIONS,
+      jobId: scheduleId("gus", "broken"),
+      delay: Number.MAX_SAFE_INTEGER,
+    });
+    const listed = await handleSchedulerRequest(runtime.store, "list", listRequest());
+    expect(listed.reply.ok).toBe(true);
+    const jobs = (listed.reply.jobs ?? []).filter((j) => j.agent === "gus");
+    expect(jobs.map((j) => [j.job, j.nextRunAt === undefined])).toEqual([
+      ["broken", true],
+      ["fine", false],
+    ]);
+    expect(await runtime.store.get("gus", "broken")).toMatchObject({ job: "broken", schedule: { delayMs: 1000 } });
   });
 
   it("retries a firing whose publish keeps failing (NATS away) for as long as it takes, then fires it once", async () => {

@@ -43,6 +43,21 @@ export interface UpsertInput {
   reason: string;
 }
 
+/** `time` as an ISO string; undefined when it is no date (NaN, or beyond year 275760). */
+function isoTime(time: number): string | undefined {
+  const date = new Date(time);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/**
+ * A stored job's next run as `{ nextRunAt }`, or nothing when it is unknown or no date: one
+ * job stored with a bad time must not make every listing fail.
+ */
+function nextRunAtOf(next: number | undefined): { nextRunAt?: string } {
+  const nextRunAt = next === undefined ? undefined : isoTime(next);
+  return nextRunAt === undefined ? {} : { nextRunAt };
+}
+
 function isRepeating(schedule: ScheduleSpec): boolean {
   return schedule.cron !== undefined || schedule.everyMs !== undefined;
 }
@@ -83,24 +98,28 @@ export class ScheduleStore {
         );
       }
     } else {
-      await this.queue.removeJobScheduler(id);
-      await this.removeDelayed(id);
       const now = this.now();
       const delay = Math.max(
         0,
         input.schedule.at !== undefined ? Date.parse(input.schedule.at) - now : (input.schedule.delayMs ?? 0),
       );
+      // Checked before anything is stored: a job whose next run is no date could never be listed.
+      const nextRunAt = isoTime(now + delay);
+      if (nextRunAt === undefined) {
+        throw new ScheduleError(
+          input.schedule.at !== undefined ? "schedule.at" : "schedule.delayMs",
+          "the next run is not a representable time",
+        );
+      }
+      await this.queue.removeJobScheduler(id);
+      await this.removeDelayed(id);
       // A moment already past fires at once rather than never.
       await this.queue.add(FIRE, data, { ...FIRE_JOB_OPTIONS, jobId: id, delay });
       // Built from the request, not read back: a job due now may already have fired.
-      return { ...input, nextRunAt: new Date(now + delay).toISOString(), source: "job" };
+      return { ...input, nextRunAt, source: "job" };
     }
     const scheduler = await this.queue.getJobScheduler(id);
-    return {
-      ...input,
-      source: "job",
-      ...(scheduler?.next !== undefined ? { nextRunAt: new Date(scheduler.next).toISOString() } : {}),
-    };
+    return { ...input, source: "job", ...nextRunAtOf(scheduler?.next) };
   }
 
   /** Whether the agent's definition holds a schedule named `job` (`wakeup`, `heartbeat`). */
@@ -158,7 +177,7 @@ export class ScheduleStore {
   ): ScheduledJob | undefined {
     const data = validate(fireJobDataSchema, raw, "scheduled job data");
     if (!data.ok) return undefined;
-    const nextRunAt = next !== undefined ? { nextRunAt: new Date(next).toISOString() } : {};
+    const nextRunAt = nextRunAtOf(next);
     const value = data.value;
     if (value.kind === "job") {
       const { agent, job, schedule, reason } = value;

@@ -1,4 +1,5 @@
 import {
+  MAX_SCHEDULE_MS,
   NAME_PATTERN,
   type ScheduledJob,
   schedulerReplySchema,
@@ -8,6 +9,10 @@ import {
 } from "@moniro/envelopes";
 import { z } from "zod";
 import { defineTool, fail, ok, type SchedulerOp } from "../tool.js";
+
+/** The scheduler's longest delay or interval (10 years), in the tool's seconds. */
+const MAX_SECONDS = MAX_SCHEDULE_MS / 1000;
+const atMostTenYears = { message: `must be at most 10 years (${MAX_SECONDS} seconds)` };
 
 function describeJob(job: ScheduledJob): string {
   const s = job.schedule;
@@ -25,9 +30,9 @@ export const cronTool = defineTool({
     job: z.string().optional().describe("Name: a-z, 0-9, '-', '_'"),
     reason: z.string().optional(),
     at: z.string().optional(),
-    in_seconds: z.number().int().min(1).optional(),
+    in_seconds: z.number().int().min(1).max(MAX_SECONDS, atMostTenYears).optional(),
     cron: z.string().optional(),
-    every_seconds: z.number().int().min(1).optional(),
+    every_seconds: z.number().int().min(1).max(MAX_SECONDS, atMostTenYears).optional(),
     tz: z.string().optional().describe("IANA zone for cron"),
   }),
   usesWorkspace: false,

@@ -156,6 +156,24 @@ describe("cron", () => {
     expect(ctx.schedulerRequests).toHaveLength(0);
   });
 
+  it("refuses a delay or interval beyond 10 years, or an `at` past year 9999, before asking the scheduler", async () => {
+    const ctx = testToolContext();
+    const far = await runTool("cron", { action: "create", job: "x", in_seconds: 7e12, reason: "r" }, ctx);
+    expect(far).toMatchObject({ isError: true, errorCode: "invalid-input" });
+    expect(far.content).toContain("'in_seconds': must be at most 10 years (315576000 seconds)");
+    const often = await runTool("cron", { action: "create", job: "x", every_seconds: 315_576_001, reason: "r" }, ctx);
+    expect(often.content).toContain("'every_seconds': must be at most 10 years");
+    const late = await runTool(
+      "cron",
+      { action: "create", job: "x", at: "9999-12-31T23:59:59-12:00", reason: "r" },
+      ctx,
+    );
+    expect(late.content).toContain("at: must be before 10000-01-01T00:00:00Z");
+    expect(ctx.schedulerRequests).toHaveLength(0);
+    await runTool("cron", { action: "create", job: "x", in_seconds: 315_576_000, reason: "r" }, ctx);
+    expect(ctx.schedulerRequests[0]?.request).toMatchObject({ schedule: { delayMs: 315_576_000_000 } });
+  });
+
   it("a scheduler refusal and a missing scheduler are clear error results", async () => {
     const refusing = testToolContext({ scheduler: () => ({ ok: false, error: "job: no scheduled job 'x'" }) });
     const refused = await runTool("cron", { action: "delete", job: "x" }, refusing);
