@@ -193,12 +193,16 @@ describe("schedules from agent definitions in the live registry, reconciled over
     expect(reads - 1).toBeLessThanOrEqual(4);
   });
 
-  it("a cron pattern BullMQ cannot parse is reported as failed; the other agents' schedules are made", async () => {
-    await define("alice", { cron: "every tuesday" });
-    await define("bob", { cron: "0 9 * * *", tz: "Not/AZone" });
+  it("a cron pattern or zone BullMQ cannot run is refused when it is defined; the other agents' schedules are made", async () => {
+    await expect(define("alice", { cron: "every tuesday" })).rejects.toThrow(
+      /schedule\.cron: 'every tuesday' is not a cron pattern/,
+    );
+    await expect(define("bob", { cron: "0 9 * * *", tz: "Not/AZone" })).rejects.toThrow(
+      /schedule\.tz: unknown time zone 'Not\/AZone'/,
+    );
     await define("carol", { every_ms: 60000 });
     const result = await sync().first;
-    expect(result.failed.map((failure) => failure.id).sort()).toEqual(["def.alice.wakeup", "def.bob.wakeup"]);
+    expect(result.failed).toEqual([]);
     expect(await schedulers()).toEqual({ "def.carol.wakeup": "every 60000" });
   });
 

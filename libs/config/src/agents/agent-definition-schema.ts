@@ -1,4 +1,4 @@
-import { CHILD_SEPARATOR, nameSchema, tagSchema } from "@moniro/envelopes";
+import { CHILD_SEPARATOR, MAX_SCHEDULE_MS, nameSchema, tagSchema } from "@moniro/envelopes";
 import { z } from "zod";
 import { cronProblem, timeZoneProblem } from "./cron-check.js";
 import { strictObject, withShorthand } from "./strict-object.js";
@@ -121,7 +121,10 @@ const scheduleSchema = withShorthand(
   "cron",
   strictObject({
     cron: z.string().min(1).max(120).optional(),
-    every_ms: positiveInt("milliseconds").min(1000, "must be at least 1000 (one second)").optional(),
+    every_ms: positiveInt("milliseconds")
+      .min(1000, "must be at least 1000 (one second)")
+      .max(MAX_SCHEDULE_MS, `must be at most 10 years (${MAX_SCHEDULE_MS} ms)`)
+      .optional(),
     tz: z.string().max(64).optional(),
     /** What the agent sees when the wakeup fires: `[cron:wakeup] <reason>`. */
     reason: z.string().min(1).max(2000).optional(),
@@ -141,7 +144,10 @@ const scheduleSchema = withShorthand(
         "'personal' is the personal context, not a workflow: leave 'workspace' out for it",
       )
       .optional(),
-    heartbeat_ms: positiveInt("milliseconds").min(1000, "must be at least 1000 (one second)").optional(),
+    heartbeat_ms: positiveInt("milliseconds")
+      .min(1000, "must be at least 1000 (one second)")
+      .max(MAX_SCHEDULE_MS, `must be at most 10 years (${MAX_SCHEDULE_MS} ms)`)
+      .optional(),
     /** Where the agent answers `HEARTBEAT_OK` (the heartbeat's reply target); `http:heartbeat` when absent. */
     heartbeat_to: tagSchema.optional(),
   }).superRefine((schedule, ctx) => {

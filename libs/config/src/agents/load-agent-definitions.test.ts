@@ -120,6 +120,15 @@ describe("loadAgentDefinitions", () => {
         message: "unknown time zone 'Mars/Olympus': an IANA zone such as 'Europe/Berlin' or 'UTC'",
       },
     ]);
+    write("alice.yaml", [
+      "name: alice",
+      "model: m",
+      "schedule: { every_ms: 400000000000, heartbeat_ms: 400000000000 }",
+    ]);
+    expect((await errorOf(loadAgentDefinitions(dir))).issues).toEqual([
+      { path: "schedule.every_ms", message: "must be at most 10 years (315576000000 ms)" },
+      { path: "schedule.heartbeat_ms", message: "must be at most 10 years (315576000000 ms)" },
+    ]);
     write("alice.yaml", ["name: alice", "model: m", "schedule: '*/10 * * * * *'"]);
     expect((await loadAgentDefinitions(dir)).get("alice")?.schedule).toMatchObject({ cron: "*/10 * * * * *" });
     write("alice.yaml", ["name: alice", "model: m", "schedule: { heartbeat_ms: 5000, reason: hi }"]);
