@@ -39,6 +39,7 @@ describe("moniro CLI against a running stack", () => {
     stack = await startStack({
       services: ["gateway", "agent-runner", "tool-executor"],
       agents: { alice: AGENT },
+      workflows: { review: "agents:\n  bob: { ref: bob }\n" },
       env: { MONIRO_GATEWAY_OPEN: "false", MONIRO_API_KEYS: KEY },
     });
     gateway = stack.gatewayUrl;
@@ -140,16 +141,22 @@ describe("moniro CLI against a running stack", () => {
     expect(tagged.stderr).toBe(
       'Error: workflow "review:pr-7" is not running.\nStart it with: moniro start review --tag pr-7\n',
     );
+    // A workflow not defined at all is not "start it": that would fail too.
+    const undefinedWorkflow = await moniro(["send", "alice@nope", "task"]);
+    expect(undefinedWorkflow.code).toBe(4);
+    expect(undefinedWorkflow.stderr).toMatch(
+      /answered 404 unknown_workflow: no workflow named 'nope' is defined; known workflows: review \(add \.workflows\/nope\.yaml\)\n$/,
+    );
 
     const redis = testClient(stack.redis.url);
     try {
       const store = new RedisWorkspaceStore(redis, { prefix: stack.prefix });
       await store.instance("review", "main").start([{ name: "bob", agent: "bob", kind: "ref" }]);
-      expect(await moniro(["send", "alice@review", "task"])).toEqual({
-        code: 1,
-        stdout: "",
-        stderr: 'Error: alice is not a participant in workflow "review".\nAdd alice to .workflows/review.yaml first.\n',
-      });
+      const notMember = await moniro(["send", "alice@review", "task"]);
+      expect(notMember).toMatchObject({ code: 1, stdout: "" });
+      expect(notMember.stderr).toMatch(
+        /^Error: alice is not a participant in workflow "review"\.\nAdd alice to \.workflows\/review\.yaml first\.\n$/,
+      );
       await store.instance("review", "main").stop();
       await store.instance("review", "main").start([{ name: "alice", agent: "alice", kind: "ref" }]);
       const inWorkspace = await moniro(["send", "alice@review", "task"]);
