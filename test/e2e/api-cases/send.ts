@@ -13,14 +13,24 @@ export const sendCases: CaseTable = {
       check: (body) => expect(body).toMatchObject({ target: "ada", kind: "dm", id: expect.any(String) }),
     },
     {
-      what: "'ada@review' while review is not running: the seed's error and hint",
+      what: "'ada@pair' while pair's main instance is not running: the seed's error and hint",
       status: 409,
-      send: (context) => context.call("POST", "/v1/send", { target: "ada@review", text: "x", from: "conformance" }),
+      send: (context) => context.call("POST", "/v1/send", { target: "ada@pair", text: "x", from: "conformance" }),
       check: (body) =>
         expect((body as Refusal).error).toEqual({
           code: "workflow_not_running",
-          message: 'workflow "review" is not running.',
-          details: { hint: "Start it with: moniro start review" },
+          message: 'workflow "pair" is not running.',
+          details: { hint: "Start it with: moniro start pair" },
+        }),
+    },
+    {
+      what: "'ada@review', a workflow not defined at all: 404 unknown_workflow naming the known ones",
+      status: 404,
+      send: (context) => context.call("POST", "/v1/send", { target: "ada@review", text: "x", from: "conformance" }),
+      check: (body) =>
+        expect((body as Refusal).error).toMatchObject({
+          code: "unknown_workflow",
+          message: expect.stringMatching(/^no workflow named 'review' is defined; known workflows: pair \(add /),
         }),
     },
     {
