@@ -148,6 +148,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * whom to push). Only with `usesWorkspace: false`.
    */
   checksSeat?: boolean;
+  /**
+   * The tool starts commands in the sandbox (`exec`, `process`): only for it does `ctx.network`
+   * matter, so an executor works out what a call's context allows (a workspace's members) for it alone.
+   */
+  runsCommands?: boolean;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

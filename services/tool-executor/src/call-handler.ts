@@ -2,7 +2,7 @@ import type { Bus } from "@moniro/bus";
 import type { Subjects, ToolCallEnvelope, ToolResultEnvelopeInput } from "@moniro/envelopes";
 import type { Tracing } from "@moniro/ports";
 import { splitContext } from "@moniro/store";
-import { processCallOwner, type ResolvedPolicy, runTool, type ToolOutcome } from "@moniro/tool-catalog";
+import { processCallOwner, type ResolvedPolicy, runTool, type ToolOutcome, toolCatalog } from "@moniro/tool-catalog";
 import type { AgentPolicies } from "./agent-policies.js";
 import type { CallSlots } from "./call-slots.js";
 import type { ExecutorMetrics } from "./executor-metrics.js";
@@ -188,7 +188,10 @@ export class CallHandler {
     try {
       const lookup = await deps.policies.lookup(call.agent);
       if (!lookup.ok) return errorOutcome(lookup.errorCode, lookup.message);
-      const network = await networkOf(call, lookup.policy, deps);
+      // Only a tool that starts commands uses the network: the members' policies are read for it alone.
+      const network = toolCatalog.get(call.tool)?.runsCommands
+        ? await networkOf(call, lookup.policy, deps)
+        : { given: lookup.policy.network };
       // A handed-off call came from the queue group: it answers `process list` for the whole fleet.
       const ctx = toolContextFor(call, signal, deps.context, route === "owner" ? "owner" : "queue", network.given);
       const outcome = await runTool(call.tool, call.input, ctx, { policy: lookup.policy });

@@ -6,6 +6,7 @@ import { defineTool, fail, ok } from "../tool.js";
 
 export const execTool = defineTool({
   name: "exec",
+  runsCommands: true,
   description:
     "Run a bash command in the workspace and wait for it. Output (stdout+stderr) is capped. For servers or long jobs use 'process'.",
   input: z.object({

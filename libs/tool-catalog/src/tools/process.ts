@@ -36,6 +36,7 @@ const needsId = (action: string): ToolOutcome =>
 
 export const processTool = defineTool({
   name: "process",
+  runsCommands: true,
   // Latin-1 only, like every tool description: one character beyond it makes each request body a two-byte string.
   description:
     "Background processes that outlive this call. start(command)->processId; list; poll(processId)->status/exit code; log(processId, lines)->output tail; write(processId, input, close?)->stdin; kill(processId).",
