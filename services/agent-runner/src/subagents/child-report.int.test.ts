@@ -1,15 +1,14 @@
-import { randomBytes } from "node:crypto";
-import { createSubjects, inboundEnvelopeSchema, stamp, subagentMetaOf } from "@moniro/envelopes";
+import { inboundEnvelopeSchema, type Subjects, stamp, subagentMetaOf } from "@moniro/envelopes";
 import type { LlmRequest } from "@moniro/ports";
 import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
-import { type TestRedis, testRedis } from "@moniro/store/test";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
-import { afterEach, describe, expect, it } from "vitest";
+import type { TestRedis } from "@moniro/store/test";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { describe, expect, it } from "vitest";
 import { UNIFIED_THREAD } from "../loop/index.js";
 import { staticDirectory } from "../runtime/agent-directory.js";
 import { type Runner, startRunner } from "../runtime/runner.js";
 import { eventually, testAgent } from "../runtime/test-support.js";
+import { useRunnerWorld } from "../runtime/test-world.js";
 import { toolSpecsFor } from "../runtime/tool-specs.js";
 
 // The parent's follow-up `message` lands in the child's inbox while the
@@ -18,7 +17,6 @@ import { toolSpecsFor } from "../runtime/tool-specs.js";
 // follow-up too, not only the report on the task sent before the child saw
 // the follow-up waiting.
 
-const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 const FOLLOW_UP = "also check X";
 
 /** Every text the model sees in a request (user texts and tool results). */
@@ -31,22 +29,15 @@ function seen(request: LlmRequest): string[] {
 }
 
 describe("a sub-agent given a follow-up while its last LLM call runs", () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  let subjects: Subjects;
+  let nc: NatsConnection;
+  let t: TestRedis;
+  let runners: Runner[];
+  useRunnerWorld((world) => {
+    ({ subjects, nc, redis: t, runners } = world);
   });
 
   it("reports the answer to the follow-up as well as to its task", async () => {
-    const namespace = `t${randomBytes(5).toString("hex")}`;
-    const subjects = createSubjects(namespace);
-    const t: TestRedis = testRedis();
-    const nc = await connect({ servers: NATS_URL });
-    cleanups.push(async () => {
-      const jsm = await jetstreamManager(nc);
-      for (const stream of Object.values(subjects.streams)) await jsm.streams.delete(stream).catch(() => undefined);
-      await nc.close();
-      await t.cleanup();
-    });
     let child = "";
     let runner: Runner | undefined;
     /** Whether the parent's follow-up waits in the child's inbox (not taken yet). */
@@ -81,7 +72,7 @@ describe("a sub-agent given a follow-up while its last LLM call runs", () => {
       ]),
       timing: { leaseTtlMs: 1_000, leaseRenewMs: 250, sweepEveryMs: 200 },
     });
-    cleanups.push(() => runner.stop());
+    runners.push(runner);
 
     await runner.stores.inbox.append(
       inboundEnvelopeSchema.parse({ ...stamp(), agent: "boss", source: "http:alice", text: "go" }),
