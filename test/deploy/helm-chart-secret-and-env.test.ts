@@ -7,6 +7,7 @@ import { NATS_USERS, passwordVariable } from "@moniro/bus";
 import { describe, expect, it } from "vitest";
 import {
   byKind,
+  CHART,
   containerOf,
   deploymentOf,
   effectiveEnv,
@@ -14,27 +15,12 @@ import {
   type K8sObject,
   parseManifests,
   readText,
+  renderChart,
+  renderChartError,
   run,
   SERVICES,
   tool,
 } from "./manifests.js";
-
-const CHART = "deploy/helm/moniro";
-
-function render(args: string[] = []): K8sObject[] {
-  const output = run(tool("helm"), ["template", "moniro", CHART, "--namespace", "moniro", ...args]);
-  return parseManifests(output, `helm template ${args.join(" ")}`);
-}
-
-function renderError(args: string[]): string {
-  tool("helm"); // a missing helm is its own failure, not the expected one
-  try {
-    render(args);
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error(`helm template ${args.join(" ")} succeeded, expected it to fail`);
-}
 
 /** Every value of the chart's Secret given, so that two renders with the same values render the same Secret. */
 const GIVEN: Record<string, string> = {
@@ -49,7 +35,10 @@ const GIVEN: Record<string, string> = {
 
 function renderWith(overrides: Record<string, string> = {}, args: string[] = []): K8sObject[] {
   const values = { ...GIVEN, ...overrides };
-  return render([...Object.entries(values).flatMap(([key, value]) => ["--set-string", `${key}=${value}`]), ...args]);
+  return renderChart([
+    ...Object.entries(values).flatMap(([key, value]) => ["--set-string", `${key}=${value}`]),
+    ...args,
+  ]);
 }
 
 /** The Deployments and StatefulSets whose pods read Secret `secret` (secretKeyRef or envFrom), by name. */
@@ -123,12 +112,12 @@ describe("helm chart: a changed Secret rolls the pods that read it", () => {
   it("sums the generated passwords the Secret is given, so the first upgrade after an install rolls nothing", () => {
     // At install the chart generates the passwords left empty; at an upgrade it keeps them (lookup),
     // which renders exactly as giving them.
-    const installed = render(["--set-string", "secrets.gatewayApiKeys=gw-key-0123"]);
+    const installed = renderChart(["--set-string", "secrets.gatewayApiKeys=gw-key-0123"]);
     const secret = byKind(installed, "Secret").find((s) => s.metadata.name === "moniro-secrets");
     const kept = NATS_USERS.map(
       (user) => `secrets.natsPasswords.${user}=${secret?.stringData?.[passwordVariable(user)]}`,
     );
-    const upgraded = render([
+    const upgraded = renderChart([
       "--set-string",
       "secrets.gatewayApiKeys=gw-key-0123",
       "--set-string",
@@ -141,7 +130,7 @@ describe("helm chart: a changed Secret rolls the pods that read it", () => {
   });
 
   it("puts no checksum on the pods when the Secret is yours, and says a rollout restart is then yours too", () => {
-    const objects = render(["--set", "secrets.create=false,secrets.existingSecret=my-moniro-keys"]);
+    const objects = renderChart(["--set", "secrets.create=false,secrets.existingSecret=my-moniro-keys"]);
     expect(readersOf(objects, "my-moniro-keys")).toHaveLength(SERVICES.length + 2);
     expect(Object.values(secretChecksums(objects)).filter(Boolean)).toEqual([]);
     for (const text of [readText(`${CHART}/values.yaml`), readText("docs/deployment.md")]) {
@@ -175,7 +164,7 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
   it("refuses MONIRO_REDIS_PREFIX in a service's env, naming the value path, why, and redis.prefix", () => {
     // A later entry of the same name wins in Kubernetes, and env wins over the ConfigMap: unrefused,
     // this service's keys would lie outside the `~<prefix>*` the release's Redis user is limited to.
-    const error = renderError(["--set-string", "services.agent-runner.env.MONIRO_REDIS_PREFIX=other:"]);
+    const error = renderChartError(["--set-string", "services.agent-runner.env.MONIRO_REDIS_PREFIX=other:"]);
     expect(error).toContain("services.agent-runner.env.MONIRO_REDIS_PREFIX");
     expect(error).toMatch(/ACL/);
     expect(error).toMatch(/set redis\.prefix instead/);
@@ -184,7 +173,7 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
   it("refuses every variable the chart derives for logins, isolation and secrets, naming the value to set", () => {
     Object.entries(DERIVED).forEach(([variable, value], i) => {
       const service = SERVICES[i % SERVICES.length] as string;
-      const error = renderError(["--set-string", `services.${service}.env.${variable}=x`]);
+      const error = renderChartError(["--set-string", `services.${service}.env.${variable}=x`]);
       expect(error, variable).toContain(`services.${service}.env.${variable}:`);
       expect(error, variable).toMatch(new RegExp(`set ${escapeRegExp(value.replace("<name>", service))}\\b`));
     });
@@ -192,8 +181,8 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
 
   it("refuses only variables the chart does set (the list is not stale)", () => {
     const renders = [
-      render(),
-      render([
+      renderChart(),
+      renderChart([
         "--set",
         "nats.deploy=false,nats.url=nats://nats:4222,nats.user=moniro,secrets.natsPassword=pw",
         "--set",
@@ -207,7 +196,7 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
   });
 
   it("still renders other variables of services.<name>.env into that service's environment", () => {
-    const objects = render([
+    const objects = renderChart([
       "--set-string",
       "services.signal-bridge.env.MONIRO_SIGNAL_DEFAULT_AGENT=alice,services.gateway.env.MONIRO_LOG_LEVEL=debug",
     ]);
@@ -216,7 +205,7 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
     expect(effectiveEnv(deploymentOf(objects, "scheduler"), objects).MONIRO_LOG_LEVEL).toBe("info");
     // A disabled service's env renders nowhere, so it is not checked.
     expect(() =>
-      render([
+      renderChart([
         "--set",
         "services.scheduler.enabled=false",
         "--set-string",
@@ -227,7 +216,7 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
 
   it("lets no webhook secret shadow the chart's ConfigMap in the gateway: the ConfigMap comes last in envFrom", () => {
     // Of two envFrom sources with one key, the later one wins.
-    const objects = render(["--set-string", "webhooks.secrets.MONIRO_REDIS_PREFIX=other-prefix-0123456"]);
+    const objects = renderChart(["--set-string", "webhooks.secrets.MONIRO_REDIS_PREFIX=other-prefix-0123456"]);
     const sources = containerOf(deploymentOf(objects, "gateway")).envFrom as Array<Record<string, { name: string }>>;
     expect(sources.map((source) => Object.keys(source)[0])).toEqual(["secretRef", "configMapRef"]);
     expect(sources.at(-1)?.configMapRef?.name).toBe("moniro-config");

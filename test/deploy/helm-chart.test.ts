@@ -17,6 +17,7 @@ import { tempDir } from "../support/temp-dir.js";
 import { envOf, parseDockerfile } from "./dockerfile.js";
 import {
   byKind,
+  CHART,
   configMapMountOf,
   containerOf,
   danglingReferences,
@@ -27,6 +28,8 @@ import {
   type K8sObject,
   parseManifests,
   readText,
+  renderChart,
+  renderChartError,
   run,
   SERVICES,
   serviceCommand,
@@ -37,7 +40,6 @@ import {
 import { configErrorOf, SECRET_NAME, unknownEnvNames } from "./service-env.js";
 import { expectWorkflowsMountedInGatewayOnly } from "./workflows-mount.js";
 
-const CHART = "deploy/helm/moniro";
 const chart = parse(readText(`${CHART}/Chart.yaml`)) as { appVersion: string; version: string };
 const values = parse(readText(`${CHART}/values.yaml`)) as {
   services: Record<string, { port: number; replicas: number }>;
@@ -50,23 +52,6 @@ function valuesFile(text: string): string {
   const file = join(dir, "values.yaml");
   writeFileSync(file, text);
   return file;
-}
-
-/** `helm template` of the chart as release `release` in namespace moniro, parsed. */
-function render(args: string[] = [], release = "moniro"): K8sObject[] {
-  const output = run(tool("helm"), ["template", release, CHART, "--namespace", "moniro", ...args]);
-  return parseManifests(output, `helm template ${args.join(" ")}`);
-}
-
-/** `helm template` expected to fail; returns its error output. */
-function renderError(args: string[]): string {
-  tool("helm"); // a missing helm is its own failure, not the expected one
-  try {
-    render(args);
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error(`helm template ${args.join(" ")} succeeded, expected it to fail`);
 }
 
 function validateAll(objects: K8sObject[], source: string): void {
@@ -169,7 +154,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("renders with default values into objects that all validate against the Kubernetes schema", () => {
-    const objects = render();
+    const objects = renderChart();
     validateAll(objects, "helm template (defaults)");
     expect(danglingReferences(objects)).toEqual([]);
     const kinds = objects.map((o) => o.kind).sort();
@@ -191,7 +176,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("renders one Deployment per service, running that service's entry point with probes on its port", () => {
-    const objects = render();
+    const objects = renderChart();
     expect(byKind(objects, "Deployment").map((d) => d.metadata.labels?.["app.kubernetes.io/component"])).toEqual(
       expect.arrayContaining([...SERVICES]),
     );
@@ -212,7 +197,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("moves container port, MONIRO_HTTP_PORT, probes and the scrape annotation together when a port changes", () => {
-    const objects = render(["--set", "services.scheduler.port=9300"]);
+    const objects = renderChart(["--set", "services.scheduler.port=9300"]);
     const deployment = deploymentOf(objects, "scheduler");
     expect(serviceContainerProblems(deployment, "scheduler")).toEqual([]);
     expect(containerOf(deployment).ports[0].containerPort).toBe(9300);
@@ -221,16 +206,16 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("uses the image <repository>:<appVersion> by default and image.repository/image.tag when set", () => {
-    for (const deployment of byKind(render(), "Deployment")) {
+    for (const deployment of byKind(renderChart(), "Deployment")) {
       expect(containerOf(deployment).image).toBe(`moniro:${chart.appVersion}`);
     }
-    for (const deployment of byKind(render(PRODUCTION), "Deployment")) {
+    for (const deployment of byKind(renderChart(PRODUCTION), "Deployment")) {
       expect(containerOf(deployment).image).toBe("registry.example.com/moniro:1.2.3");
     }
   });
 
   it("wires NATS URL, Redis URL and the OTLP endpoint from values into every service's environment", () => {
-    const objects = render(PRODUCTION);
+    const objects = renderChart(PRODUCTION);
     validateAll(objects, "helm template (production values)");
     expect(danglingReferences(objects)).toEqual([]);
     for (const service of SERVICES) {
@@ -243,14 +228,14 @@ describe("helm chart deploy/helm/moniro", () => {
       expect(env.MONIRO_HTTP_HOST).toBe("0.0.0.0");
     }
     // Without otel.endpoint no endpoint is set, so services do not try to export.
-    const defaults = render();
+    const defaults = renderChart();
     for (const service of SERVICES) {
       expect(effectiveEnv(deploymentOf(defaults, service), defaults).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
     }
   });
 
   it("gives every service an environment its own config loader accepts (production values)", async () => {
-    const objects = render(PRODUCTION);
+    const objects = renderChart(PRODUCTION);
     for (const service of SERVICES) {
       const env = effectiveEnv(deploymentOf(objects, service), objects, IMAGE_ENV);
       expect({ service, error: await configErrorOf(service, env) }).toEqual({ service, error: undefined });
@@ -258,13 +243,13 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("sets only environment variable names the services' code reads", () => {
-    const objects = render([
+    const objects = renderChart([
       ...PRODUCTION,
       "--set",
       "nats.user=moniro,secrets.natsPassword=pw,services.signal-bridge.signalUrl=http://signal-cli:8080",
     ]);
     // The release's NATS (defaults): each service's own user and password.
-    const defaults = render(["--set", "services.signal-bridge.signalUrl=http://signal-cli:8080"]);
+    const defaults = renderChart(["--set", "services.signal-bridge.signalUrl=http://signal-cli:8080"]);
     for (const service of SERVICES) {
       for (const [values, all] of [
         ["own NATS", objects],
@@ -277,7 +262,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("with default values, the gateway refuses to start without API keys and NOTES.txt says so", async () => {
-    const objects = render();
+    const objects = renderChart();
     const gateway = effectiveEnv(deploymentOf(objects, "gateway"), objects, IMAGE_ENV);
     expect(await configErrorOf("gateway", gateway)).toMatch(/MONIRO_API_KEYS/);
     for (const service of SERVICES.filter((s) => s !== "gateway")) {
@@ -287,7 +272,7 @@ describe("helm chart deploy/helm/moniro", () => {
     const notes = run(tool("helm"), ["install", "moniro", CHART, "--dry-run=client", "--namespace", "moniro"]);
     expect(notes).toMatch(/NOTES:[\s\S]*gateway will not start[\s\S]*secrets\.gatewayApiKeys/);
     // Open access listens on loopback only, which a Service cannot reach: the chart has no switch for it.
-    expect(() => render(["--set", "services.gateway.authDisabled=true"])).toThrow(/authDisabled/);
+    expect(() => renderChart(["--set", "services.gateway.authDisabled=true"])).toThrow(/authDisabled/);
   });
 
   it("keeps secrets out of ConfigMaps and plain env values: they reach the pods through secretKeyRef", () => {
@@ -295,7 +280,7 @@ describe("helm chart deploy/helm/moniro", () => {
       NATS_USERS.map((user) => [user, `natsPw${user.replaceAll("-", "")}SENTINEL`]),
     );
     const sentinels = ["sk-ant-SENTINEL", "gw-SENTINEL", ...Object.values(natsSentinels)];
-    const objects = render([
+    const objects = renderChart([
       "--set",
       `secrets.anthropicApiKey=${sentinels[0]},secrets.gatewayApiKeys=${sentinels[1]}`,
       "--set",
@@ -303,10 +288,10 @@ describe("helm chart deploy/helm/moniro", () => {
     ]);
     // Your own NATS: the one password of nats.user, also in the Secret only.
     const ownNatsPassword = "nats-pw-SENTINEL";
-    const own = render([...PRODUCTION, "--set", `nats.user=moniro,secrets.natsPassword=${ownNatsPassword}`]);
+    const own = renderChart([...PRODUCTION, "--set", `nats.user=moniro,secrets.natsPassword=${ownNatsPassword}`]);
     // Or its token.
     const ownToken = "nats-token-SENTINEL";
-    const tokened = render([...PRODUCTION, "--set", `nats.user=,secrets.natsToken=${ownToken}`]);
+    const tokened = renderChart([...PRODUCTION, "--set", `nats.user=,secrets.natsToken=${ownToken}`]);
     for (const [all, secrets] of [
       [objects, sentinels],
       [own, [ownNatsPassword]],
@@ -348,7 +333,7 @@ describe("helm chart deploy/helm/moniro", () => {
 
   it("gives webhook secrets to the gateway only: a Secret of their own (or one you manage) through envFrom", () => {
     const sentinel = "hook-secret-SENTINEL-0123456789";
-    const objects = render(["--set", `webhooks.secrets.GITHUB_WEBHOOK_SECRET=${sentinel}`]);
+    const objects = renderChart(["--set", `webhooks.secrets.GITHUB_WEBHOOK_SECRET=${sentinel}`]);
     for (const object of objects) validateObject(object, "helm template --set webhooks.secrets…");
     const secret = byKind(objects, "Secret").find((s) => s.metadata.name === "moniro-webhooks");
     expect(secret?.stringData).toEqual({ GITHUB_WEBHOOK_SECRET: sentinel });
@@ -362,21 +347,21 @@ describe("helm chart deploy/helm/moniro", () => {
     }
     for (const configMap of byKind(objects, "ConfigMap")) expect(JSON.stringify(configMap)).not.toContain(sentinel);
     // A Secret you manage: referenced, not rendered; without either, nothing is referenced.
-    const managed = render(["--set", "webhooks.existingSecret=my-hook-secrets"]);
+    const managed = renderChart(["--set", "webhooks.existingSecret=my-hook-secrets"]);
     expect(byKind(managed, "Secret").map((s) => s.metadata.name)).not.toContain("moniro-webhooks");
     expect(containerOf(deploymentOf(managed, "gateway")).envFrom).toContainEqual({
       secretRef: { name: "my-hook-secrets" },
     });
     expect(
-      (containerOf(deploymentOf(render(), "gateway")).envFrom ?? []).filter(
+      (containerOf(deploymentOf(renderChart(), "gateway")).envFrom ?? []).filter(
         (s: { secretRef?: unknown }) => s.secretRef,
       ),
     ).toEqual([]);
-    expect(renderError(["--set", "webhooks.secrets.bad-name=0123456789abcdef0"])).toMatch(/webhooks/);
+    expect(renderChartError(["--set", "webhooks.secrets.bad-name=0123456789abcdef0"])).toMatch(/webhooks/);
   });
 
   it("uses secrets.existingSecret instead of rendering a Secret", () => {
-    const objects = render(["--set", "secrets.create=false,secrets.existingSecret=my-moniro-keys"]);
+    const objects = renderChart(["--set", "secrets.create=false,secrets.existingSecret=my-moniro-keys"]);
     expect(byKind(objects, "Secret")).toEqual([]);
     expect(danglingReferences(objects, ["my-moniro-keys"])).toEqual([]);
     const refs = (containerOf(deploymentOf(objects, "agent-runner")).env ?? [])
@@ -393,7 +378,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("scales tool-executor independently: its own HPA, or a fixed replica count when autoscaling is off", () => {
-    const hpa = render([
+    const hpa = renderChart([
       "--set",
       "services.tool-executor.autoscaling.minReplicas=3,services.tool-executor.autoscaling.maxReplicas=30",
       "--set",
@@ -415,7 +400,7 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(deploymentOf(hpa, "gateway").spec.replicas).toBe(4);
     expect(deploymentOf(hpa, "agent-runner").spec.replicas).toBe(values.services["agent-runner"]?.replicas);
 
-    const fixed = render([
+    const fixed = renderChart([
       "--set",
       "services.tool-executor.autoscaling.enabled=false,services.tool-executor.replicas=7",
     ]);
@@ -428,14 +413,14 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("adds a memory target to the HPA only when one is set", () => {
-    const objects = render(["--set", "services.tool-executor.autoscaling.targetMemoryUtilizationPercentage=80"]);
+    const objects = renderChart(["--set", "services.tool-executor.autoscaling.targetMemoryUtilizationPercentage=80"]);
     validateAll(objects, "helm template (memory target)");
     const metrics = byKind(objects, "HorizontalPodAutoscaler")[0]?.spec.metrics;
     expect(metrics.map((m: { resource: { name: string } }) => m.resource.name)).toEqual(["cpu", "memory"]);
   });
 
   it("gives any service with autoscaling enabled its own HPA, so no Deployment is left without a replica count", () => {
-    const objects = render([
+    const objects = renderChart([
       "--set",
       "services.gateway.autoscaling.enabled=true,services.gateway.autoscaling.maxReplicas=6",
     ]);
@@ -450,15 +435,15 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("runs the signal bridge as exactly one replica with Recreate rollouts, and refuses more", () => {
-    const deployment = deploymentOf(render(), "signal-bridge");
+    const deployment = deploymentOf(renderChart(), "signal-bridge");
     expect(deployment.spec.replicas).toBe(1);
     expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
-    expect(renderError(["--set", "services.signal-bridge.replicas=2"])).toMatch(/signal-bridge\/replicas/);
-    expect(renderError(["--set", "services.signal-bridge.autoscaling.enabled=true"])).toMatch(/signal-bridge/);
+    expect(renderChartError(["--set", "services.signal-bridge.replicas=2"])).toMatch(/signal-bridge\/replicas/);
+    expect(renderChartError(["--set", "services.signal-bridge.autoscaling.enabled=true"])).toMatch(/signal-bridge/);
   });
 
   it("renders no Deployment or Service for a disabled service and keeps the others", () => {
-    const objects = render(["--set", "services.signal-bridge.enabled=false"]);
+    const objects = renderChart(["--set", "services.signal-bridge.enabled=false"]);
     validateAll(objects, "helm template (no signal-bridge)");
     expect(danglingReferences(objects)).toEqual([]);
     expect(objects.filter((o) => o.metadata.name.endsWith("signal-bridge"))).toEqual([]);
@@ -466,23 +451,23 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("values.schema.json rejects bad values with an error naming the field", () => {
-    expect(renderError(["-f", valuesFile("services:\n  gateway:\n    replicas: two\n")])).toMatch(
+    expect(renderChartError(["-f", valuesFile("services:\n  gateway:\n    replicas: two\n")])).toMatch(
       /services\/gateway\/replicas.*got string, want integer/,
     );
-    expect(renderError(["--set", "services.tool-executor.port=70000"])).toMatch(/services\/tool-executor\/port/);
-    expect(renderError(["--set", "services.gatewy.replicas=1"])).toMatch(/gatewy/);
-    expect(renderError(["--set", "logLevel=verbose"])).toMatch(/logLevel/);
+    expect(renderChartError(["--set", "services.tool-executor.port=70000"])).toMatch(/services\/tool-executor\/port/);
+    expect(renderChartError(["--set", "services.gatewy.replicas=1"])).toMatch(/gatewy/);
+    expect(renderChartError(["--set", "logLevel=verbose"])).toMatch(/logLevel/);
     // Node flags are `--name[=value]` only: no script, no second argument smuggled in with a space.
-    expect(renderError(["--set-json", 'services.scheduler.nodeFlags=["-e"]'])).toMatch(
+    expect(renderChartError(["--set-json", 'services.scheduler.nodeFlags=["-e"]'])).toMatch(
       /services\/scheduler\/nodeFlags\/0/,
     );
-    expect(renderError(["--set-json", 'services.gateway.nodeFlags=["--require /tmp/x.js"]'])).toMatch(
+    expect(renderChartError(["--set-json", 'services.gateway.nodeFlags=["--require /tmp/x.js"]'])).toMatch(
       /services\/gateway\/nodeFlags\/0/,
     );
-    expect(renderError(["--set", "redis.url=localhost:6379"])).toMatch(/redis\/url/);
-    expect(renderError(["--set", "subjectNamespace=moniro.prod"])).toMatch(/subjectNamespace/);
+    expect(renderChartError(["--set", "redis.url=localhost:6379"])).toMatch(/redis\/url/);
+    expect(renderChartError(["--set", "subjectNamespace=moniro.prod"])).toMatch(/subjectNamespace/);
     expect(
-      renderError([
+      renderChartError([
         "--set",
         "services.tool-executor.autoscaling.minReplicas=5,services.tool-executor.autoscaling.maxReplicas=2",
       ]),
@@ -494,7 +479,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("puts services.<name>.nodeFlags on the service's command line, before its bundle", () => {
-    const objects = render([
+    const objects = renderChart([
       "--set-json",
       'services.gateway.nodeFlags=["--max-old-space-size=256","--v8-pool-size=2"]',
     ]);
@@ -509,7 +494,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("runs every pod as the image's non-root user with a read-only root filesystem and a writable /tmp", () => {
-    const objects = render();
+    const objects = renderChart();
     for (const service of SERVICES) {
       const deployment = deploymentOf(objects, service);
       const pod = deployment.spec.template.spec;
@@ -530,14 +515,14 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("puts agent definitions into the agents ConfigMap and refuses keys that are not <name>.yaml", () => {
-    const objects = render(PRODUCTION);
+    const objects = renderChart(PRODUCTION);
     const agents = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-agents");
     expect(Object.keys(agents?.data ?? {})).toEqual(["alice.yaml"]);
     expect(agents?.data?.["alice.yaml"]).toContain("name: alice");
-    expect(renderError(["--set-string", "agents.definitions.alice=name: alice"])).toMatch(
+    expect(renderChartError(["--set-string", "agents.definitions.alice=name: alice"])).toMatch(
       /must be a file name ending in \.yaml/,
     );
-    const own = render(["--set", "agents.existingConfigMap=my-agents"]);
+    const own = renderChart(["--set", "agents.existingConfigMap=my-agents"]);
     expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).toEqual([
       "moniro-config",
       "moniro-nats-config",
@@ -548,7 +533,7 @@ describe("helm chart deploy/helm/moniro", () => {
 
   it("mounts workflow definitions read-only into the gateway only, at its MONIRO_WORKFLOWS_DIR, where it loads them", async () => {
     const review = 'agents:\n  alice: { ref: alice }\nkickoff: "@alice Review the latest change."\n';
-    const objects = render([...PRODUCTION, "--set-string", `workflows.definitions.review\\.yaml=${review}`]);
+    const objects = renderChart([...PRODUCTION, "--set-string", `workflows.definitions.review\\.yaml=${review}`]);
     validateAll(objects, "helm template (a workflow)");
     expect(danglingReferences(objects)).toEqual([]);
     const workflows = byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows");
@@ -561,15 +546,15 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("renders an empty workflows ConfigMap by default, uses one you manage, and rolls no pod when a workflow changes", () => {
-    const objects = render();
+    const objects = renderChart();
     expect(byKind(objects, "ConfigMap").find((c) => c.metadata.name === "moniro-workflows")?.data ?? {}).toEqual({});
-    const own = render(["--set", "workflows.existingConfigMap=my-workflows"]);
+    const own = renderChart(["--set", "workflows.existingConfigMap=my-workflows"]);
     expect(byKind(own, "ConfigMap").map((c) => c.metadata.name)).not.toContain("moniro-workflows");
     expect(configMapMountOf(deploymentOf(own, "gateway"), "my-workflows")?.readOnly).toBe(true);
     expect(danglingReferences(own, ["my-workflows"])).toEqual([]);
     // The gateway reads the directory at each start: an edit needs no rollout, so the
     // pods' config checksum does not depend on the workflows.
-    const edited = render(["--set-string", "workflows.definitions.review\\.yaml=kickoff: changed"]);
+    const edited = renderChart(["--set-string", "workflows.definitions.review\\.yaml=kickoff: changed"]);
     for (const service of SERVICES) {
       const checksum = (all: K8sObject[]) =>
         deploymentOf(all, service).spec.template.metadata.annotations["checksum/config"];
@@ -579,17 +564,19 @@ describe("helm chart deploy/helm/moniro", () => {
 
   it("refuses a workflows key that is not <name>.yaml with a valid workflow name, and unknown workflows settings", () => {
     for (const key of ["review", "review.yml", "Review.yaml", "code__review.yaml", "-review.yaml"]) {
-      expect(renderError(["--set-string", `workflows.definitions.${key.replaceAll(".", "\\.")}=kickoff: hi`])).toMatch(
+      expect(
+        renderChartError(["--set-string", `workflows.definitions.${key.replaceAll(".", "\\.")}=kickoff: hi`]),
+      ).toMatch(
         new RegExp(`workflows\\.definitions: key "${key.replaceAll(".", "\\.")}" must be a file name <name>\\.yaml`),
       );
     }
-    expect(renderError(["--set-string", "workflows.definition.review\\.yaml=kickoff: hi"])).toMatch(
+    expect(renderChartError(["--set-string", "workflows.definition.review\\.yaml=kickoff: hi"])).toMatch(
       /\/workflows.*'definition' not allowed/,
     );
   });
 
   it("runs NATS (one user per service from its config, JetStream) and Redis (default user off, ACL user, AOF) with generated passwords", async () => {
-    const objects = render();
+    const objects = renderChart();
     validateAll(objects, "helm template (defaults)");
     const secret = byKind(objects, "Secret")[0] as K8sObject;
     const natsPasswords = Object.fromEntries(
@@ -675,7 +662,7 @@ describe("helm chart deploy/helm/moniro", () => {
   it("gives the services' user on the release's Redis exactly redisAclRules(redis.prefix) and keeps the default user off", () => {
     // The default prefix, and one a shell would misread unquoted (a quote, $(…), a backtick, | ; &).
     for (const args of [[], ["-f", valuesFile("redis:\n  prefix: 'o''brien\"$(id)`|;&:'\n")]]) {
-      const objects = render(args);
+      const objects = renderChart(args);
       const password = (byKind(objects, "Secret")[0] as K8sObject).stringData?.MONIRO_REDIS_PASSWORD as string;
       const prefix = effectiveEnv(deploymentOf(objects, "gateway"), objects, IMAGE_ENV).MONIRO_REDIS_PREFIX as string;
       expect(prefix).toBe(args.length === 0 ? "moniro:" : `o'brien"$(id)\`|;&:`);
@@ -692,7 +679,7 @@ describe("helm chart deploy/helm/moniro", () => {
       });
     }
     // A custom user name keeps the same rules.
-    const renamed = render(["--set", "redis.username=svc,redis.prefix=team-a.moniro:"]);
+    const renamed = renderChart(["--set", "redis.username=svc,redis.prefix=team-a.moniro:"]);
     const renamedPassword = (byKind(renamed, "Secret")[0] as K8sObject).stringData?.MONIRO_REDIS_PASSWORD as string;
     expect(redisUsers(redisServerArgs(renamed, renamedPassword))).toEqual({
       default: ["off", "~*", "&*", "+@all"],
@@ -703,7 +690,7 @@ describe("helm chart deploy/helm/moniro", () => {
   it("refuses a redis.prefix that cannot be an ACL key pattern (as redisAclRules does), naming it, for the release's Redis only", () => {
     for (const prefix of ["", "a b", "a\tb", "moniro:\n", "a*", "a?", "a[x]", "a]", "a\\b", "a\u00a0b"]) {
       expect(() => redisAclRules(prefix), JSON.stringify(prefix)).toThrow(/cannot be an ACL key pattern/);
-      const error = renderError(["-f", valuesFile(`redis:\n  prefix: ${JSON.stringify(prefix)}\n`)]);
+      const error = renderChartError(["-f", valuesFile(`redis:\n  prefix: ${JSON.stringify(prefix)}\n`)]);
       expect(error, JSON.stringify(prefix)).toMatch(
         /redis\.prefix .* cannot be an ACL key pattern of the release's Redis user/,
       );
@@ -713,17 +700,17 @@ describe("helm chart deploy/helm/moniro", () => {
       );
     }
     // Your own Redis: its ACL is yours (docs/redis-keys.md), the chart renders the prefix as given.
-    const own = render([...PRODUCTION, "--set-string", "redis.prefix=app*"]);
+    const own = renderChart([...PRODUCTION, "--set-string", "redis.prefix=app*"]);
     expect(byKind(own, "StatefulSet")).toEqual([]);
     expect(effectiveEnv(deploymentOf(own, "gateway"), own, IMAGE_ENV).MONIRO_REDIS_PREFIX).toBe("app*");
   });
 
   it("gives the release's NATS the permissions of subjectNamespace, and restarts it when they change", () => {
     const checksum = (all: K8sObject[]) => natsServer(all).spec.template.metadata.annotations["checksum/config"];
-    const defaults = render();
+    const defaults = renderChart();
     // helm_namespace: the stream prefix HELM_NAMESPACE_ spells a placeholder of the chart's template.
     for (const namespace of ["team-a", "helm_namespace", "prod2"]) {
-      const objects = render(["--set", `subjectNamespace=${namespace}`]);
+      const objects = renderChart(["--set", `subjectNamespace=${namespace}`]);
       validateAll(objects, `helm template --set subjectNamespace=${namespace}`);
       const natsConf = natsConfOf(objects);
       expect(natsConf, namespace).toContain(natsAuthorization(namespace));
@@ -734,19 +721,19 @@ describe("helm chart deploy/helm/moniro", () => {
       }
     }
     expect(natsAuthorization("team-a")).toContain('"$JS.API.STREAM.INFO.TEAM_A_MONIRO_IN"');
-    expect(natsConfOf(render(["--set", "subjectNamespace=team-a"]))).toContain('"team-a.in.*"');
+    expect(natsConfOf(renderChart(["--set", "subjectNamespace=team-a"]))).toContain('"team-a.in.*"');
     // The same values, the same config: no restart on an upgrade that changes nothing of it.
-    expect(checksum(render())).toBe(checksum(defaults));
-    expect(checksum(render(["--set", "services.gateway.replicas=3"]))).toBe(checksum(defaults));
+    expect(checksum(renderChart())).toBe(checksum(defaults));
+    expect(checksum(renderChart(["--set", "services.gateway.replicas=3"]))).toBe(checksum(defaults));
     // A disabled service keeps its NATS user (the config names all five), and its password.
-    const noBridge = render(["--set", "services.signal-bridge.enabled=false"]);
+    const noBridge = renderChart(["--set", "services.signal-bridge.enabled=false"]);
     expect(natsConfOf(noBridge)).toBe(natsServerConfig("moniro", []));
     expect(effectiveEnv(natsServer(noBridge), noBridge)).toHaveProperty(passwordVariable("signal-bridge"));
     expect(danglingReferences(noBridge)).toEqual([]);
   });
 
   it("takes given passwords, and refuses NATS passwords its config cannot read, shares or ignores, or a URL that contradicts deploy", () => {
-    const objects = render([
+    const objects = renderChart([
       "--set",
       "secrets.natsPasswords.agent-runner=runner_Password-0123,secrets.redisPassword=any pass word!",
     ]);
@@ -758,34 +745,38 @@ describe("helm chart deploy/helm/moniro", () => {
     // The others are still generated.
     expect(secret.stringData?.MONIRO_NATS_PASSWORD_GATEWAY).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
     expect(secret.stringData?.MONIRO_REDIS_PASSWORD).toBe("any pass word!");
-    expect(renderError(["--set", "secrets.natsPasswords.scheduler=12345678901234567890"])).toMatch(
+    expect(renderChartError(["--set", "secrets.natsPasswords.scheduler=12345678901234567890"])).toMatch(
       /secrets\.natsPasswords\.scheduler must be at least 16 letters, digits, '-' or '_', starting with a letter/,
     );
-    expect(renderError(["--set", "secrets.natsPasswords.gateway=short"])).toMatch(/secrets\.natsPasswords\.gateway/);
+    expect(renderChartError(["--set", "secrets.natsPasswords.gateway=short"])).toMatch(
+      /secrets\.natsPasswords\.gateway/,
+    );
     expect(
-      renderError([
+      renderChartError([
         "--set",
         "secrets.natsPasswords.gateway=same_Password_0123,secrets.natsPasswords.signal-bridge=same_Password_0123",
       ]),
     ).toMatch(/secrets\.natsPasswords\.gateway and secrets\.natsPasswords\.signal-bridge are the same/);
-    expect(renderError(["--set", "secrets.natsPasswords.gatewy=gateway_Password_0123"])).toMatch(/gatewy/);
+    expect(renderChartError(["--set", "secrets.natsPasswords.gatewy=gateway_Password_0123"])).toMatch(/gatewy/);
     // The one password of nats.user is for your own NATS: the release's has no such user.
-    expect(renderError(["--set", "secrets.natsPassword=nats_Password_0123"])).toMatch(
+    expect(renderChartError(["--set", "secrets.natsPassword=nats_Password_0123"])).toMatch(
       /secrets\.natsPassword is for your own NATS \(nats\.deploy=false\)/,
     );
-    expect(renderError(["--set", "secrets.natsToken=some_Token_0123456789"])).toMatch(
+    expect(renderChartError(["--set", "secrets.natsToken=some_Token_0123456789"])).toMatch(
       /secrets\.natsToken is for your own NATS \(nats\.deploy=false\)/,
     );
-    expect(renderError(["--set", "nats.url=nats://elsewhere:4222"])).toMatch(/set nats\.deploy=false/);
-    expect(renderError(["--set", "redis.deploy=false"])).toMatch(/redis\.url is required when redis\.deploy is false/);
+    expect(renderChartError(["--set", "nats.url=nats://elsewhere:4222"])).toMatch(/set nats\.deploy=false/);
+    expect(renderChartError(["--set", "redis.deploy=false"])).toMatch(
+      /redis\.url is required when redis\.deploy is false/,
+    );
     // Your own servers: no StatefulSet, nothing generated.
-    const own = render(PRODUCTION);
+    const own = renderChart(PRODUCTION);
     expect(byKind(own, "StatefulSet")).toEqual([]);
     expect((byKind(own, "Secret")[0] as K8sObject).stringData?.MONIRO_NATS_PASSWORD).toBe("");
   });
 
   it("with your own NATS (nats.deploy=false), every service logs in as nats.user with secrets.natsPassword, or a token", () => {
-    const objects = render([...PRODUCTION, "--set", "secrets.natsPassword=any nats pass!"]);
+    const objects = renderChart([...PRODUCTION, "--set", "secrets.natsPassword=any nats pass!"]);
     validateAll(objects, "helm template (own NATS)");
     expect(danglingReferences(objects)).toEqual([]);
     expect(byKind(objects, "ConfigMap").map((c) => c.metadata.name)).not.toContain("moniro-nats-config");
@@ -810,11 +801,11 @@ describe("helm chart deploy/helm/moniro", () => {
       });
     }
     // Another user; or none (a token, or a NATS without users): no user, no password.
-    const other = render([...PRODUCTION, "--set", "nats.user=ops"]);
+    const other = renderChart([...PRODUCTION, "--set", "nats.user=ops"]);
     for (const service of SERVICES) {
       expect(effectiveEnv(deploymentOf(other, service), other).MONIRO_NATS_USER, service).toBe("ops");
     }
-    const token = render([...PRODUCTION, "--set", "nats.user=,secrets.natsToken=nats-token-0123"]);
+    const token = renderChart([...PRODUCTION, "--set", "nats.user=,secrets.natsToken=nats-token-0123"]);
     for (const service of SERVICES) {
       const env = effectiveEnv(deploymentOf(token, service), token);
       expect({
@@ -834,7 +825,7 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("lets the tool-executor's pod run bubblewrap, without a service-account token, and keeps every other pod restricted", () => {
-    const objects = render();
+    const objects = renderChart();
     for (const service of SERVICES) {
       const deployment = deploymentOf(objects, service);
       const pod = deployment.spec.template.spec;
@@ -863,8 +854,8 @@ describe("helm chart deploy/helm/moniro", () => {
   });
 
   it("names objects after the release, so two releases in one namespace do not collide", () => {
-    const a = render([], "alpha").map((o) => `${o.kind}/${o.metadata.name}`);
-    const b = render([], "beta").map((o) => `${o.kind}/${o.metadata.name}`);
+    const a = renderChart([], "alpha").map((o) => `${o.kind}/${o.metadata.name}`);
+    const b = renderChart([], "beta").map((o) => `${o.kind}/${o.metadata.name}`);
     expect(a.filter((name) => b.includes(name))).toEqual([]);
   });
 });

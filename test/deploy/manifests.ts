@@ -340,3 +340,23 @@ export function scriptedWrite(prefix: string): { write: string[]; readBack: stri
     readBack: ["MGET", `${prefix}{a}:x`, `${prefix}{a}:n`, `${prefix}agent:a`],
   };
 }
+
+/** The Helm chart's directory, from the repository root. */
+export const CHART = "deploy/helm/moniro";
+
+/** `helm template` of the chart as release `release` in namespace moniro, parsed. */
+export function renderChart(args: string[] = [], release = "moniro"): K8sObject[] {
+  const output = run(tool("helm"), ["template", release, CHART, "--namespace", "moniro", ...args]);
+  return parseManifests(output, `helm template ${args.join(" ")}`);
+}
+
+/** `helm template` expected to fail; returns its error output. */
+export function renderChartError(args: string[]): string {
+  tool("helm"); // a missing helm is its own failure, not the expected one
+  try {
+    renderChart(args);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`helm template ${args.join(" ")} succeeded, expected it to fail`);
+}
