@@ -4,6 +4,7 @@ export { compactSchema } from "./compact-schema.js";
 export { PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
 export { defaultEtcCopyParent, EtcCopy } from "./exec/etc-copy.js";
 export { closeSandbox, probeSandbox } from "./exec/probe-sandbox.js";
+export { removeTree } from "./exec/remove-tree.js";
 export { type CommandResult, runCommand } from "./exec/run-command.js";
 export {
   commandUser,

@@ -1,9 +1,9 @@
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { subscribeEnvelopes } from "@moniro/bus";
 import { type Subjects, type WorkspaceFilesReply, workspaceFilesRequestSchema } from "@moniro/envelopes";
 import type { LogSink } from "@moniro/telemetry";
-import { type ExecLimits, type ExecSandbox, handToCommandUser, runCommand } from "@moniro/tool-catalog";
+import { type ExecLimits, type ExecSandbox, handToCommandUser, removeTree, runCommand } from "@moniro/tool-catalog";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 
 /** The queue group of the workspace-files responders: one executor answers each request. */
@@ -39,7 +39,7 @@ export async function runSetup(
     const failed =
       result.spawnError !== undefined || result.timedOut || result.exitCode !== 0 || result.signal !== null;
     if (failed) {
-      if (created) await rm(dir, { recursive: true, force: true });
+      if (created) await removeTree(dir);
       const why =
         result.spawnError !== undefined
           ? `could not start bash: ${result.spawnError}`
@@ -88,7 +88,8 @@ export function answerWorkspaceFiles(deps: {
     errorReply: (error) => failed((error as Error)?.message ?? String(error)),
     handler: async (request): Promise<WorkspaceFilesReply> => {
       if (request.op === "remove") {
-        await rm(sharedDirectory(deps.workspacesDir, request.workflow, request.tag), { recursive: true, force: true });
+        // Removed on descriptors: a member's background process may still run there (docs/security.md).
+        await removeTree(sharedDirectory(deps.workspacesDir, request.workflow, request.tag));
         return { ok: true, outputs: {} };
       }
       return runSetup(deps, request);
