@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createProvider } from "./create-provider.js";
+import { createProvider, providerProblem } from "./create-provider.js";
 import { LlmConfigError } from "./llm-config-error.js";
 import { startFakeAnthropic, textReply } from "./test/index.js";
 
@@ -69,5 +69,19 @@ describe("createProvider", () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe("providerProblem", () => {
+  it("says what createProvider would refuse, without building a provider; nothing when it would build one", () => {
+    const keyless = { backend: "anthropic", model: "claude-x", name: "claude" };
+    expect(providerProblem(keyless, {})).toBe(configError(() => createProvider(keyless, {})).message);
+    expect(providerProblem(keyless, {})).toContain("ANTHROPIC_API_KEY is not set");
+    expect(providerProblem(keyless, { ANTHROPIC_API_KEY: "k" })).toBeUndefined();
+    expect(providerProblem({ backend: "mock", model: "any" }, {})).toBeUndefined();
+    expect(providerProblem({ backend: "gpt", model: "any", name: "x" }, {})).toContain("backend 'gpt'");
+    expect(providerProblem({ backend: "mock", model: "any" }, { MONIRO_LLM_TIMEOUT_MS: "soon" })).toContain(
+      "MONIRO_LLM_TIMEOUT_MS must be a whole number",
+    );
   });
 });

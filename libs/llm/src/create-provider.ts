@@ -35,16 +35,8 @@ const llmEnvSchema = z.object({
   MONIRO_MOCK_STEP_DELAY_MS: positiveInteger("MONIRO_MOCK_STEP_DELAY_MS"),
 });
 
-/**
- * The provider for an agent, by its definition's `backend`: `anthropic` (the
- * Messages API; needs ANTHROPIC_API_KEY, honours ANTHROPIC_BASE_URL) or
- * `mock` (in process, no network). Throws `LlmConfigError` saying what to
- * set or change.
- */
-export function createProvider(
-  definition: ProviderDefinition,
-  env: Record<string, string | undefined> = process.env,
-): LlmProvider {
+/** What a provider needs, checked: the settings, or an `LlmConfigError` saying what to set or change. */
+function checkedSettings(definition: ProviderDefinition, env: Record<string, string | undefined>) {
   const agent = definition.name ? `agent '${definition.name}'` : "the agent";
   const parsed = llmEnvSchema.safeParse(
     Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== "")),
@@ -56,29 +48,59 @@ export function createProvider(
     );
   }
   const settings = parsed.data;
-  switch (definition.backend) {
-    case "mock":
-      return createMockProvider({
-        ...(definition.name ? { agentName: definition.name } : {}),
-        ...(settings.MONIRO_MOCK_STEP_DELAY_MS ? { stepDelayMs: settings.MONIRO_MOCK_STEP_DELAY_MS } : {}),
-      });
-    case "anthropic":
-      if (!settings.ANTHROPIC_API_KEY) {
-        throw new LlmConfigError(
-          `${agent} uses backend 'anthropic' but ANTHROPIC_API_KEY is not set: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy or local server), or use 'backend: mock' in the agent definition to run without a key`,
-          "missing_api_key",
-        );
-      }
-      return createAnthropicProvider({
-        apiKey: settings.ANTHROPIC_API_KEY,
-        ...(settings.ANTHROPIC_BASE_URL ? { baseURL: settings.ANTHROPIC_BASE_URL.replace(/\/+$/, "") } : {}),
-        ...(settings.MONIRO_LLM_TIMEOUT_MS ? { timeoutMs: settings.MONIRO_LLM_TIMEOUT_MS } : {}),
-        ...(settings.MONIRO_LLM_PROMPT_CACHING ? { promptCaching: settings.MONIRO_LLM_PROMPT_CACHING === "true" } : {}),
-      });
-    default:
-      throw new LlmConfigError(
-        `${agent} has backend '${definition.backend}', which this build does not know: use one of ${BACKENDS.map((backend) => `'${backend}'`).join(", ")}`,
-        "unknown_backend",
-      );
+  if (definition.backend === "anthropic" && !settings.ANTHROPIC_API_KEY) {
+    throw new LlmConfigError(
+      `${agent} uses backend 'anthropic' but ANTHROPIC_API_KEY is not set: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy or local server), or use 'backend: mock' in the agent definition to run without a key`,
+      "missing_api_key",
+    );
   }
+  if (!(BACKENDS as readonly string[]).includes(definition.backend)) {
+    throw new LlmConfigError(
+      `${agent} has backend '${definition.backend}', which this build does not know: use one of ${BACKENDS.map((backend) => `'${backend}'`).join(", ")}`,
+      "unknown_backend",
+    );
+  }
+  return settings;
+}
+
+/**
+ * Why `createProvider` would refuse this definition in this environment (the `LlmConfigError`'s
+ * message), without building the provider; undefined when it would build one.
+ */
+export function providerProblem(
+  definition: ProviderDefinition,
+  env: Record<string, string | undefined> = process.env,
+): string | undefined {
+  try {
+    checkedSettings(definition, env);
+    return undefined;
+  } catch (error) {
+    if (error instanceof LlmConfigError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * The provider for an agent, by its definition's `backend`: `anthropic` (the
+ * Messages API; needs ANTHROPIC_API_KEY, honours ANTHROPIC_BASE_URL) or
+ * `mock` (in process, no network). Throws `LlmConfigError` saying what to
+ * set or change.
+ */
+export function createProvider(
+  definition: ProviderDefinition,
+  env: Record<string, string | undefined> = process.env,
+): LlmProvider {
+  const settings = checkedSettings(definition, env);
+  if (definition.backend === "mock") {
+    return createMockProvider({
+      ...(definition.name ? { agentName: definition.name } : {}),
+      ...(settings.MONIRO_MOCK_STEP_DELAY_MS ? { stepDelayMs: settings.MONIRO_MOCK_STEP_DELAY_MS } : {}),
+    });
+  }
+  return createAnthropicProvider({
+    apiKey: settings.ANTHROPIC_API_KEY as string,
+    ...(settings.ANTHROPIC_BASE_URL ? { baseURL: settings.ANTHROPIC_BASE_URL.replace(/\/+$/, "") } : {}),
+    ...(settings.MONIRO_LLM_TIMEOUT_MS ? { timeoutMs: settings.MONIRO_LLM_TIMEOUT_MS } : {}),
+    ...(settings.MONIRO_LLM_PROMPT_CACHING ? { promptCaching: settings.MONIRO_LLM_PROMPT_CACHING === "true" } : {}),
+  });
 }

@@ -1,14 +1,14 @@
 import { hostname } from "node:os";
 import { connectNats, drainNats, onShutdown } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
-import { createProvider } from "@moniro/llm";
+import { createProvider, providerProblem } from "@moniro/llm";
 import { AgentRegistry } from "@moniro/registry";
 import { connectRedis, waitForRedis } from "@moniro/store";
 import { createLogger, createMetricsRegistry, errorFields, startOpsServer, startTelemetry } from "@moniro/telemetry";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { AgentDirectory } from "./runtime/agent-directory.js";
 import { RUNNER_REDIS_OPTIONS } from "./runtime/redis-options.js";
-import { registryDirectory } from "./runtime/registry-directory.js";
+import { registryDirectory, unservableAgents } from "./runtime/registry-directory.js";
 import { type Runner, startRunner } from "./runtime/runner.js";
 import { loadRunnerConfig, threadCacheOf, timingOf } from "./runtime/runner-config.js";
 import { registerRunnerMetrics } from "./runtime/runner-metrics.js";
@@ -77,7 +77,13 @@ try {
     namespace: config.MONIRO_NAMESPACE,
     onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
   });
-  directory = registryDirectory(agents, { llmFor: (definition) => createProvider(definition, process.env) });
+  directory = registryDirectory(agents, {
+    llmFor: (definition) => createProvider(definition, process.env),
+    onUnservable: (agent, reason) => logger.error({ agent, reason }, "agent cannot run on this runner"),
+  });
+  for (const { agent, reason } of unservableAgents(agents, (definition) => providerProblem(definition, process.env))) {
+    logger.error({ agent, reason }, "agent cannot run on this runner: its inputs go to the DLQ");
+  }
   runner = await startRunner({
     holder,
     subjects: createSubjects(config.MONIRO_NAMESPACE),

@@ -20,6 +20,6 @@ export { errorFields, type RuntimeLogger, silentLogger } from "./logger.js";
 export { NatsEventSink, NatsOutbox } from "./nats-events.js";
 export { NatsToolBus, type NatsToolBusOptions } from "./nats-tool-bus.js";
 export { RUNNER_REDIS_OPTIONS } from "./redis-options.js";
-export { type LiveDirectory, registryDirectory, removalMessage } from "./registry-directory.js";
+export { type LiveDirectory, registryDirectory, removalMessage, unservableAgents } from "./registry-directory.js";
 export { type Runner, type RunnerOptions, startRunner } from "./runner.js";
 export { toolSpecsFor } from "./tool-specs.js";
