@@ -215,8 +215,12 @@ describe("helm chart: services.<name>.env cannot replace what the chart derives"
   });
 
   it("lets no webhook secret shadow the chart's ConfigMap in the gateway: the ConfigMap comes last in envFrom", () => {
-    // Of two envFrom sources with one key, the later one wins.
-    const objects = renderChart(["--set-string", "webhooks.secrets.MONIRO_REDIS_PREFIX=other-prefix-0123456"]);
+    // Listed in the values, a key that is a setting is refused (helm-chart.test.ts); a Secret you manage is
+    // not read at render, so of two envFrom sources with one key the later one, the ConfigMap, wins.
+    expect(renderChartError(["--set-string", "webhooks.secrets.MONIRO_REDIS_PREFIX=other-prefix-0123456"])).toContain(
+      "webhooks.secrets.MONIRO_REDIS_PREFIX: MONIRO_REDIS_PREFIX is one of the services' own settings",
+    );
+    const objects = renderChart(["--set-string", "webhooks.existingSecret=my-hook-secrets"]);
     const sources = containerOf(deploymentOf(objects, "gateway")).envFrom as Array<Record<string, { name: string }>>;
     expect(sources.map((source) => Object.keys(source)[0])).toEqual(["secretRef", "configMapRef"]);
     expect(sources.at(-1)?.configMapRef?.name).toBe("moniro-config");

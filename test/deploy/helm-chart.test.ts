@@ -358,6 +358,14 @@ describe("helm chart deploy/helm/moniro", () => {
       ),
     ).toEqual([]);
     expect(renderChartError(["--set", "webhooks.secrets.bad-name=0123456789abcdef0"])).toMatch(/webhooks/);
+    // A key that is one of the services' settings would reach the gateway's environment: refused by name.
+    for (const key of ["MONIRO_GATEWAY_OPEN", "NODE_OPTIONS", "OTEL_EXPORTER_OTLP_ENDPOINT"]) {
+      expect(renderChartError(["--set-string", `webhooks.secrets.${key}=0123456789abcdef0`]), key).toContain(
+        `webhooks.secrets.${key}: ${key} is one of the services' own settings`,
+      );
+    }
+    const hookNamed = renderChart(["--set-string", "webhooks.secrets.MONIRO_HOOK_GITHUB=0123456789abcdef0"]);
+    expect(byKind(hookNamed, "Secret").map((s) => s.metadata.name)).toContain("moniro-webhooks");
   });
 
   it("uses secrets.existingSecret instead of rendering a Secret", () => {

@@ -74,6 +74,17 @@ describe("webhooks: in an agent definition", () => {
     expect(await problems("  gh:\n    auth: hmac\n    secret_env: 's3cr3t value!'\n")).toMatch(
       /webhooks\.gh\.secret_env: must be the name of an environment variable .* the secret itself never goes into a file/,
     );
+    expect(await problems("  gh:\n    auth: github\n    secret_env: MONIRO_REDIS_PASSWORD\n")).toMatch(
+      /webhooks\.gh\.secret_env: 'MONIRO_REDIS_PASSWORD' is one of the services' own settings .* e\.g\. GITHUB_WEBHOOK_SECRET, or MONIRO_HOOK_<name>/,
+    );
+    expect(await problems("  ci:\n    auth: bearer\n    token_env: NODE_OPTIONS\n")).toMatch(
+      /webhooks\.ci\.token_env: 'NODE_OPTIONS' is one of the services' own settings/,
+    );
+    const hooked = await parseAgentDefinition(
+      FILE,
+      "name: ops\nmodel: m\nwebhooks:\n  gh:\n    auth: github\n    secret_env: MONIRO_HOOK_GITHUB_SECRET\n",
+    );
+    expect(hooked.webhooks?.gh).toMatchObject({ secret_env: "MONIRO_HOOK_GITHUB_SECRET" });
     expect(await problems("  gh:\n    auth: none\n    template: 'PR {{ pull_request. }}'\n")).toMatch(
       /webhooks\.gh\.template: '\{\{ pull_request\. \}\}' is not a path/,
     );

@@ -17,13 +17,25 @@ export const DEFAULT_TOLERANCE_S = 300;
 /** The default bound of a rendered payload, in characters. */
 export const DEFAULT_MAX_CHARS = 4000;
 
+/**
+ * Names a hook's secret may not have: the services' own settings and credentials (`MONIRO_…`,
+ * but `MONIRO_HOOK_…`, the prefix `moniro up` hands to the gateway) and the runtime's (`NODE_…`,
+ * `OTEL_…`). A hook naming `MONIRO_REDIS_PASSWORD` would make whoever signs its deliveries a
+ * holder of that password. The Helm chart refuses the same names in `webhooks.secrets`.
+ */
+const RESERVED_ENV = /^(?:MONIRO_(?!HOOK_)|NODE_|OTEL_)/;
+
 const envName = (example: string) =>
   z
     .string()
     .regex(
       /^[A-Za-z_][A-Za-z0-9_]{0,127}$/,
       `must be the name of an environment variable of the gateway (letters, digits, '_'), e.g. ${example}; the secret itself never goes into a file`,
-    );
+    )
+    .refine((name) => !RESERVED_ENV.test(name), {
+      error: (issue) =>
+        `'${String(issue.input)}' is one of the services' own settings (MONIRO_…, NODE_…, OTEL_…): a hook's secret is a variable of its own, e.g. ${example}, or MONIRO_HOOK_<name> (the prefix \`moniro up\` hands to the gateway)`,
+    });
 
 const wholeNumber = (what: string) => z.number().int(`must be a whole number (${what})`);
 
