@@ -2,6 +2,7 @@ import { decode, type Usage } from "@moniro/envelopes";
 import { z } from "zod";
 import { createKeys } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
+import { runScript } from "./scripts/loader.js";
 
 /** What a child is for (stored as JSON in its record; every runner builds the child from it). */
 export const childDefinitionSchema = z.object({
@@ -82,19 +83,22 @@ export class ChildRecords {
   }
 
   /**
-   * Records the report: its envelope id is set once (a runner that takes a
-   * crashed child over publishes it again under the same id: delivered once).
+   * Records a report (`recordReport-1.lua`): its envelope id is set once (a runner that takes a
+   * crashed child over publishes it again under the same id: delivered once), the child's token use
+   * stored. A child its parent removed already (this report answers a follow-up it took after that)
+   * has what it spent since added to the parent's figures, once. Returns the first report's id.
    */
-  async recordReport(child: string, reportId: string, usage: Usage): Promise<string> {
-    const key = this.keys.subagent(child);
-    const replies = await this.redis
-      .multi()
-      .hsetnx(key, "reportId", reportId)
-      .hset(key, { status: "reported", inputTokens: usage.inputTokens, outputTokens: usage.outputTokens })
-      .hget(key, "reportId")
-      .exec();
-    const stored = replies?.[2]?.[1];
-    return typeof stored === "string" ? stored : reportId;
+  async recordReport(child: string, parent: string, reportId: string, usage: Usage): Promise<string> {
+    const reply = (await runScript(
+      this.redis,
+      "recordReport",
+      [this.keys.subagent(child)],
+      [reportId, usage.inputTokens, usage.outputTokens],
+    )) as [string, number, number] | null;
+    if (!reply) return reportId;
+    const [stored, input, output] = reply;
+    await this.rollUp(parent, { children: 0, input, output });
+    return stored;
   }
 
   /** Marks a child canceled; false when it has no record (unknown, or removed already). */
@@ -117,21 +121,30 @@ export class ChildRecords {
 
   /**
    * The child has ended (report delivered, or canceled): out of its parent's
-   * live set, its token use added to the parent's figures once, its record
-   * kept a day for inspection. Its thread stays.
+   * live set, its token use added to the parent's figures once (a report it
+   * sends later, on a follow-up, adds what it spent since), its record kept a
+   * day for inspection (`removeChild-1.lua`). Its thread stays.
    */
   async remove(child: string, parent: string): Promise<void> {
     const removed = await this.redis.srem(this.keys.children(parent), child);
-    if (removed === 1) {
-      const record = await this.get(child);
-      const usageKey = this.keys.childUsage(parent);
-      await this.redis.hincrby(usageKey, "children", 1);
-      await this.redis.hincrby(usageKey, "inputTokens", record?.usage.inputTokens ?? 0);
-      await this.redis.hincrby(usageKey, "outputTokens", record?.usage.outputTokens ?? 0);
-    }
-    const key = this.keys.subagent(child);
-    const status = await this.redis.hget(key, "status");
-    if (status !== "canceled") await this.redis.hset(key, { status: "ended" });
-    await this.redis.expire(key, ENDED_RECORD_TTL_S);
+    const [input, output] = (await runScript(
+      this.redis,
+      "removeChild",
+      [this.keys.subagent(child)],
+      [removed === 1 ? "1" : "0", ENDED_RECORD_TTL_S],
+    )) as [number, number];
+    if (removed === 1) await this.rollUp(parent, { children: 1, input, output });
+  }
+
+  /** Adds to a parent's figures of its ended children (one HINCRBY each, sent together). */
+  private async rollUp(parent: string, add: { children: number; input: number; output: number }): Promise<void> {
+    if (add.children === 0 && add.input === 0 && add.output === 0) return;
+    const usageKey = this.keys.childUsage(parent);
+    await this.redis
+      .multi()
+      .hincrby(usageKey, "children", add.children)
+      .hincrby(usageKey, "inputTokens", add.input)
+      .hincrby(usageKey, "outputTokens", add.output)
+      .exec();
   }
 }

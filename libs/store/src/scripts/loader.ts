@@ -26,6 +26,8 @@ export const SCRIPT_FILES = {
   appendThreadRelease: "appendThreadRelease-8.lua",
   readThreadWindow: "readThreadWindow-3.lua",
   updateState: "updateState-1.lua",
+  recordReport: "recordReport-1.lua",
+  removeChild: "removeChild-1.lua",
   // One workflow instance's keys ({w:<workflow>:<tag>}): src/workspace/.
   startWorkspace: "startWorkspace-2.lua",
   stopWorkspace: "stopWorkspace-1.lua",

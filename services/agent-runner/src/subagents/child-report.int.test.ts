@@ -1,6 +1,7 @@
 import { inboundEnvelopeSchema, type Subjects, stamp, subagentMetaOf } from "@moniro/envelopes";
 import type { LlmRequest } from "@moniro/ports";
 import { ScriptedLlm, textReply, toolReply, toolUse } from "@moniro/ports/test";
+import { ChildRecords } from "@moniro/store";
 import type { TestRedis } from "@moniro/store/test";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
@@ -18,6 +19,8 @@ import { toolSpecsFor } from "../runtime/tool-specs.js";
 // the follow-up waiting.
 
 const FOLLOW_UP = "also check X";
+const TASK_USAGE = { inputTokens: 100, outputTokens: 7 };
+const FOLLOW_UP_USAGE = { inputTokens: 1_000, outputTokens: 70 };
 
 /** Every text the model sees in a request (user texts and tool results). */
 function seen(request: LlmRequest): string[] {
@@ -48,10 +51,10 @@ describe("a sub-agent given a follow-up while its last LLM call runs", () => {
     const model = new ScriptedLlm(async (request) => {
       const texts = seen(request);
       if (request.system.includes("a sub-agent of boss")) {
-        if (texts.some((text) => text.includes(FOLLOW_UP))) return textReply("X is fine");
+        if (texts.some((text) => text.includes(FOLLOW_UP))) return textReply("X is fine", FOLLOW_UP_USAGE);
         // The final answer on the task comes once the follow-up waits in the inbox.
         await eventually(followUpWaits, "the follow-up in the child's inbox");
-        return textReply("A is 42");
+        return textReply("A is 42", TASK_USAGE);
       }
       const started = texts.map((text) => /^Started sub-agent (\S+)\./.exec(text)?.[1]).find(Boolean);
       if (!started) return toolReply(toolUse("subagent", { task: "find A" }));
@@ -96,5 +99,13 @@ describe("a sub-agent given a follow-up while its last LLM call runs", () => {
     ).catch(() => undefined);
     // One report per instruction the child took, each once: the task's answer, then the follow-up's.
     expect(await reports()).toEqual(["A is 42", "X is fine"]);
+    // The parent had removed the child when it took the first report: the tokens the child spent on the
+    // follow-up are still added to the parent's figures (GET /v1/agents/boss/children), once.
+    const records = new ChildRecords(t.redis, t.prefix);
+    await eventually(
+      async () => (await records.childUsage("boss")).inputTokens >= 1_100,
+      "the follow-up's tokens in the parent's figures",
+    ).catch(() => undefined);
+    expect(await records.childUsage("boss")).toEqual({ children: 1, inputTokens: 1_100, outputTokens: 77 });
   });
 });

@@ -88,9 +88,8 @@ export async function sendReport(agent: RuntimeAgent, deps: ReportDeps, ending?:
     meta: { kind: "report", parent: link.name, child: agent.name, callId: link.callId, wait: record.definition.wait },
     now: deps.clock.now(),
   });
-  // A removed child's record stays `ended` (out of the live set, its token use rolled up once).
-  const recorded =
-    record.status === "ended" ? undefined : deps.records.recordReport(agent.name, reportId, report.usage);
+  // A removed child's record stays `ended` (out of the live set); what it spent since is added to its parent's figures.
+  const recorded = deps.records.recordReport(agent.name, link.name, reportId, report.usage);
   await Promise.all([sent, recorded]);
   const data = { parent: link.name, child: agent.name, callId: link.callId, reportId, usage: report.usage };
   deps.events.emit(agent.name, "subagent-ended", data);

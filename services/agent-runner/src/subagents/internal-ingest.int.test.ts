@@ -126,7 +126,7 @@ describe("internal-channel ingest", () => {
   });
 
   it("a report is queued for the parent, then the child is removed and its token use rolled up once", async () => {
-    await records.recordReport(CHILD, "01J0000000000000000000REPO", { inputTokens: 40, outputTokens: 4 });
+    await records.recordReport(CHILD, "boss", "01J0000000000000000000REPO", { inputTokens: 40, outputTokens: 4 });
     const report = envelope("boss", `agent:${CHILD}`, meta("report"), "the answer");
     expect(await ingest(report, "ns.in.boss")).toEqual({ kind: "appended" });
     expect(await ingest(report, "ns.in.boss")).toEqual({ kind: "duplicate" });
