@@ -13,13 +13,10 @@ import {
   effectiveEnv,
   envNamesOf,
   type K8sObject,
-  parseManifests,
   readText,
   renderChart,
   renderChartError,
-  run,
   SERVICES,
-  tool,
 } from "./manifests.js";
 
 /** Every value of the chart's Secret given, so that two renders with the same values render the same Secret. */

@@ -26,7 +26,6 @@ import {
   envNamesOf,
   envValue,
   type K8sObject,
-  parseManifests,
   readText,
   renderChart,
   renderChartError,
