@@ -88,6 +88,21 @@ export function ulimitArguments(limits: ExecLimits): string[] {
 export const GATE_FD = 3;
 
 /**
+ * Node opens its own descriptors close-on-exec, but neither its spawn nor
+ * bwrap closes the others: one the executor holds without close-on-exec (left open by whatever started it: a process
+ * manager, a test harness, a shell's `20>file`) would reach the command,
+ * which could read, write or send through it (a root-only file, a log, a
+ * socket to Redis) from its sandbox, as nobody, without the network. So the
+ * sandbox's shell closes every descriptor above 2 it finds in its own
+ * /proc/self/fd (the sandbox's fresh procfs) before the command runs: bash
+ * builtins only (a glob and `exec {fd}<&-`), no process. A listing that is
+ * not a list of numbers (/proc unreadable) ends the shell (125) without
+ * running the command. The sandbox's init (bwrap, its PID 1) closes what it
+ * inherited itself.
+ */
+const CLOSE_INHERITED = `for __moniro_fd in /proc/self/fd/*; do __moniro_fd=\${__moniro_fd##*/}; case $__moniro_fd in ""|*[!0-9]*) exit 125;; esac; ((__moniro_fd > 2)) && exec {__moniro_fd}<&-; done;`;
+
+/**
  * bwrap arms `--die-with-parent` only once its namespaces exist (a few ms
  * after it is spawned), and the sandbox's init later still: an executor
  * killed before that would leave the sandbox running. So the command first
@@ -95,13 +110,14 @@ export const GATE_FD = 3;
  * itself right after forking the command, which still has to exec bash and
  * set its limits) and then waits for the executor's go on the gate. An
  * executor that died before sending it closed its end of the gate: the read
- * fails and the command never runs. The command text runs through `eval` of
- * the same shell, with no positional parameters and the gate descriptor
- * closed. The limits come first (`ulimitArguments`); a limit that cannot be
- * set ends the shell (126) before it says ready, so no command ever runs
+ * fails and the command never runs. Then the shell closes every descriptor
+ * but 0, 1 and 2 (CLOSE_INHERITED), the gate's included, and the command
+ * text runs through `eval` of the same shell, with no positional
+ * parameters. The limits come first (`ulimitArguments`); a limit that cannot
+ * be set ends the shell (126) before it says ready, so no command ever runs
  * without them.
  */
-const GATE_SCRIPT = `printf r >&${GATE_FD}; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; exec ${GATE_FD}<&-; __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command
+const GATE_SCRIPT = `printf r >&${GATE_FD}; IFS= read -r -n 1 -u ${GATE_FD} __moniro_gate || exit 125; ${CLOSE_INHERITED} __moniro_command=$1; set --; eval "unset __moniro_gate __moniro_command __moniro_fd
 $__moniro_command"`;
 
 /** The gate script with the limits in front (the arguments are numbers: nothing to quote). */

@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
 import { chownSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { execLimits } from "../limits.js";
 import { runTool } from "../run-tool.js";
 import { processesWith, sleepMarker } from "../test/processes.js";
 import { testToolContext } from "../test/test-context.js";
-import { bwrapArguments, commandLine, gateScript } from "./command-line.js";
+import { bwrapArguments, commandLine, GATE_FD, gateScript } from "./command-line.js";
 import { scrubbedEnvironment } from "./environment.js";
 import { groupAlive, isAlive } from "./process-tree.js";
 import { ETC_WHITELIST } from "./system-layout.js";
@@ -224,6 +225,36 @@ describe("command line and environment (pure)", () => {
     expect(code).toBe(126);
     expect(output).toContain("cannot modify limit");
     expect(output).not.toContain("command-ran");
+  });
+
+  it("a sandbox shell that cannot list its descriptors to close them stops (125) without running the command", async () => {
+    if (process.getuid?.() !== 0) return; // a mount namespace of its own needs root here
+    // An empty /proc (a tmpfs over it, in a mount namespace of this shell's own): /proc/self/fd/* matches nothing.
+    const script = gateScript(execLimits());
+    const child = spawn(
+      "unshare",
+      [
+        "--mount",
+        "--propagation",
+        "private",
+        "bash",
+        "--noprofile",
+        "--norc",
+        "-c",
+        'mount -t tmpfs none /proc || exit 99; exec bash --noprofile --norc -c "$1" bash "echo command-ran"',
+        "outer",
+        script,
+      ],
+      { stdio: ["ignore", "pipe", "pipe", "pipe"] },
+    );
+    const gate = child.stdio[GATE_FD] as Duplex;
+    gate.on("error", () => {});
+    gate.once("data", () => gate.end("g"));
+    let output = "";
+    child.stdout?.on("data", (chunk) => (output += chunk));
+    child.stderr?.on("data", (chunk) => (output += chunk));
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect({ code, output }).toEqual({ code: 125, output: "" });
   });
 
   it("only the unsafe opt-out runs bash without bwrap (under prlimit when installed)", () => {
