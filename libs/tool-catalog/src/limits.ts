@@ -34,6 +34,16 @@ export const execLimitsSchema = z.object({
     .optional()
     .default(1024 ** 3),
   /**
+   * The size of each of the sandbox's own tmpfs mounts, `/tmp`, `/var/tmp` and `/dev/shm` (memory,
+   * gone with the call): a command that fills one gets "No space left on device" instead of taking
+   * the executor's memory from every other agent.
+   */
+  tmpBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(512 * 1024 ** 2),
+  /**
    * The host uid/gid commands run as. Unset: 65534:65534 (nobody) when the
    * executor runs as root, the executor's own user otherwise (commandUser()).
    */

@@ -33,6 +33,8 @@ export const executorConfigSchema = serviceConfigSchema.extend({
   MONIRO_EXEC_MEMORY_BYTES: int(1).optional(),
   MONIRO_EXEC_MAX_PROCESSES: int(1).optional(),
   MONIRO_EXEC_FILE_SIZE_BYTES: int(1).optional(),
+  /** The size of each of the sandbox's tmpfs mounts (/tmp, /var/tmp, /dev/shm). */
+  MONIRO_EXEC_TMP_BYTES: int(1).optional(),
   /**
    * The explicit opt-out of the sandbox: exec / process run without
    * bubblewrap, logged at warn at start and reported in every result.
@@ -89,6 +91,7 @@ export function execLimitsOf(config: ExecutorConfig): ExecLimits {
     ...optional("addressSpaceBytes", config.MONIRO_EXEC_MEMORY_BYTES),
     ...optional("maxProcesses", config.MONIRO_EXEC_MAX_PROCESSES),
     ...optional("fileSizeBytes", config.MONIRO_EXEC_FILE_SIZE_BYTES),
+    ...optional("tmpBytes", config.MONIRO_EXEC_TMP_BYTES),
     ...optional("processIdleTtlMs", config.MONIRO_PROCESS_IDLE_TTL_MS),
     ...optional("maxBackgroundProcesses", config.MONIRO_MAX_BACKGROUND_PROCESSES),
     ...optional("maxBackgroundProcessesPerAgent", config.MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT),

@@ -1,4 +1,4 @@
-import type { ExecLimits } from "../limits.js";
+import { type ExecLimits, execLimits } from "../limits.js";
 import type { SystemLayout } from "./system-layout.js";
 
 /**
@@ -45,7 +45,11 @@ export function prlimitArguments(limits: ExecLimits): string[] {
  * with bwrap's parent; `--new-session` keeps the command off the executor's
  * terminal.
  */
-export function bwrapArguments(workspace: string, options: Omit<BubblewrapOptions, "bwrapPath">): string[] {
+export function bwrapArguments(
+  workspace: string,
+  options: Omit<BubblewrapOptions, "bwrapPath">,
+  tmpBytes = execLimits().tmpBytes,
+): string[] {
   // --disable-userns (bubblewrap 0.8+, needs an explicit --unshare-user): no nested user namespace
   // inside the sandbox, which would hand the command the kernel surface of a namespace "root".
   const args = ["--unshare-all", "--unshare-user", "--disable-userns"];
@@ -57,10 +61,14 @@ export function bwrapArguments(workspace: string, options: Omit<BubblewrapOption
   }
   if (options.etcDir !== undefined) args.push("--ro-bind", options.etcDir, "/etc");
   else for (const path of options.layout.etc) args.push("--ro-bind-try", path, path);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
+  // The writable tmpfs mounts are the call's own, each of tmpBytes (memory): full, they say ENOSPC.
+  const size = ["--size", String(tmpBytes)];
+  args.push("--proc", "/proc", "--dev", "/dev", ...size, "--tmpfs", "/dev/shm");
+  args.push(...size, "--tmpfs", "/tmp", ...size, "--tmpfs", "/var/tmp");
   args.push("--bind", workspace, workspace, "--chdir", workspace);
-  // The sandbox's own root (a tmpfs holding the mount points) is read-only too: nothing but the workspace and the private /tmp is writable.
-  args.push("--remount-ro", "/");
+  // The sandbox's own root and its /dev (tmpfs holding the mount points and device nodes, unbounded) are
+  // read-only too: nothing but the workspace, /tmp, /var/tmp and /dev/shm is writable.
+  args.push("--remount-ro", "/dev", "--remount-ro", "/");
   return args;
 }
 
@@ -131,7 +139,7 @@ export function commandLine(options: CommandLineOptions): string[] {
   if (options.bubblewrap !== undefined) {
     const { bwrapPath, ...rest } = options.bubblewrap;
     const shell = ["bash", "--noprofile", "--norc", "-c", gateScript(options.limits), "bash", options.command];
-    return [bwrapPath, ...bwrapArguments(options.workspace, rest), "--", ...shell];
+    return [bwrapPath, ...bwrapArguments(options.workspace, rest, options.limits.tmpBytes), "--", ...shell];
   }
   const argv = ["bash", "--noprofile", "--norc", "-c", options.command];
   const limitArgs = prlimitArguments(options.limits);

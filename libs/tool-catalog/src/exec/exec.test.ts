@@ -122,6 +122,28 @@ describe("exec", () => {
     expect(outcome.content).not.toContain("memory-status=0");
   });
 
+  it("bounds the sandbox's memory-backed mounts: /tmp, /var/tmp and /dev/shm fill up at tmpBytes, the rest of /dev is read-only", async () => {
+    const ctx = testToolContext({ limits: { tmpBytes: 1024 * 1024 } });
+    const fill = (path: string) =>
+      `head -c 3000000 /dev/zero > ${path}/big 2>/dev/null; echo ${path}=$?; stat -c %s ${path}/big;`;
+    const outcome = await runTool(
+      "exec",
+      {
+        command:
+          `${fill("/tmp")} ${fill("/var/tmp")} ${fill("/dev/shm")} echo x > /dev/planted; echo dev=$?; ` +
+          "echo y > /dev/null; echo null=$?; head -c 3000000 /dev/zero > ws.bin; echo ws=$?",
+      },
+      ctx,
+    );
+    for (const path of ["/tmp", "/var/tmp", "/dev/shm"]) {
+      expect(outcome.content).toContain(`${path}=1\n1048576`);
+    }
+    expect(outcome.content).toContain("Read-only file system");
+    expect(outcome.content).toContain("dev=1");
+    expect(outcome.content).toContain("null=0");
+    expect(outcome.content).toContain("ws=0"); // the workspace is bounded by fileSizeBytes and the disk, not this
+  });
+
   it("runs as nobody when the executor is root (and as the executor's user otherwise), with the workspace writable", async () => {
     const ctx = testToolContext();
     const outcome = await runTool("exec", { command: "id -u; id -g; echo hi > mine.txt; stat -c %u mine.txt" }, ctx);
@@ -174,8 +196,9 @@ describe("command line and environment (pure)", () => {
     const sandbox = argv.slice(1, argv.indexOf("--")).join(" ");
     expect(sandbox).toBe(
       "--unshare-all --unshare-user --disable-userns --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib /lib " +
-        "--ro-bind-try /etc/passwd /etc/passwd --proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp " +
-        "--bind /ws /ws --chdir /ws --remount-ro /",
+        "--ro-bind-try /etc/passwd /etc/passwd --proc /proc --dev /dev --size 536870912 --tmpfs /dev/shm " +
+        "--size 536870912 --tmpfs /tmp --size 536870912 --tmpfs /var/tmp " +
+        "--bind /ws /ws --chdir /ws --remount-ro /dev --remount-ro /",
     );
     expect(sandbox).not.toMatch(/--(ro-)?bind \/ \//); // the host root is never bound
     // No prlimit process in the sandbox: bwrap runs bash, whose first act is ulimit (KiB for -v and -f).
