@@ -199,6 +199,7 @@ async function startRelaying(
     onEvent: (data) => relay.onEvent(data),
     onUnhandled: (data, error) => relay.notRelayed(data, error),
     stallMs: config.MONIRO_SIGNAL_STALL_MS,
+    shutdownGraceMs: config.MONIRO_SHUTDOWN_GRACE_MS,
     logger,
     ...(fetchImpl ? { fetch: fetchImpl } : {}),
   });

@@ -1,3 +1,4 @@
+import type { ReadableStreamReadResult } from "node:stream/web";
 import type { Logger } from "./logger.js";
 
 /** What the event stream reports on /readyz and /metrics. */
@@ -20,12 +21,19 @@ export interface EventStreamOptions {
   onEvent: (data: string) => Promise<void>;
   /**
    * Called for each `receive` event read from signal-cli that `onEvent` did not handle: one it
-   * threw on, and, when that happened while stopping, every event buffered behind it. signal-cli
-   * does not send an event twice, so this is the last chance to keep it (the relay logs it).
+   * threw on; once stopping, every event read behind one it threw on, and every event still in
+   * hand when the shutdown grace ends; and an event a connection ended in the middle of (its data
+   * as far as it came). signal-cli does not send an event twice, so this is the last chance to keep
+   * it (the relay logs it).
    */
   onUnhandled: (data: string, error: unknown) => void;
   /** A connection silent this long is closed and replaced. */
   stallMs: number;
+  /**
+   * After `stop()`, how long the stream still reads to complete an event signal-cli has sent only
+   * part of, and hands events read to `onEvent` (default 0).
+   */
+  shutdownGraceMs?: number;
   logger: Logger;
   fetch?: typeof fetch;
   now?: () => number;
@@ -36,6 +44,11 @@ export interface EventStreamOptions {
 
 export interface EventStream {
   status(): EventStreamStatus;
+  /**
+   * Stops taking events from signal-cli: hands every event already read to `onEvent`, reads on
+   * only to complete an event cut off mid-way (for at most `shutdownGraceMs`), then closes the
+   * connection, so signal-cli keeps what it has not sent. Resolves once the connection is closed.
+   */
   stop(): Promise<void>;
 }
 
@@ -48,13 +61,25 @@ class StalledError extends Error {
  * `event:receive\ndata:<json>\n\n`, keep-alive comments `:\n` every 15 s.
  * Reconnects with exponential backoff after any end; a connection that stays
  * open but sends nothing for `stallMs` is aborted and replaced.
+ * signal-cli sends each event once and keeps no copy, so nothing read from the
+ * connection is dropped: a stop closes it only once every event read is
+ * handled (or, past the grace, reported), and the part of an event a
+ * connection ends in the middle of is reported.
  */
 export function followEvents(options: EventStreamOptions): EventStream {
   const doFetch = options.fetch ?? fetch;
   const now = options.now ?? Date.now;
   const minBackoff = options.minBackoffMs ?? 200;
   const maxBackoff = options.maxBackoffMs ?? 10_000;
+  const graceMs = options.shutdownGraceMs ?? 0;
   const stopping = new AbortController();
+  // Set `graceMs` after the stop: nothing more is read or handed to `onEvent`, what is in hand is reported.
+  let graceOver: Error | undefined;
+  let graceTimer: NodeJS.Timeout | undefined;
+  let endGrace: () => void = () => {};
+  const graceEnded = new Promise<void>((resolve) => {
+    endGrace = resolve;
+  });
   const state: EventStreamStatus = {
     connected: false,
     reconnects: 0,
@@ -64,27 +89,9 @@ export function followEvents(options: EventStreamOptions): EventStream {
   };
   let connections = 0;
 
-  /**
-   * Hands one event to `onEvent`. An event it throws on is reported and the stream goes on; while
-   * stopping, the events buffered behind it are reported too and the connection ends, as it must.
-   */
-  async function handle(data: string, rest: string): Promise<void> {
-    try {
-      await options.onEvent(data);
-    } catch (error) {
-      options.onUnhandled(data, error);
-      if (!stopping.signal.aborted) return;
-      // What follows the last blank line may be a frame cut off mid-read: reported as far as it came.
-      for (const frame of rest.split("\n\n")) {
-        const behind = dataOf(frame);
-        if (behind !== undefined) options.onUnhandled(behind, new Error("the bridge stopped before handling it"));
-      }
-      throw error;
-    }
-  }
-
   async function connectOnce(): Promise<void> {
     const connection = new AbortController();
+    // A stop cancels the request until signal-cli answers; from then on the reading below closes the connection.
     const abortAll = () => connection.abort(stopping.signal.reason);
     stopping.signal.addEventListener("abort", abortAll, { once: true });
     let stallTimer: NodeJS.Timeout | undefined;
@@ -94,6 +101,9 @@ export function followEvents(options: EventStreamOptions): EventStream {
         connection.abort(new StalledError(`no event or keep-alive for ${options.stallMs} ms`));
       }, options.stallMs);
     };
+    // What was read and not yet split into events; what remains when the connection ends is cut off.
+    let buffer = "";
+    let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
     try {
       armStall();
       const response = await doFetch(options.url, {
@@ -102,6 +112,7 @@ export function followEvents(options: EventStreamOptions): EventStream {
       }).catch((error: Error & { cause?: Error }) => {
         throw new Error(`signal-cli not reachable at ${options.url}: ${error.cause?.message ?? error.message}`);
       });
+      stopping.signal.removeEventListener("abort", abortAll);
       if (response.status !== 200 || !response.body) {
         await response.body?.cancel().catch(() => undefined);
         throw new Error(`signal-cli answered ${response.status} at ${options.url}`);
@@ -112,42 +123,97 @@ export function followEvents(options: EventStreamOptions): EventStream {
       state.lastActivityAt = now();
       armStall();
       options.logger.info({ url: options.url }, "following signal-cli events");
+      const reader = response.body.getReader();
       const decoder = new TextDecoder();
-      let buffer = "";
       // Whether the last text read ended with `\r`: a `\r\n` split across two reads is one line end.
       let afterCr = false;
-      for await (const chunk of response.body) {
+      // Once stopping, the first error of `onEvent`: the events read behind it are reported, not handled.
+      let givenUp: unknown;
+      for (;;) {
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = dataOf(frame);
+          if (data === undefined) continue;
+          const unhandledBecause = givenUp ?? graceOver;
+          if (unhandledBecause !== undefined) {
+            options.onUnhandled(data, unhandledBecause);
+            continue;
+          }
+          // The stall clock does not run while an event is handled (publishing may wait for NATS).
+          clearTimeout(stallTimer);
+          try {
+            await options.onEvent(data);
+          } catch (error) {
+            // An event the handler throws on is reported and the stream goes on.
+            options.onUnhandled(data, error);
+            if (stopping.signal.aborted) givenUp = error;
+          }
+          armStall();
+        }
+        // A frame can also end the buffer with a single newline plus a comment line (`:\n`).
+        if (/^(:[^\n]*\n)+$/.test(buffer)) buffer = "";
+        // Following: wait for bytes (or the stop). Stopping: wait only for the rest of an event cut
+        // off, until the grace ends; otherwise take only what has already been read off the socket.
+        const following = !stopping.signal.aborted;
+        const wake: Wake = following
+          ? (wakeUp) => {
+              stopping.signal.addEventListener("abort", wakeUp, { once: true });
+              return () => stopping.signal.removeEventListener("abort", wakeUp);
+            }
+          : cutOff(buffer) && givenUp === undefined && graceOver === undefined
+            ? (wakeUp) => {
+                void graceEnded.then(wakeUp);
+                return () => {};
+              }
+            : (wakeUp) => {
+                const turn = setImmediate(wakeUp);
+                return () => clearImmediate(turn);
+              };
+        pending ??= reader.read();
+        const next = await readOr(pending, wake);
+        if (next === undefined) {
+          // The stop came while waiting: look again, as stopping (the same read goes on).
+          if (following) continue;
+          break;
+        }
+        pending = undefined;
+        if (next.done) throw new Error("signal-cli closed the event stream");
         state.lastActivityAt = now();
         armStall();
-        let text = decoder.decode(chunk as Uint8Array, { stream: true });
+        let text = decoder.decode(next.value, { stream: true });
         if (afterCr && text.startsWith("\n")) {
           text = text.slice(1);
           afterCr = false;
         }
         if (text !== "") afterCr = text.endsWith("\r");
         buffer += text.replace(/\r\n?/g, "\n");
-        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = dataOf(frame);
-          // The stall clock does not run while an event is handled (publishing may wait for NATS).
-          clearTimeout(stallTimer);
-          if (data !== undefined) await handle(data, buffer);
-          armStall();
-        }
-        // A frame can also end the buffer with a single newline plus a comment line (`:\n`).
-        if (/^(:[^\n]*\n)+$/.test(buffer)) buffer = "";
       }
-      throw new Error("signal-cli closed the event stream");
+      // Stopped, with nothing more in hand: closing now leaves the rest with signal-cli.
+      connection.abort(stopping.signal.reason);
+      reportCutOff(
+        buffer,
+        graceOver !== undefined && givenUp === undefined
+          ? `signal-cli had not sent the rest of it when the shutdown grace (${graceMs} ms) ended`
+          : "the bridge stopped before signal-cli sent the rest of it",
+      );
     } catch (error) {
       const reason = connection.signal.reason instanceof StalledError ? connection.signal.reason : error;
       if (reason instanceof StalledError) state.stalls++;
+      reportCutOff(buffer, `the event stream ended before the rest of it came (${(reason as Error).message})`);
       throw reason;
     } finally {
+      pending?.catch(() => undefined);
       clearTimeout(stallTimer);
       stopping.signal.removeEventListener("abort", abortAll);
       state.connected = false;
     }
+  }
+
+  /** Reports the start of an event a connection ended in the middle of: its data as far as it came. */
+  function reportCutOff(buffer: string, why: string): void {
+    if (!cutOff(buffer)) return;
+    options.onUnhandled(partialData(buffer), new Error(`cut off: ${why}`));
   }
 
   const loop = (async () => {
@@ -185,10 +251,52 @@ export function followEvents(options: EventStreamOptions): EventStream {
   return {
     status: () => ({ ...state }),
     async stop() {
+      if (!stopping.signal.aborted) {
+        graceTimer = setTimeout(() => {
+          graceOver = new Error(`the shutdown grace (${graceMs} ms) ended before the bridge relayed it`);
+          endGrace();
+        }, graceMs);
+      }
       stopping.abort(new Error("bridge stopping"));
       await loop;
+      clearTimeout(graceTimer);
     },
   };
+}
+
+/** Arranges for `wakeUp` to be called (at the stop, the grace's end, the next turn); returns its cancel. */
+type Wake = (wakeUp: () => void) => () => void;
+
+/**
+ * The read's result, or undefined if `wake` comes first (the read then goes on). Nothing is left
+ * attached to a long-lived promise or signal, however many reads a connection makes.
+ */
+function readOr<T>(read: Promise<T>, wake: Wake): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const cancel = wake(() => resolve(undefined));
+    read.then(
+      (result) => {
+        cancel();
+        resolve(result);
+      },
+      (error: unknown) => {
+        cancel();
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Whether the text left after the last complete frame holds part of an event (not only comments). */
+function cutOff(buffer: string): boolean {
+  return buffer.split("\n").some((line) => line !== "" && !line.startsWith(":"));
+}
+
+/** The data lines of a frame cut off, as far as they came; the text itself when no data line came. */
+function partialData(buffer: string): string {
+  const lines = buffer.split("\n").filter((line) => line !== "" && !line.startsWith(":"));
+  const data = lines.filter((line) => line.startsWith("data:")).map((line) => line.slice(5).replace(/^ /, ""));
+  return data.length > 0 ? data.join("\n") : lines.join("\n");
 }
 
 /** The data of a `receive` frame (data lines joined), undefined for comments and other events. */

@@ -7,8 +7,9 @@ import { join, resolve } from "node:path";
 import { deleteStreams, ensureStreams, outboundConsumerName } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
+import { type FakeSignalCli, startFakeSignalCli } from "./test/fake-signal-cli.js";
 
 const MAIN = resolve(import.meta.dirname, "..", "dist", "main.js");
 const NATS_URL = process.env.MONIRO_TEST_NATS_URL ?? "nats://127.0.0.1:4222";
@@ -175,5 +176,157 @@ describe("signal-bridge as a process", () => {
       await deleteStreams(jsm, subjects);
       await nc.close();
     }
+  });
+});
+
+describe("signal-bridge stopped (SIGTERM) while signal-cli is sending", () => {
+  const ALICE = "+15550002";
+  const running: Started[] = [];
+  let fake: FakeSignalCli | undefined;
+  let nc: NatsConnection | undefined;
+  let subjects = createSubjects("unused");
+  afterEach(async () => {
+    for (const started of running.splice(0)) if (started.child.exitCode === null) started.child.kill("SIGKILL");
+    await fake?.close();
+    if (nc) {
+      const jsm = await jetstreamManager(nc);
+      await deleteStreams(jsm, subjects);
+      await jsm.streams.delete(`KV_${subjects.namespace}_signal_pairing`).catch(() => undefined);
+      await nc.close();
+    }
+    fake = undefined;
+    nc = undefined;
+  });
+
+  /** A bridge on the fake signal-cli, relaying Alice's DMs to alice, in this test's namespace. */
+  async function bridgeOnFake(graceMs: number): Promise<Started> {
+    const started = await startBridge({
+      MONIRO_NAMESPACE: subjects.namespace,
+      MONIRO_SIGNAL_URL: fake?.url ?? "",
+      MONIRO_SIGNAL_ACCOUNT: fake?.account ?? "",
+      MONIRO_SIGNAL_DEFAULT_AGENT: "alice",
+      MONIRO_SIGNAL_ALLOW: ALICE,
+      MONIRO_SHUTDOWN_GRACE_MS: String(graceMs),
+    });
+    running.push(started);
+    return started;
+  }
+
+  async function setUp(): Promise<FakeSignalCli> {
+    subjects = createSubjects(`t${randomBytes(5).toString("hex")}`);
+    nc = await connect({ servers: NATS_URL });
+    fake = await startFakeSignalCli();
+    return fake;
+  }
+
+  /** The texts on `<ns>.in.alice`, in order, as an agent would receive them. */
+  async function inbound(): Promise<string[]> {
+    if (!nc) return [];
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(subjects.streams.in).catch(() => undefined);
+    const texts: string[] = [];
+    if (!info || info.state.messages === 0) return texts;
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const stored = await jsm.streams.getMessage(subjects.streams.in, { seq }).catch(() => null);
+      if (stored?.subject === subjects.in("alice")) texts.push((stored.json() as { text: string }).text);
+    }
+    return texts;
+  }
+
+  async function inboundEventually(expected: string[], timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await inbound()).length < expected.length && Date.now() < deadline) await sleep(50);
+    expect(await inbound()).toEqual(expected);
+  }
+
+  /** The bridge's error-level log lines, parsed. */
+  const errorsOf = (started: Started) =>
+    started.output
+      .join("")
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.level === 50);
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("relays a message whose second half arrives after SIGTERM, then closes, so a message sent later reaches the next bridge", async () => {
+    const fake = await setUp();
+    const first = await bridgeOnFake(5_000);
+    await fake.waitForConnections(1);
+    const cut = fake.frameOf({ from: ALICE, text: "two, cut in half" });
+    const half = Math.floor(cut.length / 2);
+    fake.writeRaw(fake.frameOf({ from: ALICE, text: "one" }) + cut.slice(0, half));
+    await inboundEventually(["one"]);
+    first.child.kill("SIGTERM");
+    await sleep(300);
+    fake.writeRaw(cut.slice(half));
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect({ inbound: await inbound(), errors: errorsOf(first) }).toEqual({
+      inbound: ["one", "two, cut in half"],
+      errors: [],
+    });
+    expect(fake.healthyConnections).toBe(0);
+
+    // signal-cli keeps what it has not sent (--receive-mode on-connection) for the next bridge.
+    fake.push({ from: ALICE, text: "three, sent while no bridge runs" });
+    const second = await bridgeOnFake(5_000);
+    await inboundEventually(["one", "two, cut in half", "three, sent while no bridge runs"]);
+    // Nothing cut off in hand: a SIGTERM closes at once, without waiting out the grace.
+    const stopping = Date.now();
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - stopping).toBeLessThan(3_000);
+    expect(errorsOf(second)).toEqual([]);
+  });
+
+  it("relays the events read while the first was in hand at SIGTERM, each once", async () => {
+    const fake = await setUp();
+    const started = await bridgeOnFake(5_000);
+    await fake.waitForConnections(1);
+    // An unknown sender's message is in hand while signal-cli takes its time to send the pairing code.
+    let answerPairing: () => void = () => {};
+    fake.script(
+      "send",
+      () => new Promise((resolve) => (answerPairing = () => resolve({ result: { timestamp: 1, results: [] } }))),
+    );
+    fake.writeRaw(fake.frameOf({ from: "+15550003", text: "let me in" }) + fake.frameOf({ from: ALICE, text: "one" }));
+    await fake.waitForCall((call) => call.method === "send", "the pairing code");
+    fake.writeRaw(fake.frameOf({ from: ALICE, text: "two" }));
+    fake.writeRaw(fake.frameOf({ from: ALICE, text: "three" }));
+    await sleep(300);
+    started.child.kill("SIGTERM");
+    await sleep(300);
+    answerPairing();
+    expect(await started.exited).toEqual({ code: 0, signal: null });
+    expect({ inbound: await inbound(), errors: errorsOf(started) }).toEqual({
+      inbound: ["one", "two", "three"],
+      errors: [],
+    });
+  });
+
+  it("logs at error level, with what came, an event cut off at SIGTERM whose rest does not come within the grace", async () => {
+    const fake = await setUp();
+    const started = await bridgeOnFake(1_000);
+    await fake.waitForConnections(1);
+    const cut = fake.frameOf({ from: ALICE, text: "two, never finished" });
+    const half = cut.indexOf("never") + 3;
+    fake.writeRaw(fake.frameOf({ from: ALICE, text: "one" }) + cut.slice(0, half));
+    await inboundEventually(["one"]);
+    const stopping = Date.now();
+    started.child.kill("SIGTERM");
+    expect(await started.exited).toEqual({ code: 0, signal: null });
+    expect({ inbound: await inbound(), errors: errorsOf(started) }).toEqual({
+      inbound: ["one"],
+      errors: [
+        expect.objectContaining({
+          event: cut.slice("event:receive\ndata:".length, half),
+          err: expect.stringMatching(/cut off/),
+        }),
+      ],
+    });
+    // The bridge waited out the grace for the rest, then closed.
+    expect(Date.now() - stopping).toBeGreaterThanOrEqual(900);
+    expect(fake.healthyConnections).toBe(0);
   });
 });

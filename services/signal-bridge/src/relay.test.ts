@@ -229,6 +229,7 @@ describe("the relay from Signal events to inbound envelopes", () => {
         onEvent: (data) => h.relay.onEvent(data),
         onUnhandled: (data, error) => h.relay.notRelayed(data, error),
         stallMs: 5_000,
+        shutdownGraceMs,
         logger,
       });
       // The bridge's stop: the relay's grace starts, then the stream is stopped and awaited.

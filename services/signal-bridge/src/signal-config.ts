@@ -55,8 +55,9 @@ export const signalBridgeConfigSchema = serviceConfigSchema.extend({
   /** First retry delay of a failed send; doubled per attempt, at most 60 s. */
   MONIRO_SIGNAL_RETRY_BASE_MS: positiveMs(1_000),
   /**
-   * On SIGTERM, how long a Signal message NATS has not taken yet is still retried; one still
-   * unpublished then is logged at error level with its event (docs/signal.md).
+   * On SIGTERM, how long a Signal message NATS has not taken yet is still retried, and how long the
+   * bridge waits for the rest of an event signal-cli was sending; what is still not relayed then is
+   * logged at error level with its event (docs/signal.md).
    */
   MONIRO_SHUTDOWN_GRACE_MS: z.preprocess(blankIsUnset, z.coerce.number().int().min(0).default(5_000)),
 });

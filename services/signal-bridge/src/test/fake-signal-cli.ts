@@ -17,6 +17,9 @@ export interface RpcError {
 /** What a scripted RPC answers: a result, or a JSON-RPC error. */
 export type RpcAnswer = { result: unknown } | { error: RpcError };
 
+/** A scripted answer: given at once, or later (a promise holds the HTTP answer until it settles). */
+type Scripted = (params: Record<string, unknown>) => RpcAnswer | undefined | Promise<RpcAnswer | undefined>;
+
 export interface FakeMessage {
   /** Sender number (+E.164). */
   from: string;
@@ -64,7 +67,7 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
   const subscribers = new Set<Subscriber>();
   const waiting: string[] = [];
   const sockets = new Set<Socket>();
-  const scripted = new Map<string, ((params: Record<string, unknown>) => RpcAnswer | undefined)[]>();
+  const scripted = new Map<string, Scripted[]>();
   const listeners = new Set<() => void>();
   let connections = 0;
   let clock = Date.now();
@@ -98,7 +101,7 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
     }
   }
 
-  function answer(request: unknown): object | undefined {
+  async function answer(request: unknown): Promise<object | undefined> {
     const req = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
     const id = (req && typeof req === "object" ? req.id : null) as number | string | null | undefined;
     if (!req || typeof req !== "object" || typeof req.method !== "string") {
@@ -118,7 +121,7 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
     calls.push({ method: req.method, params, id, at: Date.now() });
     for (const listener of listeners) listener();
     const script = scripted.get(req.method)?.shift();
-    const outcome = script?.(params) ?? defaultAnswer(req.method, params);
+    const outcome = (await script?.(params)) ?? defaultAnswer(req.method, params);
     if (id === undefined) return undefined;
     return "error" in outcome
       ? { jsonrpc: "2.0", error: { ...outcome.error, data: null }, id }
@@ -184,7 +187,7 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
     }
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
+    request.on("end", async () => {
       let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
@@ -195,7 +198,7 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
         );
         return;
       }
-      const answers = Array.isArray(body) ? body.map(answer).filter(Boolean) : [answer(body)].filter(Boolean);
+      const answers = (await Promise.all(Array.isArray(body) ? body.map(answer) : [answer(body)])).filter(Boolean);
       if (answers.length === 0) return void response.writeHead(201).end();
       response.writeHead(200, { "Content-Type": "application/json" });
       response.end(encoder(Array.isArray(body) ? answers : answers[0]));
@@ -250,9 +253,24 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
       this.pushRaw(encoder(receivedMessage(account, { ...message, timestamp })));
       return timestamp;
     },
+    /** The SSE frame signal-cli writes for this message (a fresh timestamp when it has none), for `writeRaw`. */
+    frameOf(message: FakeMessage): string {
+      const timestamp = message.timestamp ?? nextTimestamp();
+      return `event:receive\ndata:${encoder(receivedMessage(account, { ...message, timestamp }))}\n\n`;
+    },
     /** Delivers any `data:` line as is (a typing or receipt envelope, or garbage). */
     pushRaw(data: string): void {
       if (!deliver(data)) waiting.push(data);
+    },
+    /**
+     * Writes these bytes as they are to every healthy event connection: part of a frame (the rest
+     * in a later call), several frames at once. Unlike `push`, nothing waits when no connection is
+     * open: returns false then.
+     */
+    writeRaw(text: string): boolean {
+      const healthy = [...subscribers].filter((s) => !s.stalled);
+      for (const subscriber of healthy) subscriber.response.write(text);
+      return healthy.length > 0;
     },
     /** Closes every event connection (the client sees the stream end). */
     dropConnections(): void {
@@ -267,8 +285,11 @@ export async function startFakeSignalCli(options: { account?: string; keepaliveM
     stallConnections(): void {
       for (const subscriber of subscribers) subscriber.stalled = true;
     },
-    /** The next calls of `method` get these answers, in order (then the default answer again). */
-    script(method: string, ...answers: ((params: Record<string, unknown>) => RpcAnswer | undefined)[]): void {
+    /**
+     * The next calls of `method` get these answers, in order (then the default answer again). An
+     * answer that is a promise holds the call until it settles (signal-cli busy).
+     */
+    script(method: string, ...answers: Scripted[]): void {
       scripted.set(method, [...(scripted.get(method) ?? []), ...answers]);
     },
     /** Resolves with the first call matching, once it arrived. */
