@@ -1,4 +1,4 @@
-import { ALL_ROUTES, openApiPath } from "@moniro/api";
+import { ALL_ROUTES, type ApiRoute, openApiPath } from "@moniro/api";
 import { type FakeSignalCli, startFakeSignalCli } from "@moniro/signal-bridge/test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -35,6 +35,34 @@ const CASES: CaseTable = {
   ...hooksCases,
 };
 const KEY = "conformance-key";
+
+/** Path parameters of the generated cases: names the stack has (an unknown one would do: the query is checked first). */
+const SAMPLE_PARAMS: Record<string, string> = { agent: "ada", workflow: "pair", tag: "conf", name: CONFORMANCE_HOOK };
+
+/**
+ * Every route's last case (docs/api.md "Query parameters"): a query parameter
+ * it does not take — a typo of `limit` — is a 400 `invalid_query` naming it
+ * and the parameters the route takes (or that it takes none), before the
+ * route does anything (`DELETE /v1/agents/ada?limt=5` deletes nothing).
+ */
+function unknownQueryCase(route: ApiRoute): ApiCase {
+  const path = route.path.replace(/:([A-Za-z_]\w*)/g, (_, name: string) => SAMPLE_PARAMS[name] ?? "x");
+  const takes = Object.keys(route.query?.shape ?? {});
+  return {
+    what: `an unknown query parameter (${path}?limt=5)`,
+    status: 400,
+    send: (context) => context.call(route.method.toUpperCase(), `${path}?limt=5`),
+    check(body) {
+      const { error } = body as { error: { code: string; message: string; details: unknown } };
+      expect(error.code).toBe("invalid_query");
+      expect(error.message).toMatch(/^limt: unknown query parameter; /);
+      expect(error.message).toContain(
+        takes.length > 0 ? `allowed: ${takes.join(", ")}` : "this route takes none: remove it",
+      );
+      expect(error.details).toEqual({ fields: [{ path: "limt", message: error.message.slice("limt: ".length) }] });
+    },
+  };
+}
 
 async function bodyOf(response: Response): Promise<unknown> {
   const type = response.headers.get("content-type") ?? "";
@@ -140,7 +168,7 @@ describe("OpenAPI conformance: real answers of a running gateway match docs/open
       const cases: readonly ApiCase[] = CASES[route.id] ?? [];
       expect(cases.length, `no cases for ${route.id}`).toBeGreaterThan(0);
       const problems: string[] = [];
-      for (const c of cases) {
+      for (const c of [...cases, unknownQueryCase(route)]) {
         const response = await c.send(context);
         const body = await bodyOf(response);
         const found = validator.check(path, route.method, {

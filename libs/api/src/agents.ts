@@ -20,7 +20,9 @@ export { AGENT_SOURCES, agentSourceSchema } from "@moniro/envelopes";
  * (snake_case, docs/configuration.md). `prompt.system_file` is not accepted
  * here: inline the prompt as `prompt.system`.
  */
-export const agentDefinitionBodySchema = z.record(z.string(), z.unknown());
+export const agentDefinitionBodySchema = z.record(z.string(), z.unknown(), {
+  error: `must be an object of the agent's fields (those of .agents/<name>.yaml), e.g. {"model": "claude-sonnet-4-5"}`,
+});
 
 /** Optimistic concurrency: the revision the change was based on (0: the agent must not exist yet). */
 const ifRevisionSchema = z

@@ -25,9 +25,6 @@ import { type ApiRoute, defineRoute } from "./route.js";
 
 // ---- request schemas (the gateway imports these) ----
 
-/** Field names of the message body, for "did you mean" hints. */
-export const MESSAGE_BODY_FIELDS = ["text", "from", "attachments", "context", "priority"] as const;
-
 /** `POST /v1/agents/:agent/messages` body. */
 export const messageBodySchema = z.strictObject({
   text: z

@@ -4,8 +4,8 @@ import { z } from "zod";
 import { describeDifference } from "./document-diff.js";
 import { errorBodySchema } from "./error-body.js";
 import { ALL_ROUTES, openApiJson } from "./index.js";
-import { openApiDocument, openApiPath } from "./openapi.js";
-import { defineRoute } from "./route.js";
+import { documentedResponses, openApiDocument, openApiPath } from "./openapi.js";
+import { type ApiRoute, defineRoute } from "./route.js";
 
 const sample = [
   defineRoute({
@@ -53,13 +53,24 @@ describe("openApiDocument", () => {
     ]);
   });
 
-  it("puts the bearer key on non-public routes, none on public ones, and adds 401, 403 and 500", () => {
+  it("puts the bearer key on non-public routes, none on public ones, and adds 400, 401, 403 and 500", () => {
     expect(document.components?.securitySchemes?.bearerKey).toMatchObject({ type: "http", scheme: "bearer" });
     expect(part?.security).toEqual([{ bearerKey: [] }]);
-    expect(Object.keys(part?.responses ?? {}).sort()).toEqual(["200", "401", "403", "404", "500"]);
+    expect(Object.keys(part?.responses ?? {}).sort()).toEqual(["200", "400", "401", "403", "404", "500"]);
     const events = document.paths?.["/v1/things/events"]?.get;
     expect(events?.security).toEqual([]);
-    expect(Object.keys(events?.responses ?? {}).sort()).toEqual(["200", "403", "500"]);
+    expect(Object.keys(events?.responses ?? {}).sort()).toEqual(["200", "400", "403", "500"]);
+  });
+
+  it("documents every route's 400 for a query parameter it does not take, after the route's own 400", () => {
+    expect(part?.responses?.["400"]?.description).toMatch(
+      /^a query parameter the route does not take .*`invalid_query`/,
+    );
+    const add = documentedResponses({
+      ...sample[2],
+      responses: { 400: { description: "a bad name (`invalid_body`)", schema: errorBodySchema } },
+    } as ApiRoute)[400];
+    expect(add?.description).toMatch(/^a bad name \(`invalid_body`\); or a query parameter the route does not take/);
   });
 
   it("refers errors to the ErrorBody component and describes SSE as text/event-stream", () => {

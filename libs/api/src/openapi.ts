@@ -31,10 +31,21 @@ export function openApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 }
 
+/**
+ * Every route's 400 for its query (docs/api.md "Query parameters"): a request
+ * may carry only the query parameters the route's `query` schema names, each once.
+ */
+const UNKNOWN_QUERY =
+  "a query parameter the route does not take (e.g. a typo) or one given more than once (`invalid_query`): the message names it and the parameters the route takes";
+
 /** Every status a route documents, the common ones included. */
 export function documentedResponses(route: ApiRoute): Record<number, ApiResponse> {
   const auth: Record<number, ApiResponse> = route.public ? {} : { 401: UNAUTHORIZED };
-  return { ...COMMON_RESPONSES, ...auth, ...route.responses };
+  const own = route.responses[400];
+  const query: ApiResponse = own
+    ? { ...own, description: `${own.description}; or ${UNKNOWN_QUERY}` }
+    : { description: UNKNOWN_QUERY, schema: errorBodySchema };
+  return { ...COMMON_RESPONSES, ...auth, ...route.responses, 400: query };
 }
 
 function content(response: ApiResponse, schemaOf: (schema: z.ZodType) => z.ZodType) {

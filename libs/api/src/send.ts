@@ -3,9 +3,6 @@ import { z } from "zod";
 import { error } from "./error-responses.js";
 import { type ApiRoute, defineRoute } from "./route.js";
 
-/** Field names of the send body, for "did you mean" hints. */
-export const SEND_BODY_FIELDS = ["target", "text", "from"] as const;
-
 /** `POST /v1/send` body. The target is parsed by the gateway with `parseSendTarget` (@moniro/envelopes). */
 export const sendBodySchema = z.strictObject({
   target: z

@@ -86,7 +86,11 @@ export const startInstanceBodySchema = z.strictObject({
   /** The instance's tag; `main` when left out. */
   tag: nameSchema.optional(),
   /** Values of the workflow's declared variables (for the kickoff's `${{ name }}`). */
-  variables: z.record(z.string(), z.string()).optional(),
+  variables: z
+    .record(z.string(), z.string({ error: 'must be a string: variables are text, e.g. "5" for 5' }), {
+      error: 'must be an object of variable values, e.g. {"pr": "123"}',
+    })
+    .optional(),
 });
 export type StartInstanceBody = z.input<typeof startInstanceBodySchema>;
 

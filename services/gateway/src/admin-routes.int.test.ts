@@ -94,7 +94,10 @@ describe("admin routes over real NATS and Redis", () => {
     });
     expect((await errorOf(await t.fetch("/v1/dlq?after=x"))).message).toBe("after: must be a number");
     expect((await errorOf(await t.fetch("/v1/dlq?page=2"))).message).toBe(
-      "unknown parameter(s) page; allowed: limit, after",
+      "page: unknown query parameter; allowed: limit, after",
+    );
+    expect((await errorOf(await t.fetch("/v1/dlq?limt=5"))).message).toBe(
+      "limt: unknown query parameter; did you mean 'limit'? (allowed: limit, after)",
     );
     expect((await t.fetch("/v1/dlq", { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
   });

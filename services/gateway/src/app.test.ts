@@ -18,6 +18,39 @@ describe("gateway app (fakes behind the ports)", () => {
     expect(published[0]?.priority).toBe("immediate");
   });
 
+  it("refuses a query parameter the route does not take, or one given twice, before the route runs", async () => {
+    const { base, post, published } = await start();
+    const key = { authorization: "Bearer k1" };
+    const errorOf = async (response: Response) => ({
+      status: response.status,
+      ...((await response.json()) as { error: object }).error,
+    });
+    const refused = (message: string) => ({
+      status: 400,
+      code: "invalid_query",
+      message,
+      details: { fields: [{ path: message.split(": ")[0], message: message.slice(message.indexOf(": ") + 2) }] },
+    });
+    // A typo of a parameter the route takes: the one meant and all it takes.
+    expect(await errorOf(await fetch(`${base}/v1/agents/alice/thread?limt=5`, { headers: key }))).toEqual(
+      refused("limt: unknown query parameter; did you mean 'limit'? (allowed: limit, order, after, before, context)"),
+    );
+    // Express matches any case and a trailing slash: so does the rule.
+    expect((await fetch(`${base}/V1/Agents/alice/thread/?limt=5`, { headers: key })).status).toBe(400);
+    expect(await errorOf(await fetch(`${base}/v1/agents/alice/thread?limit=1&limit=2`, { headers: key }))).toEqual(
+      refused("limit: is given more than once (2 times); give it once"),
+    );
+    // A route that takes none: nothing is published.
+    const dm = await post("/v1/agents/alice/messages?priority=background", '{"text":"hi","from":"carol"}');
+    expect(await errorOf(dm)).toEqual(refused("priority: unknown query parameter; this route takes none: remove it"));
+    expect(published).toEqual([]);
+    // The open routes too; the others answer 401 first without a key; no route is a 404.
+    expect((await fetch(`${base}/healthz?verbose=1`)).status).toBe(400);
+    expect((await fetch(`${base}/v1/agents/alice?verbose=1`)).status).toBe(401);
+    expect((await fetch(`${base}/v1/nowhere?verbose=1`, { headers: key })).status).toBe(404);
+    expect((await fetch(`${base}/v1/agents/alice/thread?limit=5`, { headers: key })).status).toBe(200);
+  });
+
   it("answers each kind of bad input with a 4xx that says what is wrong", async () => {
     const { post, published } = await start();
     const cases: Array<[Response, number, string, RegExp]> = [
@@ -93,7 +126,8 @@ describe("gateway app (fakes behind the ports)", () => {
       publisher: { publish: async () => void carried.push(currentTraceparent()) },
     });
     const caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    const accepted = await post("/v1/agents/alice/messages?x=1", '{"text":"hi","from":"carol"}', {
+    // A trailing slash: the express route, not the fast path.
+    const accepted = await post("/v1/agents/alice/messages/", '{"text":"hi","from":"carol"}', {
       authorization: "Bearer k1",
       traceparent: caller,
     });
@@ -109,7 +143,7 @@ describe("gateway app (fakes behind the ports)", () => {
       parentSpanId: "00f067aa0ba902b7",
       attributes: {
         "http.request.method": "POST",
-        "url.path": "/v1/agents/alice/messages",
+        "url.path": "/v1/agents/alice/messages/",
         "http.route": "/v1/agents/:agent/messages",
         "http.response.status_code": 202,
       },

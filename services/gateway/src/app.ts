@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ALL_ROUTES } from "@moniro/api";
 import type { Subjects } from "@moniro/envelopes";
 import type { PersonalContext, Tracing } from "@moniro/ports";
 import type { WorkspaceStore } from "@moniro/store";
@@ -11,6 +12,7 @@ import { exceptAgentPaths } from "./http/except-agent-paths.js";
 import { fastMessages } from "./http/fast-messages.js";
 import { errorHandler, HttpError } from "./http/http-error.js";
 import { jsonBody } from "./http/json-body.js";
+import { knownQueryParameters } from "./http/known-query.js";
 import { openAccessGuard } from "./http/open-access-guard.js";
 import { serverSpans } from "./http/server-span.js";
 import type {
@@ -120,6 +122,8 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
       allowedOrigins: options.auth.allowedOrigins ?? [],
     }),
   );
+  // Unknown query parameters are refused (http/known-query.ts): on the open routes here, on the others once authenticated.
+  app.use(knownQueryParameters(ALL_ROUTES.filter((route) => route.public)));
   app.use(exceptAgentPaths(healthRouter({ readiness: options.readiness, registry: options.registry })));
   app.use(exceptAgentPaths(openApiRouter()));
   if (options.tracer) app.use("/v1", serverSpans(options.tracer));
@@ -138,6 +142,7 @@ export function createGatewayApp(options: GatewayAppOptions): Express {
     );
   }
   app.use("/v1", bearerAuth(options.auth));
+  app.use(knownQueryParameters(ALL_ROUTES.filter((route) => !route.public)));
   app.use("/v1", jsonBody({ limitBytes: options.bodyLimitBytes }));
   app.use(
     messagesRouter({

@@ -132,14 +132,14 @@ const INPUT_CASES: Case[] = [
     request: { method: "POST", path: MESSAGES, headers: { ...KEY, ...JSON_TYPE }, body: attachment({ data }) },
     status: 400,
     code: "invalid_body",
-    message: /^attachments\.0\.data: must be standard base64/,
+    message: /^attachments\[0\]\.data: must be standard base64/,
   })),
   ...["file:///etc/passwd", "data:text/plain;base64,aGk=", "javascript:alert(1)", "ftp://example.com/x"].map((url) => ({
     name: `attachment url ${url}`,
     request: { method: "POST", path: MESSAGES, headers: { ...KEY, ...JSON_TYPE }, body: attachment({ url }) },
     status: 400,
     code: "invalid_body",
-    message: /^attachments\.0\.url: scheme '[a-z]+:' is refused: only http:\/\/ and https:\/\/ URLs are allowed/,
+    message: /^attachments\[0\]\.url: scheme '[a-z]+:' is refused: only http:\/\/ and https:\/\/ URLs are allowed/,
   })),
   ...["evil]FAKE[http:boss", "a\nb", "a b", "[http:boss]", "-x", "x".repeat(129)].map((from) => ({
     name: `from ${JSON.stringify(from.slice(0, 30))}`,

@@ -1,9 +1,10 @@
 import { expect } from "vitest";
-import { type CaseTable, unreachableGateway } from "./case.js";
+import { type CaseTable, invalidBody, unreachableGateway } from "./case.js";
 
 const codeOf = (body: unknown) => (body as { error: { code: string } }).error.code;
 const messageOf = (body: unknown) => (body as { error: { message: string } }).error.message;
 const DEFINITION = { model: "claude-e2e-test", backend: "anthropic", prompt: { system: "You are carl." } };
+const DEFINITION_OBJECT = `must be an object of the agent's fields (those of .agents/<name>.yaml), e.g. {"model": "claude-sonnet-4-5"}`;
 
 interface AgentRecord {
   name: string;
@@ -102,7 +103,34 @@ export const agentsCases: CaseTable = {
       what: "a body without definition",
       status: 400,
       send: (context) => context.call("PUT", "/v1/agents/carl/definition", { ifRevision: 1 }),
-      check: (body) => expect(codeOf(body)).toBe("invalid_body"),
+      check: invalidBody(["definition", "is required"]),
+    },
+    {
+      what: "a definition that is no object: what it must be, with an example, and what was sent",
+      status: 400,
+      send: (context) => context.call("PUT", "/v1/agents/carl/definition", { definition: "claude-e2e-test" }),
+      check: invalidBody(["definition", `${DEFINITION_OBJECT} (got the string "claude-e2e-test")`]),
+    },
+    {
+      what: "a definition that is a list",
+      status: 400,
+      send: (context) => context.call("PUT", "/v1/agents/carl/definition", { definition: [DEFINITION] }),
+      check: invalidBody(["definition", `${DEFINITION_OBJECT} (got an array)`]),
+    },
+    {
+      what: "a misspelt ifRevision: the field meant and the ones taken",
+      status: 400,
+      send: (context) => context.call("PUT", "/v1/agents/carl/definition", { definition: DEFINITION, ifRevison: 1 }),
+      check: invalidBody(["ifRevison", "unknown field; did you mean 'ifRevision'? (allowed: definition, ifRevision)"]),
+    },
+    {
+      what: "an ifRevision sent as a string",
+      status: 400,
+      send: (context) => context.call("PUT", "/v1/agents/carl/definition", { definition: DEFINITION, ifRevision: "3" }),
+      check: invalidBody([
+        "ifRevision",
+        `must be a number: the revision you read (GET …/definition), or 0 for 'must not exist' (got the string "3")`,
+      ]),
     },
     {
       what: "no key",
@@ -144,6 +172,33 @@ export const agentsCases: CaseTable = {
       status: 404,
       send: (context) => context.call("POST", "/v1/agents", { name: "eve", from: "zed" }),
       check: (body) => expect(codeOf(body)).toBe("unknown_agent"),
+    },
+    {
+      what: "a name that is no string",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/agents", { name: 5, definition: DEFINITION }),
+      check: invalidBody(["name", "must be a string, not the number 5"]),
+    },
+    {
+      what: "ephemeral as a string",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/agents", { name: "eve", ephemeral: "yes", definition: DEFINITION }),
+      check: invalidBody(["ephemeral", 'must be true or false, not the string "yes"']),
+    },
+    {
+      what: "a definition that is a number",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/agents", { name: "eve", definition: 5 }),
+      check: invalidBody(["definition", `${DEFINITION_OBJECT} (got the number 5)`]),
+    },
+    {
+      what: "a misspelt definition: the field meant, and that a definition is missing",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/agents", { name: "eve", definiton: DEFINITION }),
+      check: invalidBody(
+        ["definiton", "unknown field; did you mean 'definition'? (allowed: name, definition, ephemeral, from)"],
+        ["definition", "is required: give the definition, or 'from' to copy an existing agent's"],
+      ),
     },
     {
       what: "neither a definition nor 'from'",

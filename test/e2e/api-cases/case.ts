@@ -1,5 +1,6 @@
 import type { FakeSignalCli } from "@moniro/signal-bridge/test";
 import type { JetStreamClient } from "@nats-io/jetstream";
+import { expect } from "vitest";
 import type { Stack } from "../../support/stack.js";
 
 /** What a case can use: the running stack's gateway (with a bearer key) and its NATS. */
@@ -66,3 +67,15 @@ export interface ApiCase {
 
 /** Cases by route id (operationId): every route of ALL_ROUTES needs a success and, if it documents one, an error. */
 export type CaseTable = Record<string, readonly ApiCase[]>;
+
+/** A check: the body is a 400 `invalid_body` listing `fields` (`path: message; …`), each in `details.fields` too. */
+export const invalidBody =
+  (...fields: Array<[path: string, message: string]>) =>
+  (body: unknown): void =>
+    expect(body).toEqual({
+      error: {
+        code: "invalid_body",
+        message: fields.map(([path, message]) => `${path}: ${message}`).join("; "),
+        details: { fields: fields.map(([path, message]) => ({ path, message })) },
+      },
+    });

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { CaseTable } from "./case.js";
+import { type CaseTable, invalidBody } from "./case.js";
 
 /** The workflow the conformance stack defines (`.workflows/pair.yaml`): ada and bob, a kickoff to @bob. */
 export const CONFORMANCE_WORKFLOW = `
@@ -75,6 +75,30 @@ export const workflowsCases: CaseTable = {
       status: 400,
       send: (context) => context.call("POST", "/v1/workflows/pair/instances", { tag: "a__b" }),
     },
+    {
+      what: "a tag that is no string",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances", { tag: 5 }),
+      check: invalidBody(["tag", "must be a string, not the number 5"]),
+    },
+    {
+      what: "a misspelt tag: the field meant and the ones taken",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances", { tagg: "conf" }),
+      check: invalidBody(["tagg", "unknown field; did you mean 'tag'? (allowed: tag, variables)"]),
+    },
+    {
+      what: "a variable's value that is a number: its path, and to send text",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances", { tag: "conf", variables: { pr: 5 } }),
+      check: invalidBody(["variables.pr", 'must be a string: variables are text, e.g. "5" for 5 (got the number 5)']),
+    },
+    {
+      what: "variables that are no object",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances", { variables: ["pr=5"] }),
+      check: invalidBody(["variables", 'must be an object of variable values, e.g. {"pr": "123"} (got an array)']),
+    },
   ],
   getWorkflowInstance: [
     {
@@ -96,6 +120,18 @@ export const workflowsCases: CaseTable = {
       send: (context) => context.call("GET", "/v1/workflows/pair/instances/never"),
       check: (body) => expect(codeOf(body)).toBe("unknown_instance"),
     },
+    {
+      what: "a tag that is not one: named once, with the rule",
+      status: 400,
+      send: (context) => context.call("GET", "/v1/workflows/pair/instances/Conf"),
+      check: (body) =>
+        expect(body).toEqual({
+          error: {
+            code: "bad_tag",
+            message: "tag 'Conf' must be 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit",
+          },
+        }),
+    },
   ],
   postWorkflowChannel: [
     {
@@ -104,6 +140,24 @@ export const workflowsCases: CaseTable = {
       send: (context) =>
         context.call("POST", "/v1/workflows/pair/instances/conf/channel", { from: "jane", text: "@ada and @zed, hi" }),
       check: (body) => expect(body).toMatchObject({ mentions: ["ada"], unreached: ["zed"] }),
+    },
+    {
+      what: "a text that is no string",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances/conf/channel", { from: "jane", text: 42 }),
+      check: invalidBody(["text", "must be a string, not the number 42"]),
+    },
+    {
+      what: "no from",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances/conf/channel", { text: "hi" }),
+      check: invalidBody(["from", "is required"]),
+    },
+    {
+      what: "a misspelt text: text is missing, the field meant",
+      status: 400,
+      send: (context) => context.call("POST", "/v1/workflows/pair/instances/conf/channel", { from: "jane", txt: "hi" }),
+      check: invalidBody(["text", "is required"], ["txt", "unknown field; did you mean 'text'? (allowed: text, from)"]),
     },
     {
       what: "an instance that is not running",
@@ -125,8 +179,32 @@ export const workflowsCases: CaseTable = {
       send: (context) =>
         context.call("GET", "/v1/workflows/pair/instances/conf/channel/events", undefined, { "last-event-id": "x" }),
     },
+    {
+      what: "?lastEventID= (a wrong case): not ignored, which would replay the channel from its start",
+      status: 400,
+      send: (context) => context.call("GET", "/v1/workflows/pair/instances/conf/channel/events?lastEventID=1-0"),
+      check: (body) =>
+        expect(body).toMatchObject({
+          error: {
+            code: "invalid_query",
+            message: "lastEventID: unknown query parameter; did you mean 'lastEventId'? (allowed: lastEventId)",
+          },
+        }),
+    },
   ],
   stopWorkflowInstance: [
+    {
+      what: "?force=true, which the route does not take: refused, the instance left running",
+      status: 400,
+      send: (context) => context.call("DELETE", "/v1/workflows/pair/instances/conf?force=true"),
+      async check(body, context) {
+        expect(body).toMatchObject({
+          error: { code: "invalid_query", message: "force: unknown query parameter; this route takes none: remove it" },
+        });
+        const instance = await context.call("GET", "/v1/workflows/pair/instances/conf");
+        expect(await instance.json()).toMatchObject({ status: "running" });
+      },
+    },
     {
       what: "stopped and discarded (ephemeral)",
       status: 200,

@@ -1,24 +1,14 @@
 import { threadQuerySchema } from "@moniro/api";
 import type { ThreadQuery } from "../ports.js";
 import { HttpError } from "./http-error.js";
+import { validated } from "./validate.js";
 
 /**
  * `?limit=&order=&after=&before=&context=`. `after` pages oldest-first,
  * `before` newest-first; without a cursor the order defaults to oldest-first.
  */
 export function parseThreadQuery(query: unknown): ThreadQuery {
-  const result = threadQuerySchema.safeParse(query);
-  if (!result.success) {
-    const message = result.error.issues
-      .map((issue) =>
-        issue.code === "unrecognized_keys"
-          ? `unknown parameter(s) ${issue.keys.join(", ")}; allowed: limit, order, after, before, context`
-          : `${issue.path.join(".")}: ${issue.message}`,
-      )
-      .join("; ");
-    throw new HttpError(400, "invalid_query", message);
-  }
-  const { limit, order, after, before, context } = result.data;
+  const { limit, order, after, before, context } = validated(threadQuerySchema, query, "query");
   if (after !== undefined && before !== undefined) {
     throw new HttpError(400, "invalid_query", "give 'after' (oldest-first) or 'before' (newest-first), not both");
   }

@@ -5,11 +5,8 @@ import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { startSse } from "../http/sse-writer.js";
 import type { AgentCatalog, AgentStream, AgentStreamSource } from "../ports.js";
 
-/** `Last-Event-ID` (header, or `?lastEventId=` for clients that cannot set headers) → a stream sequence. */
+/** `Last-Event-ID` (header, or `?lastEventId=` for clients that cannot set headers; given twice, refused before: http/known-query.ts) → a stream sequence. */
 function resumeFrom(header: string | undefined, query: unknown): number | undefined {
-  if (header === undefined && Array.isArray(query)) {
-    throw new HttpError(400, "invalid_query", "lastEventId is given more than once; give one event id");
-  }
   const raw = header ?? (typeof query === "string" ? query : undefined);
   if (raw === undefined || raw === "") return undefined;
   const sequence = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;

@@ -1,4 +1,4 @@
-import { SEND_BODY_FIELDS, type SendResult, sendBodySchema } from "@moniro/api";
+import { type SendResult, sendBodySchema } from "@moniro/api";
 import {
   formatSendTarget,
   type InboundEnvelope,
@@ -12,8 +12,8 @@ import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
 import { HttpError } from "../http/http-error.js";
 import { mentionsNotDelivered } from "../http/mentions-not-delivered.js";
-import { parseStrictBody } from "../http/message-body.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
+import { parseBody } from "../http/schema-body.js";
 import {
   notRunningError,
   requireMember,
@@ -122,12 +122,7 @@ async function postTo(
 export function sendRouter(deps: SendDeps): Router {
   const router = Router();
   router.post("/v1/send", async (request, response) => {
-    const body = parseStrictBody(
-      sendBodySchema,
-      SEND_BODY_FIELDS,
-      request.body,
-      '{"target": "alice", "text": "hello", "from": "me"}',
-    );
+    const body = parseBody(sendBodySchema, request.body, '{"target": "alice", "text": "hello", "from": "me"}');
     const target = targetOf(body.target);
     let result: SendResult;
     if (target.kind === "channel") {

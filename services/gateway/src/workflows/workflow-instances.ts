@@ -166,7 +166,8 @@ export class WorkflowInstances {
     try {
       this.deps.store.instance(workflow, tag);
     } catch (error) {
-      throw new HttpError(400, "bad_tag", `tag '${tag}': ${(error as Error).message}`);
+      // The store's message names the tag and the rule: "tag 'X' must be 1-63 characters of …".
+      throw new HttpError(400, "bad_tag", (error as Error).message);
     }
   }
 
