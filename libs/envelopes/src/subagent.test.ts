@@ -14,6 +14,13 @@ describe("sub-agent names and the internal channel's meta", () => {
     expect(parentOfChild("boss")).toBeUndefined();
   });
 
+  it("reads back the parent of a child whose parent's name ends in '-' (boss- spawns boss---<id>: not boss's child)", () => {
+    const child = childNameOf("boss-", "a1b2c3d4");
+    expect(child).toBe("boss---a1b2c3d4");
+    expect(parentOfChild(child)).toBe("boss-");
+    expect(parentOfChild(childNameOf("b-", "a1b2c3d4"))).toBe("b-");
+  });
+
   it("refuses a parent whose child's name would not fit, and a child as a parent", () => {
     const longest = "a".repeat(SPAWNING_NAME_MAX);
     expect(NAME_PATTERN.test(childNameOf(longest, "a1b2c3d4"))).toBe(true);

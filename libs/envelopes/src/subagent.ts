@@ -32,9 +32,13 @@ export function childNameOf(parent: string, shortId: string): string {
   return name;
 }
 
-/** The parent of a child (`a--x1y2z3w4` → `a`); undefined for a name without the separator. */
+/**
+ * The parent of a child (`a--x1y2z3w4` → `a`); undefined for a name without the separator.
+ * The separator is the last `--`: a parent's name holds no `--` but may end in `-`, and the
+ * child of `a-` is `a---x1y2z3w4`, whose parent is `a-`, not the agent `a`.
+ */
 export function parentOfChild(name: string): string | undefined {
-  const at = name.indexOf(CHILD_SEPARATOR);
+  const at = name.lastIndexOf(CHILD_SEPARATOR);
   return at > 0 ? name.slice(0, at) : undefined;
 }
 

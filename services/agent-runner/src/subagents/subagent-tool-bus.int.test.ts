@@ -38,6 +38,8 @@ describe("SubagentToolBus", () => {
   let inner: FakeToolBus;
   let inbox: InMemoryInbox;
   let bus: SubagentToolBus;
+  let directory: ReturnType<typeof withChildren>;
+  const dashLlm = new ScriptedLlm([]);
   const events = new RecordingEvents();
 
   beforeEach(() => {
@@ -47,9 +49,11 @@ describe("SubagentToolBus", () => {
     inner = new FakeToolBus({ message: () => "sent outside", read: () => "file text" });
     inbox = new InMemoryInbox();
     const llm = new ScriptedLlm([]);
-    const directory = withChildren(
+    directory = withChildren(
       staticDirectory([
         testAgent("boss", llm, { tools: toolSpecsFor([], { allow: ["message", "read", "subagent"] }) }),
+        // A valid name without '--': its children are 'boss---<id>'.
+        testAgent("boss-", dashLlm, { tools: toolSpecsFor([], { allow: ["message", "read", "subagent"] }) }),
         testAgent("plain", llm, { tools: toolSpecsFor([], { allow: ["message", "read"] }) }),
       ]),
       records,
@@ -134,6 +138,30 @@ describe("SubagentToolBus", () => {
     // Other agents' messages and every other tool go on to the executor.
     expect((await bus.call(call("boss", "message", { to: "http:bob", text: "hi" }))).content).toBe("sent outside");
     expect((await bus.call(call(child, "read", { path: "x" }))).content).toBe("file text");
+  });
+
+  it("the child of 'boss-' (boss---<id>) is not boss's: boss cannot message it, it cannot message boss, and it runs as boss-'s", async () => {
+    const spawned = await bus.call(call("boss-", "subagent", { task: "look" }));
+    const child = (spawned.data as { child: string }).child;
+    expect(child).toMatch(/^boss---[a-z0-9]{8}$/);
+    sent.length = 0;
+    const fromBoss = await bus.call(call("boss", "message", { to: `agent:${child}`, text: "do this instead" }));
+    expect(fromBoss).toMatchObject({ isError: true, errorCode: "unserved-recipient" });
+    expect(fromBoss.content).toBe(
+      `Cannot send to 'agent:${child}': 'agent:' reaches only a live sub-agent from its parent, or the parent from its sub-agent (names '<parent>--<id>'). Nothing was sent.`,
+    );
+    const toBoss = await bus.call(call(child, "message", { to: "agent:boss", text: "for boss" }));
+    expect(toBoss).toMatchObject({ isError: true, errorCode: "unserved-recipient" });
+    expect(sent).toEqual([]);
+    const toParent = await bus.call(call(child, "message", { text: "found it" }, "agent:boss-"));
+    expect(toParent.isError).toBe(false);
+    expect(sent.map((message) => [message.from, message.to, message.meta.parent])).toEqual([[child, "boss-", "boss-"]]);
+    // Another runner (nothing adopted): the child is built from its record on its parent's backend.
+    directory.forget(child);
+    const loaded = await directory.load?.(child);
+    expect(loaded?.llm).toBe(dashLlm);
+    expect(loaded?.parent?.name).toBe("boss-");
+    expect(directory.explainMissing("boss---zzzzzzzz")).toContain("does not exist or has ended");
   });
 
   it("wait: true returns the report from the parent's inbox as the result, naming it and leaving it there for the loop to acknowledge", async () => {
