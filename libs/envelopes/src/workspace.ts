@@ -8,9 +8,29 @@ import { nameSchema, storedTagSchema } from "./names.js";
 
 /** A channel entry's id: the Redis stream id (`<ms>-<seq>`); also the cursor of `channel_read`. */
 export const CHANNEL_CURSOR_PATTERN = /^\d{1,20}-\d{1,20}$/;
+
+/** The largest part of a Redis stream id (an unsigned 64-bit number); Redis refuses a larger one. */
+export const STREAM_ID_PART_MAX = "18446744073709551615";
+
+/** Whether a cursor's two numbers fit a stream id (a cursor that does not match the pattern is not judged here). */
+function cursorPartsFit(cursor: string): boolean {
+  return (
+    !CHANNEL_CURSOR_PATTERN.test(cursor) ||
+    cursor.split("-").every((part) => BigInt(part) <= BigInt(STREAM_ID_PART_MAX))
+  );
+}
+
+/** Whether `cursor` is a channel entry id Redis takes: `<ms>-<seq>`, each at most STREAM_ID_PART_MAX. */
+export function isChannelCursor(cursor: string): boolean {
+  return CHANNEL_CURSOR_PATTERN.test(cursor) && cursorPartsFit(cursor);
+}
+
 export const channelCursorSchema = z
   .string()
-  .regex(CHANNEL_CURSOR_PATTERN, "must be a channel entry id such as '1732612345678-0' (from a previous read)");
+  .regex(CHANNEL_CURSOR_PATTERN, "must be a channel entry id such as '1732612345678-0' (from a previous read)")
+  .refine(cursorPartsFit, {
+    message: `must be a channel entry id such as '1732612345678-0' (from a previous read): each of its two numbers is at most ${STREAM_ID_PART_MAX}`,
+  });
 
 /** Who posted: a member's name, or a tag from outside (`http:<user>`, `workflow:<name>` for the kickoff). */
 export const posterSchema = z.union([nameSchema, storedTagSchema]);

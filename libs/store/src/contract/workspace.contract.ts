@@ -199,6 +199,15 @@ export function describeWorkspaceContract(
         expect((await refusal(review.channel.read({ after: "yesterday" }))).message).toBe(
           "cursor 'yesterday' is not a channel entry id: pass an id from a previous read, such as '1732612345678-0'",
         );
+        // Past a stream id's 64-bit numbers: refused by name, not by Redis; after the largest id nothing follows.
+        const past = "18446744073709551616-0";
+        expect(await refusal(review.channel.read({ after: past }))).toMatchObject({
+          code: "bad_cursor",
+          message: `cursor '${past}' is not a channel entry id: pass an id from a previous read, such as '1732612345678-0'`,
+        });
+        const largest = "18446744073709551615-18446744073709551615";
+        expect(await review.channel.read({ after: largest })).toEqual({ entries: [], cursor: largest });
+        expect((await refusal(review.channel.markSeen("bob", past))).code).toBe("bad_cursor");
         expect((await refusal(review.channel.last(0))).message).toBe(
           "count must be a whole number from 1 to 1000 (got 0)",
         );

@@ -1,4 +1,11 @@
-import { CHANNEL_CURSOR_PATTERN, type ChannelEntry, channelPostSchema, decode, parseMentions } from "@moniro/envelopes";
+import {
+  type ChannelEntry,
+  channelPostSchema,
+  decode,
+  isChannelCursor,
+  parseMentions,
+  STREAM_ID_PART_MAX,
+} from "@moniro/envelopes";
 import { corruptEntry } from "../errors.js";
 import { ENTRY_FIELD } from "../keys.js";
 import { checkMember, posterKind, runWorkspaceScript, type WorkspaceContext } from "./workspace-context.js";
@@ -10,8 +17,11 @@ export const MAX_READ_LIMIT = 1000;
 
 type StreamEntries = Array<[string, string[]]>;
 
+/** The largest stream id: no entry comes after it. */
+const LAST_STREAM_ID = `${STREAM_ID_PART_MAX}-${STREAM_ID_PART_MAX}`;
+
 export function checkCursor(cursor: string, what = "cursor"): string {
-  if (!CHANNEL_CURSOR_PATTERN.test(cursor)) {
+  if (!isChannelCursor(cursor)) {
     throw new WorkspaceError(
       "bad_cursor",
       `${what} '${cursor}' is not a channel entry id: pass an id from a previous read, such as '1732612345678-0'`,
@@ -109,6 +119,8 @@ export class WorkspaceChannel implements Channel {
   /** Entries after `after` (all from the start without it), oldest first, at most `limit`. */
   async read(options: { after?: string | undefined; limit?: number } = {}): Promise<ChannelPage> {
     const limit = checkLimit(options.limit ?? DEFAULT_READ_LIMIT, "limit");
+    // Nothing can follow the largest id (Redis refuses it as an exclusive start).
+    if (options.after === LAST_STREAM_ID) return { entries: [], cursor: options.after };
     const start = options.after === undefined ? "-" : `(${checkCursor(options.after)}`;
     const raw = (await this.context.redis.xrange(
       this.context.keys.channel,

@@ -124,6 +124,25 @@ describe("team tools over Redis", () => {
       expect(both).toMatchObject({ isError: true, errorCode: "invalid-input" });
       expect(both.content).toContain("not both");
     });
+
+    it("refuses a cursor past a stream id's 64-bit numbers by name, not with Redis's error, in channel_read and inbox_ack", async () => {
+      await runTool("channel_send", { text: "@bob hi" }, as("alice"));
+      const rule = `must be a channel entry id such as '1732612345678-0' (from a previous read): each of its two numbers is at most 18446744073709551615`;
+      for (const [tool, input, field] of [
+        ["channel_read", { after: "99999999999999999999-0" }, "after"],
+        ["inbox_ack", { upTo: "1-99999999999999999999" }, "upTo"],
+        ["inbox_ack", { ids: ["18446744073709551616-0"] }, "ids.0"],
+      ] as const) {
+        const outcome = await runTool(tool, input, as("bob"));
+        expect(outcome, tool).toMatchObject({ isError: true, errorCode: "invalid-input" });
+        expect(outcome.content, tool).toBe(
+          `Invalid input for '${tool}': '${field}': ${rule}. Fix these fields and call again.`,
+        );
+      }
+      const largest = await runTool("channel_read", { after: "18446744073709551615-18446744073709551615" }, as("bob"));
+      expect(largest).toMatchObject({ content: "No posts." });
+      expect((await runTool("inbox", {}, as("bob"))).data).toMatchObject({ unread: 1 });
+    });
   });
 
   describe("inbox and inbox_ack", () => {
