@@ -59,7 +59,10 @@ export class RedisHistory {
     options: { startMs?: number; endMs?: number; count: number; newest: boolean },
   ): Promise<HistoryItem[]> {
     const key = this.keys.thread(agent, context);
-    const start = options.startMs === undefined ? "-" : String(options.startMs);
+    // Stream ids are milliseconds since 1970, never negative (Redis refuses '-1000' as an id):
+    // a range from before 1970 starts at the first entry, and one that ends before it holds none.
+    if (options.endMs !== undefined && options.endMs < 0) return [];
+    const start = options.startMs === undefined ? "-" : String(Math.max(0, options.startMs));
     const end = options.endMs === undefined ? "+" : String(options.endMs);
     const raw = options.newest
       ? ((await this.redis.xrevrange(key, end, start, "COUNT", options.count)) as RawEntries).reverse()

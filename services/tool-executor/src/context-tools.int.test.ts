@@ -170,4 +170,48 @@ describe("history", () => {
       content: "'since' is after 'until'; swap them.",
     });
   });
+
+  it("history_read over a range from before 1970 reads from the first entry, and one ending before 1970 finds nothing (not Redis's 'Invalid stream ID')", async () => {
+    const ctx = freshContext();
+    const since = await runTool("history_read", { since: "1969-07-20T20:17:00Z", last: 1 }, ctx);
+    expect(since.isError).toBeUndefined();
+    expect(since.content).toContain("what is the wifi password?");
+    const ancient = await runTool(
+      "history_read",
+      { since: "0000-01-01T00:00:00Z", until: "1900-01-01T00:00:00Z" },
+      ctx,
+    );
+    expect(ancient).toMatchObject({
+      content: "No entries in thread 'personal' for that range. Threads: personal, proj:dev.",
+    });
+    expect(ancient.isError).toBeUndefined();
+  });
+
+  it("attack: no context names another agent's thread (braces, globs, '..', another key's words)", async () => {
+    const bobThread = createKeys(t.prefix).thread("bob", "personal");
+    await t.redis.xadd(bobThread, "*", ENTRY_FIELD, encodeThreadEntry(input("bob's secret: 7431")));
+    const ctx = freshContext();
+    const contexts = [
+      "}:thread:personal",
+      "personal}",
+      `{a:bob}:thread:personal`,
+      `../{a:bob}:thread:personal`,
+      "*",
+      "personal*",
+      "?ersonal",
+      `${t.prefix}{a:bob}:thread:personal`,
+      "personal\u0000",
+      "x".repeat(10_000),
+    ];
+    for (const context of contexts) {
+      for (const tool of ["history_read", "history_search"] as const) {
+        const outcome = await runTool(tool, tool === "history_read" ? { context } : { query: "secret", context }, ctx);
+        expect(outcome.content, `${tool} ${context.slice(0, 40)}`).not.toContain("7431");
+      }
+    }
+    const everywhere = await runTool("history_search", { query: "secret" }, ctx);
+    expect(everywhere.content).toBe("Nothing in your history matches 'secret'.");
+    // bob's thread is as it was.
+    expect(await t.redis.xlen(bobThread)).toBe(1);
+  });
 });
