@@ -49,6 +49,38 @@ describe("memory", () => {
   });
 });
 
+describe("memory attacks", () => {
+  it("a key built like another agent's key ('}', '{a:bob}:memory', ':', '*', NUL, a newline) is a field of the caller's own memory", async () => {
+    const keys = createKeys(t.prefix);
+    await t.redis.hset(keys.memory("bob"), "pin", "bob's 1234");
+    const ada = freshContext();
+    const crafted = [
+      "}:memory",
+      "{a:bob}:memory",
+      `${t.prefix}{a:bob}:memory`,
+      "pin}",
+      "*",
+      "pin\u0000",
+      "pin\nx",
+      "p".repeat(200),
+    ];
+    for (const key of crafted) {
+      expect((await runTool("memory_write", { key, value: "ada's" }, ada)).isError, key).toBeUndefined();
+    }
+    for (const key of ["pin", ...crafted]) {
+      const got = await runTool("memory_get", { key }, ada);
+      expect(got.content, key).not.toContain("1234");
+    }
+    expect((await runTool("memory_delete", { key: "pin" }, ada)).errorCode).toBe("not-found");
+    expect((await runTool("memory_search", { query: "1234" }, ada)).content).toBe("No memory matches '1234'.");
+    expect(await t.redis.hgetall(keys.memory("bob"))).toEqual({ pin: "bob's 1234" });
+    expect(Object.keys(await t.redis.hgetall(keys.memory("ada"))).sort()).toEqual([...crafted].sort());
+    // Nothing but ada's own keys was written: her memory hash and its version counter.
+    const written = (await t.redis.keys(`${t.prefix}*`)).filter((key) => !key.includes("{a:bob}")).sort();
+    expect(written).toEqual([keys.contextVersion("ada"), keys.memory("ada")].sort());
+  });
+});
+
 describe("notes", () => {
   it("append and read newest, filtered by query, from a new connection", async () => {
     const first = freshContext();

@@ -86,6 +86,25 @@ describe("team tools over Redis", () => {
       expect(published[1]).toMatchObject({ agent: "review__main__helper", text: "alice: @helper over to you" });
     });
 
+    it("attack: a mention wakes only a member of this instance, by its member name (not an agent name, a look-alike, an address or another instance's member)", async () => {
+      await store.instance("review", "other").start([{ name: "carol", agent: "carol", kind: "ref" }]);
+      const text =
+        "@review__main__helper @carol @b\u043eb @mallory--c1 bob@bob @bob/x @he*per @>" + " @review:main @alice";
+      const outcome = await runTool("channel_send", { text }, as("alice"));
+      expect(outcome.data).toMatchObject({ notified: [] });
+      expect((outcome.data as { unreached: { name: string }[] }).unreached.map((u) => u.name)).toEqual([
+        "review__main__helper",
+        "carol",
+        "b",
+        "mallory--c1",
+        "he",
+        "review",
+      ]);
+      expect(published).toEqual([]);
+      expect(await store.instance("review", "other").channel.length()).toBe(0);
+      expect((await store.instance("review", "main").channel.inbox("bob")).unread).toBe(0);
+    });
+
     it("refuses an empty and an oversized post, naming the fix", async () => {
       const empty = await runTool("channel_send", { text: "" }, as("alice"));
       expect(empty).toMatchObject({ isError: true, errorCode: "invalid-input" });
