@@ -125,6 +125,8 @@ export function natsAuthorization(namespace: string): string {
       `${ns}.out.>`,
       `${ns}.sched.*`,
       `${ns}.tool.proc.*`,
+      // A stopped workflow instance's processes, on each executor that started one (docs/tool-executor.md).
+      `${ns}.tool.procstop.*`,
       // Free-slot handoff between executors (docs/tool-executor.md).
       `${ns}.tool.handoff.*`,
       `${ns}.tool.slots.freed`,

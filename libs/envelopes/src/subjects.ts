@@ -52,6 +52,8 @@ export function createSubjects(namespace = "moniro") {
     /** Every tool subject except the proc/cancel ones (those have more tokens). */
     toolAll: `${ns}.tool.*`,
     toolProc: (executorId: string) => `${ns}.tool.proc.${token(executorId, "executor id")}`,
+    /** Executor to executor: stop the processes of a stopped workflow instance (processStopRequestSchema). */
+    toolProcStop: (executorId: string) => `${ns}.tool.procstop.${token(executorId, "executor id")}`,
     toolCancel: (callId: string) => `${ns}.tool.cancel.${token(callId, "call id")}`,
     toolCancelAll: `${ns}.tool.cancel.*`,
     /**

@@ -115,6 +115,11 @@ function workspaceKeys(prefix: string, workflow: string, tag: string) {
     votes: `${base}:votes`,
     /** String: the gateways' lock on the instance's start and stop (a token, with a lease). */
     lifecycle: `${base}:lifecycle`,
+    /**
+     * Set of tool-executor ids that started a background process in the instance's context: its stop
+     * asks each to stop them (docs/tool-executor.md); deleted by the executor that removes its directory.
+     */
+    processExecutors: `${base}:process-executors`,
   };
 }
 export type WorkspaceKeys = ReturnType<typeof workspaceKeys>;

@@ -20,6 +20,8 @@ export { type ExecLimits, type ExecLimitsInput, execLimits, execLimitsSchema } f
 export { type ResolvedPolicy, resolvePolicy, specsForPolicy } from "./policy/policy.js";
 export { ownerOf, processCallOwner, processIdOf } from "./process/process-id.js";
 export {
+  contextName,
+  ProcessContextError,
   type ProcessInfo,
   ProcessLimitError,
   ProcessNotFoundError,

@@ -60,7 +60,7 @@ export async function runTool(
   }
   return guarded(definition, rawInput, ctx, options, async (input) => {
     const seat = await seated(definition, ctx);
-    if ("refused" in seat) return seat.refused;
+    if ("refused" in seat) return definition.explainRefusal?.(input, ctx, seat.refused) ?? seat.refused;
     const context = seat.ctx;
     // Synchronous: one mkdir system call (the workspace usually exists), cheaper than a round trip
     // through libuv's thread pool on every call. Never cached: a deleted workspace is made again.

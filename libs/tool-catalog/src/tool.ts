@@ -110,7 +110,10 @@ export interface PeerProcessListing {
 
 /** See ToolContext.processPeers. */
 export interface ProcessPeers {
-  /** Records that this executor now runs a process of the agent. */
+  /**
+   * Records that this executor now runs a process of the agent (and, in a workspace context, one
+   * of the instance's: its stop reaches this executor).
+   */
   announce(): Promise<void>;
   /** The agent's processes on every other executor that announced itself. */
   list(): Promise<PeerProcessListing[]>;
@@ -153,6 +156,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * matter, so an executor works out what a call's context allows (a workspace's members) for it alone.
    */
   runsCommands?: boolean;
+  /**
+   * The call's seat was refused (instance not running, not a member): the tool may add what it
+   * knows to the refusal (`process`: that the process was stopped with its instance).
+   */
+  explainRefusal?(input: z.output<S>, ctx: ToolContext, refused: ToolOutcome): ToolOutcome;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 

@@ -13,7 +13,7 @@ import { type ExecutorMetrics, registerExecutorMetrics } from "./executor-metric
 import { RunningCalls } from "./running-calls.js";
 import { teamPortOver } from "./team-port.js";
 import { startToolExecutor, type ToolExecutor } from "./tool-executor.js";
-import { answerWorkspaceFiles } from "./workspace-files.js";
+import { answerProcessStops, answerWorkspaceFiles } from "./workspace-files.js";
 
 export interface ExecutorAppOptions {
   executorId: string;
@@ -35,6 +35,11 @@ export interface ExecutorAppOptions {
   logger?: LogSink | undefined;
   /** Defaults to reading `<agentsDir>/<agent>.yaml`. */
   policies?: AgentPolicies | undefined;
+  /**
+   * The agent registry's changes (AgentRegistry.onChange): an agent removed from it has its
+   * background processes stopped on this executor. Absent: only the idle reaper ends them.
+   */
+  agentChanges?: ((listener: (change: { name: string; record: unknown }) => void) => () => void) | undefined;
   now?: () => number;
 }
 
@@ -110,11 +115,33 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
     limits: options.limits,
     sandbox,
     logger,
+    executorId: options.executorId,
+    bus,
+    redis: options.redis,
+    redisPrefix: options.redisPrefix,
+    processes,
+  });
+  const procStops = answerProcessStops({
+    nc: options.nc,
+    subjects: options.subjects,
+    executorId: options.executorId,
+    processes,
+    logger,
+  });
+  // A deleted agent's processes go with it (docs/registry.md "Removal"): the watch every service keeps, no call pays.
+  const unwatch = options.agentChanges?.((change) => {
+    if (change.record !== undefined) return;
+    void processes.stopAgent(change.name, `its agent ${change.name} was deleted`).then((stopped) => {
+      if (stopped.length > 0)
+        logger.info({ agent: change.name, processes: stopped }, "deleted agent's background processes stopped");
+    });
   });
   return {
     ...executor,
     async stop(graceMs: number) {
+      unwatch?.();
       files.unsubscribe();
+      procStops.unsubscribe();
       await executor.stop(graceMs);
     },
     slots,

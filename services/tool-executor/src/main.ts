@@ -78,13 +78,15 @@ try {
     logger,
   });
   // Tool policies from the live registry only, as the runner reads definitions (docs/registry.md).
-  agents = await AgentRegistry.open(nats, {
+  const opened = await AgentRegistry.open(nats, {
     namespace: config.MONIRO_NAMESPACE,
     onInvalid: (agent, error) => logger.error({ agent, err: error.message }, "unreadable registry record ignored"),
   });
+  agents = opened;
   app = startExecutorApp({
     executorId,
-    policies: agentPoliciesFromRegistry(agents, logger),
+    policies: agentPoliciesFromRegistry(opened, logger),
+    agentChanges: (listener) => opened.onChange(listener),
     nc: nats,
     subjects,
     redis,

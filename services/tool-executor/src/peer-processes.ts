@@ -8,7 +8,7 @@ import {
   toolResultEnvelopeSchema,
   toolResultText,
 } from "@moniro/envelopes";
-import { createKeys, type RedisClient } from "@moniro/store";
+import { createKeys, type RedisClient, splitContext } from "@moniro/store";
 import type { PeerProcessListing, ProcessPeers } from "@moniro/tool-catalog";
 
 /** The slice of the executor's shared dependencies this needs. */
@@ -33,11 +33,23 @@ export function ownerIndexKey(prefix: string, agent: string): string {
   return createKeys(prefix).processExecutors(agent);
 }
 
+/** Redis set `<prefix>{w:<workflow>:<tag>}:process-executors`: the executors that started a process in the instance's context. */
+export function instanceIndexKey(prefix: string, workflow: string, tag: string): string {
+  return createKeys(prefix).workspace(workflow, tag).processExecutors;
+}
+
 /** `process` start/list across executors for one call (see ToolContext.processPeers). */
 export function processPeersFor(call: ToolCallEnvelope, deps: PeerProcessDeps): ProcessPeers {
   return {
     announce: async () => {
-      await deps.redis.sadd(ownerIndexKey(deps.redisPrefix, call.agent), deps.executorId);
+      const names = splitContext(call.context);
+      await Promise.all([
+        deps.redis.sadd(ownerIndexKey(deps.redisPrefix, call.agent), deps.executorId),
+        // In a workspace context: the instance's stop asks this executor to stop its processes there.
+        ...(names === undefined
+          ? []
+          : [deps.redis.sadd(instanceIndexKey(deps.redisPrefix, names.workflow, names.tag), deps.executorId)]),
+      ]);
     },
     list: () => listPeerProcesses(call, deps),
   };

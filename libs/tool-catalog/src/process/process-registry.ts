@@ -11,6 +11,8 @@ export type ProcessStatus = "running" | "exited" | "killed";
 export interface ProcessInfo {
   processId: string;
   agent: string;
+  /** The context it was started in (`personal` or `<workflow>:<tag>`): only calls in that context reach it. */
+  context: string;
   command: string;
   pid: number | undefined;
   status: ProcessStatus;
@@ -18,6 +20,8 @@ export interface ProcessInfo {
   signal: string | null;
   startedAt: number;
   lastUsedAt: number;
+  /** Why the executor stopped it (its workspace instance stopped, its agent was deleted); absent otherwise. */
+  stoppedBecause?: string;
 }
 
 interface Entry {
@@ -32,6 +36,25 @@ export class ProcessNotFoundError extends Error {
   constructor(readonly processId: string) {
     super(`no background process '${processId}' on this executor`);
   }
+}
+
+/** The agent's own process, started in another context than the call's (a workspace vs its personal one). */
+export class ProcessContextError extends Error {
+  override readonly name = "ProcessContextError";
+  constructor(
+    readonly processId: string,
+    readonly startedIn: string,
+    readonly calledIn: string,
+  ) {
+    super(
+      `background process '${processId}' was started in ${contextName(startedIn)}, and this call runs in ${contextName(calledIn)}: a process is reached only from the context it was started in`,
+    );
+  }
+}
+
+/** `your personal context` / `workspace review:main`. */
+export function contextName(context: string): string {
+  return context === "personal" ? "your personal context" : `workspace ${context}`;
 }
 
 export class ProcessLimitError extends Error {
@@ -57,7 +80,8 @@ export interface ProcessRegistryOptions {
 
 /**
  * Background processes owned by one executor. They outlive the tool call and
- * the cycle; each is visible only to the agent that started it; any process
+ * the cycle; each is visible only to the agent that started it, and reached
+ * only from the context it was started in (when the caller names one); any process
  * not touched (start/poll/log/write) for `limits.processIdleTtlMs` is killed
  * and forgotten by `reap()` (run it periodically with `startReaper`).
  */
@@ -75,7 +99,7 @@ export class ProcessRegistry {
     this.now = options.now ?? Date.now;
   }
 
-  start(agent: string, command: string, workspace: string, options: SpawnOptions): ProcessInfo {
+  start(agent: string, command: string, workspace: string, options: SpawnOptions, context = "personal"): ProcessInfo {
     const running = [...this.entries.values()].filter((entry) => entry.info.status === "running");
     const mine = running.filter((entry) => entry.info.agent === agent).length;
     if (mine >= this.limits.maxBackgroundProcessesPerAgent) {
@@ -92,6 +116,7 @@ export class ProcessRegistry {
     const info: ProcessInfo = {
       processId,
       agent,
+      context,
       command,
       pid: child.pid,
       status: "running",
@@ -120,24 +145,37 @@ export class ProcessRegistry {
     return { ...info };
   }
 
-  /** The agent's processes on this executor. */
-  list(agent: string): ProcessInfo[] {
-    return [...this.entries.values()].filter((entry) => entry.info.agent === agent).map((entry) => ({ ...entry.info }));
+  /** The agent's processes on this executor (those started in `context` only, when given). */
+  list(agent: string, context?: string): ProcessInfo[] {
+    return [...this.entries.values()]
+      .filter((entry) => entry.info.agent === agent && (context === undefined || entry.info.context === context))
+      .map((entry) => ({ ...entry.info }));
   }
 
-  poll(agent: string, processId: string): ProcessInfo {
-    const entry = this.touch(agent, processId);
+  poll(agent: string, processId: string, context?: string): ProcessInfo {
+    const entry = this.touch(agent, processId, context);
     return { ...entry.info };
   }
 
-  log(agent: string, processId: string, lines: number): { info: ProcessInfo; lines: string[]; droppedLines: number } {
-    const entry = this.touch(agent, processId);
+  /** The agent's process as it is, without touching it (undefined when not the agent's, or not here). */
+  peek(agent: string, processId: string): ProcessInfo | undefined {
+    const entry = this.entries.get(processId);
+    return entry === undefined || entry.info.agent !== agent ? undefined : { ...entry.info };
+  }
+
+  log(
+    agent: string,
+    processId: string,
+    lines: number,
+    context?: string,
+  ): { info: ProcessInfo; lines: string[]; droppedLines: number } {
+    const entry = this.touch(agent, processId, context);
     return { info: { ...entry.info }, lines: entry.log.tail(lines), droppedLines: entry.log.droppedLines };
   }
 
   /** Writes to the process's stdin; `close` ends stdin after writing. */
-  async write(agent: string, processId: string, data: string, close = false): Promise<ProcessInfo> {
-    const entry = this.touch(agent, processId);
+  async write(agent: string, processId: string, data: string, close = false, context?: string): Promise<ProcessInfo> {
+    const entry = this.touch(agent, processId, context);
     const stdin = entry.child.stdin;
     if (entry.info.status !== "running" || stdin === null || stdin.destroyed || !stdin.writable) {
       throw new Error(`process '${processId}' is ${entry.info.status} and its stdin is closed`);
@@ -148,8 +186,8 @@ export class ProcessRegistry {
   }
 
   /** Kills the whole tree (SIGTERM, SIGKILL after the grace period) and waits for the exit. */
-  async kill(agent: string, processId: string): Promise<ProcessInfo> {
-    const entry = this.touch(agent, processId);
+  async kill(agent: string, processId: string, context?: string): Promise<ProcessInfo> {
+    const entry = this.touch(agent, processId, context);
     await this.terminate(entry);
     return { ...entry.info };
   }
@@ -159,6 +197,29 @@ export class ProcessRegistry {
     const entry = this.touch(agent, processId);
     if (entry.info.status === "running") throw new Error(`process '${processId}' is still running; kill it first`);
     this.entries.delete(processId);
+  }
+
+  /**
+   * Stops (SIGTERM, SIGKILL after the kill grace, as `kill`) every running process started in
+   * `context` (every agent's): its workspace instance stopped. They stay listed, `killed` with
+   * `reason`, until reaped. Returns their ids.
+   */
+  stopContext(context: string, reason: string): Promise<string[]> {
+    return this.stopWhere((info) => info.context === context, reason);
+  }
+
+  /** Stops every running process of `agent` (every context): the agent was deleted. Returns their ids. */
+  stopAgent(agent: string, reason: string): Promise<string[]> {
+    return this.stopWhere((info) => info.agent === agent, reason);
+  }
+
+  private async stopWhere(matches: (info: ProcessInfo) => boolean, reason: string): Promise<string[]> {
+    const stopping = [...this.entries.values()].filter(
+      (entry) => entry.info.status === "running" && matches(entry.info),
+    );
+    for (const entry of stopping) entry.info.stoppedBecause = reason;
+    await Promise.all(stopping.map((entry) => this.terminate(entry)));
+    return stopping.map((entry) => entry.info.processId);
   }
 
   /** Kills and forgets every process idle longer than the TTL; returns their ids. */
@@ -192,9 +253,12 @@ export class ProcessRegistry {
     return this.entries.size;
   }
 
-  private touch(agent: string, processId: string): Entry {
+  private touch(agent: string, processId: string, context?: string): Entry {
     const entry = this.entries.get(processId);
     if (entry === undefined || entry.info.agent !== agent) throw new ProcessNotFoundError(processId);
+    if (context !== undefined && entry.info.context !== context) {
+      throw new ProcessContextError(processId, entry.info.context, context);
+    }
     entry.info.lastUsedAt = this.now();
     return entry;
   }

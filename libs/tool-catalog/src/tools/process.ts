@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { sandboxReport, sandboxUnavailableText } from "../exec/sandbox.js";
 import { handToCommandUser } from "../exec/workspace-owner.js";
-import { type ProcessInfo, ProcessLimitError, ProcessNotFoundError } from "../process/process-registry.js";
+import {
+  ProcessContextError,
+  type ProcessInfo,
+  ProcessLimitError,
+  ProcessNotFoundError,
+} from "../process/process-registry.js";
+import { takeSeat } from "../team/seat.js";
 import { defineTool, fail, ok, type ToolContext, type ToolOutcome } from "../tool.js";
 
 function summary(info: ProcessInfo): Record<string, unknown> {
@@ -11,12 +17,17 @@ function summary(info: ProcessInfo): Record<string, unknown> {
     status: info.status,
     exitCode: info.exitCode,
     signal: info.signal,
+    ...(info.stoppedBecause !== undefined ? { stoppedBecause: info.stoppedBecause } : {}),
   };
 }
 
-/** This executor's processes of the agent, plus those on every other executor that holds some. */
+/** `Process X was stopped because its workspace review:main stopped.` */
+const stoppedText = (info: ProcessInfo): string =>
+  `Process ${info.processId} was stopped because ${info.stoppedBecause}.`;
+
+/** This executor's processes of the agent in this context, plus those on every other executor that holds some. */
 async function listEverywhere(ctx: ToolContext): Promise<ToolOutcome> {
-  const processes = ctx.processes.list(ctx.agent).map(summary);
+  const processes = ctx.processes.list(ctx.agent, ctx.context).map(summary);
   const peers = ctx.processPeers ? await ctx.processPeers.list() : [];
   for (const peer of peers) processes.push(...(peer.processes ?? []));
   const unreachable = peers.filter((peer) => peer.error !== undefined);
@@ -48,6 +59,13 @@ export const processTool = defineTool({
     input: z.string().optional().describe("For write: text for stdin"),
     close: z.boolean().optional().describe("For write: close stdin after"),
   }),
+  // A call about a process of a stopped instance is refused by its seat: say what became of the process.
+  explainRefusal(input, ctx, refused) {
+    const id = (input as { processId?: string }).processId;
+    const info = id === undefined ? undefined : ctx.processes.peek(ctx.agent, id);
+    if (info?.stoppedBecause === undefined || info.context !== ctx.context) return refused;
+    return { ...refused, content: `${stoppedText(info)}\n${refused.content}` };
+  },
   async run(input, ctx) {
     const registry = ctx.processes;
     try {
@@ -61,9 +79,24 @@ export const processTool = defineTool({
           }
           await handToCommandUser(ctx.limits, ctx.workspace);
           const network = ctx.network ?? false;
-          const info = registry.start(ctx.agent, input.command, ctx.workspace, { sandbox: ctx.sandbox, network });
-          // Lets \`list\` on any executor find this one.
+          // Lets \`list\` on any executor find this one, and an instance's stop reach it: before the spawn (see below).
           await ctx.processPeers?.announce();
+          const info = registry.start(
+            ctx.agent,
+            input.command,
+            ctx.workspace,
+            { sandbox: ctx.sandbox, network },
+            ctx.context,
+          );
+          if (ctx.seat !== undefined) {
+            // The instance may have stopped since the seat was taken: its stop read the executors to reach
+            // before this one announced itself, or reached it before the spawn. Then the process goes now.
+            const still = await takeSeat(ctx, "process");
+            if (!still.ok) {
+              await registry.kill(ctx.agent, info.processId, ctx.context);
+              return still.outcome;
+            }
+          }
           return ok(
             { ...summary(info), sandbox: sandboxReport(ctx.sandbox, ctx.limits, network) },
             `Started ${info.processId}. Use poll/log with this processId.`,
@@ -73,12 +106,12 @@ export const processTool = defineTool({
           return await listEverywhere(ctx);
         case "poll": {
           if (input.processId === undefined) return needsId("poll");
-          return ok(summary(registry.poll(ctx.agent, input.processId)));
+          return ok(summary(registry.poll(ctx.agent, input.processId, ctx.context)));
         }
         case "log": {
           if (input.processId === undefined) return needsId("log");
-          const log = registry.log(ctx.agent, input.processId, input.lines ?? 50);
-          const header = `[${log.info.processId} ${log.info.status}${log.info.exitCode === null ? "" : ` exit ${log.info.exitCode}`}]`;
+          const log = registry.log(ctx.agent, input.processId, input.lines ?? 50, ctx.context);
+          const header = `[${log.info.processId} ${log.info.status}${log.info.exitCode === null ? "" : ` exit ${log.info.exitCode}`}${log.info.stoppedBecause === undefined ? "" : `: stopped because ${log.info.stoppedBecause}`}]`;
           return ok({ ...summary(log.info), lines: log.lines }, [header, ...log.lines].join("\n"));
         }
         case "write": {
@@ -89,7 +122,13 @@ export const processTool = defineTool({
               "Invalid input for 'process': give 'input' and/or close: true for action 'write'.",
             );
           }
-          const info = await registry.write(ctx.agent, input.processId, input.input ?? "", input.close ?? false);
+          const info = await registry.write(
+            ctx.agent,
+            input.processId,
+            input.input ?? "",
+            input.close ?? false,
+            ctx.context,
+          );
           return ok(
             summary(info),
             `Wrote ${Buffer.byteLength(input.input ?? "")} bytes to ${info.processId}${input.close ? " and closed stdin" : ""}.`,
@@ -97,7 +136,7 @@ export const processTool = defineTool({
         }
         case "kill": {
           if (input.processId === undefined) return needsId("kill");
-          return ok(summary(await registry.kill(ctx.agent, input.processId)));
+          return ok(summary(await registry.kill(ctx.agent, input.processId, ctx.context)));
         }
       }
     } catch (error) {
@@ -106,6 +145,11 @@ export const processTool = defineTool({
           "process-not-found",
           `${error.message}. It may have been reaped after being idle, or its executor restarted. Use action 'list' to see your processes.`,
         );
+      }
+      if (error instanceof ProcessContextError) {
+        const info = registry.peek(ctx.agent, error.processId);
+        const stopped = info?.stoppedBecause === undefined ? "" : ` ${stoppedText(info)}`;
+        return fail("process-other-context", `${error.message}.${stopped}`);
       }
       if (error instanceof ProcessLimitError)
         return fail("too-many-processes", `${error.message}; kill one first.`, { retryable: true });

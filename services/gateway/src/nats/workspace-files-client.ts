@@ -43,8 +43,13 @@ export function natsWorkspaceFiles(link: NatsLink, subjects: Subjects): Workspac
         { ...(reply.step !== undefined ? { step: reply.step } : {}), output: reply.output ?? "" },
       );
     },
+    // Each stops the instance's background processes first (SIGTERM, SIGKILL after the executors' kill grace).
     async remove(workflow, tag) {
-      const reply = await request({ op: "remove", workflow, tag }, 10_000);
+      const reply = await request({ op: "remove", workflow, tag }, 15_000);
+      if (!reply.ok) throw new Error(reply.message);
+    },
+    async stopProcesses(workflow, tag) {
+      const reply = await request({ op: "stop", workflow, tag }, 15_000);
       if (!reply.ok) throw new Error(reply.message);
     },
   };

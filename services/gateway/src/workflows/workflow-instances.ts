@@ -35,7 +35,10 @@ export interface WorkspaceFiles {
     tag: string,
     steps: ReadonlyArray<{ shell: string; as?: string | undefined }>,
   ): Promise<Record<string, string>>;
+  /** Stops the background processes started in the instance's context, then removes the directory. */
   remove(workflow: string, tag: string): Promise<void>;
+  /** Stops the background processes started in the instance's context; the directory stays (a persistent stop). */
+  stopProcesses(workflow: string, tag: string): Promise<void>;
 }
 
 export interface WorkflowInstancesDeps {
@@ -311,6 +314,16 @@ export class WorkflowInstances {
     });
   }
 
+  /** A kept instance's background processes, on the executors; a failure is logged, as for the directory. */
+  private async stopProcesses(workflow: string, tag: string): Promise<void> {
+    await this.deps.files.stopProcesses(workflow, tag).catch((error: unknown) => {
+      this.deps.logger.warn(
+        { instance: `${workflow}:${tag}`, err: (error as Error)?.message },
+        "background processes of the stopped instance not stopped",
+      );
+    });
+  }
+
   /**
    * Removes an inline agent: its registry record, then its Redis keys; the
    * inputs still queued for it go to the DLQ with `reason` first (cleanup).
@@ -361,6 +374,8 @@ export class WorkflowInstances {
         await workspace.discard();
         await this.removeFiles(name, tag);
         result.discarded = true;
+      } else {
+        await this.stopProcesses(name, tag);
       }
       this.deps.logger.info({ instance: result.instance, discarded: result.discarded }, "workflow instance stopped");
       return result;
