@@ -204,6 +204,27 @@ describe("helm chart deploy/helm/moniro", () => {
     expect(deployment.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9300");
   });
 
+  it("renders podAnnotations once each, as strings, over the scrape annotations; never over a checksum", () => {
+    // A key the chart sets too was rendered twice (a YAML map with a duplicate key), and --set's false a boolean.
+    const objects = renderChart([
+      "--set",
+      "podAnnotations.prometheus\\.io/scrape=false,podAnnotations.team=core,podAnnotations.replicas=3",
+    ]);
+    for (const service of SERVICES) {
+      const annotations = deploymentOf(objects, service).spec.template.metadata.annotations;
+      expect(annotations, service).toMatchObject({
+        "prometheus.io/scrape": "false",
+        "prometheus.io/path": "/metrics",
+        team: "core",
+        replicas: "3",
+      });
+      expect(annotations["checksum/config"], service).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(renderChartError(["--set", "podAnnotations.checksum/config=mine"])).toContain(
+      "podAnnotations.checksum/config: the chart sets checksum/ annotations itself",
+    );
+  });
+
   it("uses the image <repository>:<appVersion> by default and image.repository/image.tag when set", () => {
     for (const deployment of byKind(renderChart(), "Deployment")) {
       expect(containerOf(deployment).image).toBe(`moniro:${chart.appVersion}`);
