@@ -126,27 +126,30 @@ describe("schedules from the agent file and heartbeats, end to end", () => {
     expect(model.requests("waker").length).toBe(settled);
   }, 60_000);
 
-  it("a restarted scheduler leaves exactly the jobs the definitions ask for: orphans gone, cron-tool jobs kept", async () => {
+  it("a restarted scheduler leaves exactly the jobs the definitions ask for: orphans gone, a deleted agent's cron-tool jobs gone, the others' kept", async () => {
     await stack.kill(stack.service("scheduler"));
-    // While it is down: a definition is deleted, one left behind by a long-gone agent, and a job an agent made itself.
+    // While it is down: a definition is deleted, one left behind by a long-gone agent, and jobs agents made themselves.
     unlinkSync(join(stack.agentsDir, "still.yaml"));
     await queue.upsertJobScheduler(
       "def.ghost.heartbeat",
       { every: 3_600_000 },
       { name: "fire", data: { kind: "heartbeat", agent: "ghost", everyMs: 3_600_000, replyTo: "http:heartbeat" } },
     );
-    await queue.upsertJobScheduler(
-      "job.still.report",
-      { pattern: "0 5 * * *" },
-      {
-        name: "fire",
-        data: { kind: "job", agent: "still", job: "report", schedule: { cron: "0 5 * * *" }, reason: "r" },
-      },
-    );
+    for (const agent of ["still", "beater"]) {
+      await queue.upsertJobScheduler(
+        `job.${agent}.report`,
+        { pattern: "0 5 * * *" },
+        {
+          name: "fire",
+          data: { kind: "job", agent, job: "report", schedule: { cron: "0 5 * * *" }, reason: "r" },
+        },
+      );
+    }
     expect(Object.keys(await jobs())).toContain("def.still.wakeup");
 
     await stack.start("scheduler");
-    expect(await jobs()).toEqual({ "def.beater.heartbeat": "every 2000", "job.still.report": "0 5 * * *" });
+    await eventually(async () => !("job.still.report" in (await jobs())), "the deleted agent's own job to go");
+    expect(await jobs()).toEqual({ "def.beater.heartbeat": "every 2000", "job.beater.report": "0 5 * * *" });
   }, 60_000);
 
   it("a heartbeat while the agent is busy leaves no trace in its thread or its model requests; idle, it is answered HEARTBEAT_OK", async () => {

@@ -9,7 +9,7 @@ import { type DefinitionSync, startDefinitionSync } from "./definition-sync.js";
 import { silentLogger } from "./logger.js";
 import type { ReconcileResult } from "./reconcile.js";
 import { registryDefinitions } from "./registry-definitions.js";
-import { FIRE, FIRE_JOB_OPTIONS } from "./schedule-store.js";
+import { FIRE, FIRE_JOB_OPTIONS, ScheduleStore } from "./schedule-store.js";
 import { type SchedulerRuntime, startSchedulerRuntime } from "./scheduler-runtime.js";
 import { bullConnection, deletePrefix, eventually, NATS_URL, randomToken } from "./test/redis-fixture.js";
 
@@ -230,6 +230,36 @@ describe("schedules from agent definitions in the live registry, reconciled over
     syncs.push(started);
     await eventually(async () => "def.alice.wakeup" in (await schedulers()), "the retried reconciliation", 3_000);
     expect(failures).toEqual(["EACCES: permission denied"]);
+  });
+
+  it("a deleted agent's cron-tool and API schedules are removed with it, one made after the deletion too; defined again, it has none; other agents keep theirs", async () => {
+    const store = new ScheduleStore(runtime.queue);
+    await define("gone", { every_ms: 600_000 });
+    await define("kept");
+    const started = sync();
+    await started.first;
+    await store.upsert({ agent: "gone", job: "tick", schedule: { everyMs: 600_000 }, reason: "tick" });
+    await store.upsert({ agent: "gone", job: "later", schedule: { delayMs: 600_000 }, reason: "later" });
+    await store.upsert({ agent: "kept", job: "tick", schedule: { everyMs: 600_000 }, reason: "tick" });
+    // Made for an agent the registry never held (a request straight on NATS): not this sweep's to remove.
+    await store.upsert({ agent: "unknown", job: "tick", schedule: { everyMs: 600_000 }, reason: "tick" });
+    const listed = async () => (await store.list()).map((job) => `${job.agent}.${job.job}`);
+    expect(await listed()).toEqual(["gone.later", "gone.tick", "gone.wakeup", "kept.tick", "unknown.tick"]);
+
+    await registry.remove("gone");
+    await eventually(async () => !(await listed()).some((id) => id.startsWith("gone.")), "gone's schedules to go");
+    expect(await listed()).toEqual(["kept.tick", "unknown.tick"]);
+    expect(await runtime.queue.getJob("job.gone.later")).toBeUndefined();
+
+    // A cycle running on after the deletion made one with the cron tool: the next run removes it.
+    await store.upsert({ agent: "gone", job: "late", schedule: { everyMs: 600_000 }, reason: "late" });
+    expect((await started.syncNow()).deletedAgentSchedules).toEqual(["gone.late"]);
+
+    // Defined again: it starts without the old schedules, and what it makes now is kept.
+    await define("gone");
+    await store.upsert({ agent: "gone", job: "fresh", schedule: { everyMs: 600_000 }, reason: "fresh" });
+    expect((await started.syncNow()).deletedAgentSchedules).toEqual([]);
+    expect(await listed()).toEqual(["gone.fresh", "kept.tick", "unknown.tick"]);
   });
 
   it("a restarted scheduler and a second replica leave exactly the jobs the definitions ask for, each pending once", async () => {

@@ -1,12 +1,19 @@
 import type { Queue } from "bullmq";
 import { wantedSchedules } from "./definition-schedules.js";
 import type { DefinitionsSource } from "./definitions-source.js";
+import { removeDeletedAgentsSchedules } from "./deleted-agents.js";
 import type { Logger } from "./logger.js";
 import { type ReconcileResult, reconcileDefinitionSchedules } from "./reconcile.js";
 
+/** What a run changed: the definitions' schedules, and the schedules of deleted agents it removed. */
+export interface SyncResult extends ReconcileResult {
+  /** `<agent>.<id>` of each `cron`-tool / API schedule removed because its agent was deleted. */
+  deletedAgentSchedules: string[];
+}
+
 export interface DefinitionSync {
   /** Reads the definitions and reconciles now (after a run already going on); resolves with what changed. */
-  syncNow(): Promise<ReconcileResult>;
+  syncNow(): Promise<SyncResult>;
   stop(): void;
 }
 
@@ -16,7 +23,8 @@ const CHANGE_SETTLE_MS = 100;
 const CHANGE_MAX_WAIT_MS = 1_000;
 
 /**
- * Keeps the definition schedules in step with the definitions: at once (when
+ * Keeps the definition schedules in step with the definitions, and removes every schedule of a
+ * deleted agent (deleted-agents.ts): at once (when
  * started), after the changes the source reports, and every `resyncMs` as a
  * safety net. A change runs once no other has come for CHANGE_SETTLE_MS (at
  * most CHANGE_MAX_WAIT_MS after the first of a burst): a gateway writing a thousand
@@ -31,17 +39,17 @@ export function startDefinitionSync(options: {
   queue: Queue;
   logger: Logger;
   resyncMs: number;
-  onReconciled?(result: ReconcileResult): void;
+  onReconciled?(result: SyncResult): void;
   /** A run failed; another follows within `retryMs`. */
   onFailed?(error: Error): void;
   retryMs?: number;
 }): DefinitionSync {
   const { source, queue, logger } = options;
-  let running: Promise<ReconcileResult> | undefined;
-  let again: Promise<ReconcileResult> | undefined;
+  let running: Promise<SyncResult> | undefined;
+  let again: Promise<SyncResult> | undefined;
   let stopped = false;
 
-  async function once(): Promise<ReconcileResult> {
+  async function once(): Promise<SyncResult> {
     const snapshot = await source.load();
     for (const problem of snapshot.problems) {
       logger.error({ where: source.where, problem }, "agent definition unreadable: its schedules are left as they are");
@@ -59,11 +67,15 @@ export function startDefinitionSync(options: {
       const { created, updated, removed } = result;
       logger.info({ created, updated, removed }, "definition schedules reconciled");
     }
-    options.onReconciled?.(result);
-    return result;
+    // After the definitions: a deleted agent's `cron`-tool and API schedules go too.
+    const deletedAgentSchedules = source.deletedAt
+      ? await removeDeletedAgentsSchedules(queue, source.deletedAt, logger)
+      : [];
+    options.onReconciled?.({ ...result, deletedAgentSchedules });
+    return { ...result, deletedAgentSchedules };
   }
 
-  function syncNow(): Promise<ReconcileResult> {
+  function syncNow(): Promise<SyncResult> {
     if (!running) {
       running = once().finally(() => {
         running = undefined;

@@ -18,4 +18,10 @@ export interface DefinitionsSource {
   load(): Promise<DefinitionsSnapshot>;
   /** Calls `onChange` when the definitions may have changed; returns the function that stops watching. */
   watch(onChange: () => void): () => void;
+  /**
+   * When `agent` was deleted (an ISO time), if it was and is not defined again now (read from
+   * the source itself, not a cache that may lag); undefined otherwise. The schedules of such an
+   * agent are removed (services/scheduler/README.md). Absent: no agent counts as deleted.
+   */
+  deletedAt?(agent: string): Promise<string | undefined>;
 }
