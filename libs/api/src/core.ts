@@ -200,7 +200,8 @@ export const streamEventsRoute = defineRoute({
   query: eventsQuerySchema,
   responses: {
     200: {
-      description: "an SSE stream; resume after a drop with Last-Event-ID (header) or ?lastEventId=",
+      description:
+        "an SSE stream; resume after a drop with Last-Event-ID (header) or ?lastEventId=; an id it cannot resume after in full (messages removed by MONIRO_OUT's limits, or past the stream's end) gets a `gap` event first",
       contentType: "text/event-stream",
     },
     400: error("Last-Event-ID is not an id this stream sent (invalid_query)"),

@@ -237,7 +237,7 @@ export const streamWorkflowChannel = defineRoute({
   responses: {
     200: {
       description:
-        "an SSE stream of `post` events (data: the post as JSON); without Last-Event-ID it starts at the channel's start",
+        "an SSE stream of `post` events (data: the post as JSON); without Last-Event-ID it starts at the channel's start; an id past its last post gets a `gap` event, then the stream goes on from its end",
       contentType: "text/event-stream",
     },
     400: error("a malformed Last-Event-ID (`invalid_query`), or a tag that is not one (`bad_tag`)"),

@@ -61,6 +61,43 @@ describe("openEventStream", () => {
     expect(delays).toEqual([40]);
   });
 
+  it("after a gap event resumes from where the server said, not its own older-looking id: the messages of a recreated stream are not taken for ones it had", async () => {
+    const lastIds: Array<string | undefined> = [];
+    const url = await serve([
+      (request, response) => {
+        lastIds.push(request.headers["last-event-id"] as string | undefined);
+        sse(response, "retry: 10\nid: 500\nevent: message\ndata: old\n\n");
+        setTimeout(() => response.socket?.destroy(), 20);
+      },
+      (request, response) => {
+        lastIds.push(request.headers["last-event-id"] as string | undefined);
+        // docs/api.md: an id past the stream's end resumes from its end, the preamble's id, after a gap event.
+        sse(
+          response,
+          'retry: 10\nid: 30\n: connected\n\nevent: gap\ndata: {"resumesAfter":"30"}\n\nid: 31\nevent: message\ndata: new\n\n',
+        );
+        setTimeout(() => response.socket?.destroy(), 20);
+      },
+      (request, response) => {
+        lastIds.push(request.headers["last-event-id"] as string | undefined);
+        sse(response, "id: 32\nevent: message\ndata: next\n\n");
+      },
+    ]);
+    const abort = new AbortController();
+    const got: SseEvent[] = [];
+    for await (const event of openEventStream({ url, signal: abort.signal })) {
+      got.push(event);
+      if (got.length === 4) abort.abort();
+    }
+    expect(got).toEqual([
+      { event: "message", data: "old", id: "500" },
+      { event: "gap", data: '{"resumesAfter":"30"}' },
+      { event: "message", data: "new", id: "31" },
+      { event: "message", data: "next", id: "32" },
+    ]);
+    expect(lastIds).toEqual([undefined, "500", "31"]);
+  });
+
   it("throws an error answer of the first connection, and a 4xx on a reconnect, instead of retrying", async () => {
     const notFound = (_request: IncomingMessage, response: ServerResponse) =>
       response

@@ -48,6 +48,16 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Numeric ids only ever grow; an event at or below the last seen one is a replay and is skipped. */
+/** A `gap` event's `resumesAfter` (docs/api.md): the id the server resumed after, when it is one. */
+function gapResumesAfter(data: string): string | undefined {
+  try {
+    const resumesAfter = (JSON.parse(data) as { resumesAfter?: unknown }).resumesAfter;
+    return typeof resumesAfter === "string" ? resumesAfter : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function alreadySeen(id: string | undefined, last: string | undefined): boolean {
   if (id === undefined || last === undefined || !/^\d+$/.test(id) || !/^\d+$/.test(last)) return false;
   return BigInt(id) <= BigInt(last);
@@ -118,6 +128,9 @@ export async function* openEventStream(options: EventStreamOptions): AsyncGenera
           for (const event of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
             if (alreadySeen(event.id, lastEventId)) continue;
             if (event.id !== undefined) lastEventId = event.id;
+            // The server could not resume after our id (not one of the stream's, or what followed it is gone):
+            // it resumes after `resumesAfter`, which may look older than ours (a recreated stream).
+            else if (event.event === "gap") lastEventId = gapResumesAfter(event.data) ?? lastEventId;
             yield event;
           }
           if (parser.lastEventId !== undefined && !alreadySeen(parser.lastEventId, lastEventId)) {

@@ -118,6 +118,43 @@ describe("the channel's SSE stream", () => {
     await byQuery.close();
   });
 
+  it("resumes from the channel's end, with a gap event, when Last-Event-ID is past its last post (not one it sent), instead of holding back every post; refuses an id no stream id can be", async () => {
+    const g = await gateway();
+    const ids = [await say(g, "main", "one"), await say(g, "main", "two")];
+    // Later than any post the channel will hold for a long time (year 5138): new posts must still arrive.
+    const ahead = "99999999999999-0";
+    const resumed = await open(g, "main", { "last-event-id": ahead });
+    ids.push(await say(g, "main", "three"));
+    const [three] = await resumed.waitFor((event) => event.event === "post");
+    expect(three?.id).toBe(ids[2]);
+    const gaps = resumed.events.filter((event) => event.event === "gap");
+    expect(gaps).toHaveLength(1);
+    expect(resumed.events.indexOf(gaps[0] as (typeof resumed.events)[number])).toBe(0);
+    expect(JSON.parse(gaps[0]?.data ?? "{}")).toMatchObject({
+      error: { code: "unknown_event_id", message: expect.stringContaining(ahead) },
+      lastEventId: ahead,
+      resumesAfter: ids[1],
+    });
+    await sleep(100);
+    expect(texts(resumed.events)).toEqual(["three"]);
+    await resumed.close();
+
+    // An empty channel: from its first post.
+    const empty = await open(g, "other", {}, `?lastEventId=${ahead}`);
+    await say(g, "other", "first");
+    await empty.waitFor((event) => event.event === "post");
+    expect(JSON.parse(empty.events[0]?.data ?? "{}")).toMatchObject({ lastEventId: ahead, resumesAfter: "0-0" });
+    expect(texts(empty.events)).toEqual(["first"]);
+    await empty.close();
+
+    // A number past a stream id's 64 bits is no id at all: 400, not a stream that fails in Redis on every reconnect.
+    const huge = await g.fetch("/v1/workflows/notes/instances/main/channel/events", {
+      headers: { "last-event-id": "99999999999999999999-0" },
+    });
+    expect(huge.status).toBe(400);
+    expect(((await huge.json()) as { error: { code: string } }).error.code).toBe("invalid_query");
+  });
+
   it("keeps serving the clients that stay when others disconnect, and a channel its clients all left", async () => {
     const g = await gateway();
     const [leaving, staying] = [await open(g, "main"), await open(g, "main")];

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type EventEnvelopeInput, type OutboundEnvelopeInput, stamp } from "@moniro/envelopes";
 import { describe, expect, it } from "vitest";
 import { AUTH, type TestGateway, useTestGateway } from "./test/gateway-fixture.js";
@@ -63,7 +64,7 @@ describe("GET /v1/agents/:agent/events (SSE) over real NATS", () => {
     await again.close();
   });
 
-  it("resumes from the stream's end when Last-Event-ID is past it (a stream recreated since), losing nothing after", async () => {
+  it("resumes from the stream's end when Last-Event-ID is past it (a stream recreated since), saying so with a gap event, losing nothing after", async () => {
     const last = await outbound("alice", "before");
     const ahead = String(last + 1_000_000);
     const sse = await openEvents(`${t.base}/v1/agents/alice/events`, { ...AUTH, "last-event-id": ahead });
@@ -71,7 +72,53 @@ describe("GET /v1/agents/:agent/events (SSE) over real NATS", () => {
     const [message] = await sse.waitFor(isMessage);
     expect(message).toMatchObject({ id: String(next) });
     expect(textOf(message as ReceivedEvent)).toBe("after");
+    // Not silent: the client learns its id is not one of this stream's and where it resumes (before the message).
+    const gaps = sse.events.filter((item) => item.event === "gap");
+    expect(gaps).toHaveLength(1);
+    expect(sse.events.indexOf(gaps[0] as ReceivedEvent)).toBeLessThan(sse.events.indexOf(message as ReceivedEvent));
+    expect(JSON.parse(gaps[0]?.data ?? "{}")).toMatchObject({
+      error: { code: "unknown_event_id", message: expect.stringContaining(ahead) },
+      lastEventId: ahead,
+      resumesAfter: String(last),
+    });
     await sse.close();
+  });
+
+  it("tells a client resuming after messages MONIRO_OUT no longer holds (removed by its limits) that they are gone, with a gap event, then sends every message still stored, each once, in order", async () => {
+    const first = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    await outbound("alice", "m1");
+    const [m1] = await first.waitFor(isMessage);
+    await first.close();
+    const lost = [await outbound("alice", "m2 (removed)"), await outbound("alice", "m3 (removed)")];
+    const kept = [await outbound("alice", "m4"), await outbound("bob", "not alice's"), await outbound("alice", "m5")];
+    // What MONIRO_OUT's age / count / size limits do to the oldest messages.
+    await t.jsm.streams.purge(t.subjects.streams.out, { seq: kept[0] as number });
+
+    const again = await openEvents(`${t.base}/v1/agents/alice/events`, { ...AUTH, "last-event-id": m1?.id ?? "" });
+    const messages = await again.waitFor(isMessage, 2);
+    expect(messages.map(textOf)).toEqual(["m4", "m5"]);
+    const gaps = again.events.filter((item) => item.event === "gap");
+    expect(gaps).toHaveLength(1);
+    expect(again.events.indexOf(gaps[0] as ReceivedEvent)).toBeLessThan(
+      again.events.indexOf(messages[0] as ReceivedEvent),
+    );
+    expect(JSON.parse(gaps[0]?.data ?? "{}")).toMatchObject({
+      error: { code: "messages_removed", message: expect.stringMatching(/MONIRO_OUT/) },
+      lastEventId: m1?.id,
+      resumesAfter: String(lost.at(-1)),
+    });
+    await sleep(100);
+    expect(again.events.filter(isMessage)).toHaveLength(2);
+    await again.close();
+
+    // A client whose id is still stored (or the one just before the first stored) gets no gap event.
+    const exact = await openEvents(`${t.base}/v1/agents/alice/events`, {
+      ...AUTH,
+      "last-event-id": String(lost.at(-1)),
+    });
+    expect((await exact.waitFor(isMessage, 2)).map(textOf)).toEqual(["m4", "m5"]);
+    expect(exact.events.filter((item) => item.event === "gap")).toEqual([]);
+    await exact.close();
   });
 
   it("sends heartbeat comments and refuses an unknown agent or a bad Last-Event-ID", async () => {

@@ -7,6 +7,7 @@ import type {
   ThreadEntry,
 } from "@moniro/envelopes";
 import type { AgentStateRecord } from "@moniro/ports";
+import type { StreamGap } from "./http/gap-frame.js";
 import type { SseSink } from "./http/sse-fanout.js";
 
 /** The agents the gateway accepts messages for (the live registry, docs/registry.md). */
@@ -38,6 +39,8 @@ export interface AgentStream {
    * message still resumes where it was.
    */
   startsAfter?: number;
+  /** Set when Last-Event-ID cannot be honoured in full: sent to the client as `event: gap` before anything else. */
+  gap?: StreamGap;
 }
 
 /** The agent's events and its `http:` outbound messages, from `afterSequence` (exclusive) or from now. */

@@ -103,6 +103,16 @@ describe("SseFanout", () => {
     expect(dropped).toBe(1);
   });
 
+  it("names the id a client started after when it overflows before any message (a new stream: 0), not null, so a reconnect with it misses nothing stored since", async () => {
+    const fanout = new SseFanout({ maxBufferedBytes: 1_000 });
+    const slow = client({ unread: 2_000 });
+    fanout.add("alice", slow.sink, { afterSequence: 0, replaying: false });
+    fanout.publish("alice", event("llm-delta"));
+    await turn();
+    const data = JSON.parse(slow.final()?.replace(/^event: overflow\ndata: /, "") ?? "{}");
+    expect(data.lastEventId).toBe("0");
+  });
+
   it("with flushMs, the frames of later turns within the window join the same write, in order", async () => {
     const fanout = new SseFanout({ maxBufferedBytes: 1_000_000, flushMs: 30 });
     const a = client();

@@ -271,11 +271,12 @@ export class SseFanout {
   private overflow(client: Client): void {
     this.remove(client);
     this.dropped();
-    const lastEventId = client.lastSeq > 0 ? String(client.lastSeq) : null;
+    // Where it resumes: its last message, or what it started after (the preamble's id; 0 on a new stream).
+    // Never null: a client without Last-Event-ID would start after the messages stored by then, missing them.
     client.sink.close(
       overflowFrame({
         maxBufferedBytes: this.maxBufferedBytes,
-        lastEventId,
+        lastEventId: String(client.lastSeq),
         resume: AGENT_STREAM_RESUME,
       }),
     );

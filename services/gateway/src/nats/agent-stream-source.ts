@@ -1,6 +1,7 @@
 import type { Subjects } from "@moniro/envelopes";
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos, type Subscription } from "@nats-io/transport-node";
+import type { StreamGap } from "../http/gap-frame.js";
 import {
   AGENT_STREAM_RESUME,
   type FanoutClient,
@@ -300,17 +301,36 @@ export function natsAgentStreamSource(options: {
       let client: FanoutClient | undefined;
       let closing: Promise<void> | undefined;
       let startsAfter = afterSequence ?? outbound.value.delivered;
-      if (afterSequence !== undefined && afterSequence > outbound.value.delivered) {
-        // Ahead of what this gateway has delivered: another replica's newer message, or an id from before
-        // the stream was recreated. The latter would hold back every message until the stream reached it.
+      let gap: StreamGap | undefined;
+      if (afterSequence !== undefined && afterSequence !== outbound.value.delivered) {
+        // A resume (one request per resuming client, never per event): an id past the stream's end (from before
+        // the stream was recreated, or made up) would hold back every message until the stream reached it; one
+        // before its first stored message means those between were removed by MONIRO_OUT's limits. Either way
+        // the client is told (a gap event), never left with a silent gap.
         try {
-          const last = (await link.get().jsm.streams.info(stream)).state.last_seq ?? 0;
+          const state = (await link.get().jsm.streams.info(stream)).state;
+          const last = state.last_seq ?? 0;
+          const first = state.first_seq ?? 0;
           if (afterSequence > last) {
             logger.info(
               { agent, lastEventId: afterSequence, streamLast: last },
               "Last-Event-ID past the stream's end; resuming from its end",
             );
             startsAfter = last;
+            gap = {
+              code: "unknown_event_id",
+              message: `Last-Event-ID ${afterSequence} is past the last message ${stream} holds (${last}), so it is not an id this stream sent (it was recreated since, or the id is not one of its): resuming after ${last}; messages stored before this connection are not sent (GET /v1/agents/${agent}/thread has the agent's history)`,
+              lastEventId: String(afterSequence),
+              resumesAfter: String(last),
+            };
+          } else if (afterSequence + 1 < first) {
+            startsAfter = first - 1;
+            gap = {
+              code: "messages_removed",
+              message: `the messages after Last-Event-ID ${afterSequence} up to ${first - 1} are no longer stored (${stream}'s age, count and size limits, MONIRO_OUT_MAX_*), so any of them for this agent is lost to this client: resuming after ${first - 1} (GET /v1/agents/${agent}/thread has the agent's history)`,
+              lastEventId: String(afterSequence),
+              resumesAfter: String(first - 1),
+            };
           }
         } catch (error) {
           releaseEvents(agent, events);
@@ -328,6 +348,7 @@ export function natsAgentStreamSource(options: {
       };
       return {
         startsAfter,
+        ...(gap ? { gap } : {}),
         attach(sink: SseSink) {
           if (client || closing) return;
           const upTo = outbound.value.delivered;

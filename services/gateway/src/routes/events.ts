@@ -1,5 +1,6 @@
 import { Router } from "express";
 import { knownAgent } from "../http/agent-param.js";
+import { gapFrame } from "../http/gap-frame.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { startSse } from "../http/sse-writer.js";
@@ -57,12 +58,12 @@ export function eventsRouter(deps: { agents: AgentCatalog; streams: AgentStreamS
       void stream.close();
       return;
     }
-    stream.attach(
-      startSse(response, {
-        heartbeatMs: deps.heartbeatMs,
-        ...(stream.startsAfter !== undefined ? { lastEventId: String(stream.startsAfter) } : {}),
-      }),
-    );
+    const sink = startSse(response, {
+      heartbeatMs: deps.heartbeatMs,
+      ...(stream.startsAfter !== undefined ? { lastEventId: String(stream.startsAfter) } : {}),
+    });
+    if (stream.gap) sink.write({ bytes: gapFrame(stream.gap) });
+    stream.attach(sink);
   });
   router.all("/v1/agents/:agent/events", methodNotAllowed("GET"));
   return router;

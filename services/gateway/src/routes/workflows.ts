@@ -1,7 +1,8 @@
 import { channelPostBodySchema, startInstanceBodySchema } from "@moniro/api";
-import { CHANNEL_CURSOR_PATTERN } from "@moniro/envelopes";
-import type { WorkspaceStore } from "@moniro/store";
+import { isChannelCursor, STREAM_ID_PART_MAX } from "@moniro/envelopes";
+import { compareEntryIds, type WorkspaceStore } from "@moniro/store";
 import { Router } from "express";
+import { gapFrame, type StreamGap } from "../http/gap-frame.js";
 import { HttpError } from "../http/http-error.js";
 import { methodNotAllowed } from "../http/method-not-allowed.js";
 import { parseBody } from "../http/schema-body.js";
@@ -17,11 +18,11 @@ const param = (value: unknown): string => (typeof value === "string" ? value : "
 function resumeAfter(header: string | undefined, query: unknown): string | undefined {
   const raw = header ?? (typeof query === "string" ? query : undefined);
   if (raw === undefined || raw === "") return undefined;
-  if (!CHANNEL_CURSOR_PATTERN.test(raw)) {
+  if (!isChannelCursor(raw)) {
     throw new HttpError(
       400,
       "invalid_query",
-      `Last-Event-ID '${raw.slice(0, 64)}' is not a post id of this channel (ids look like '1732612345678-0'): reconnect with an id this stream sent, or without one to start at the channel's beginning`,
+      `Last-Event-ID '${raw.slice(0, 64)}' is not a post id of this channel (ids look like '1732612345678-0', each number at most ${STREAM_ID_PART_MAX}): reconnect with an id this stream sent, or without one to start at the channel's beginning`,
     );
   }
   return raw;
@@ -105,13 +106,30 @@ export function workflowsRouter(deps: {
   router.get("/v1/workflows/:workflow/instances/:tag/channel/events", async (request, response) => {
     const workflow = param(request.params.workflow);
     const tag = param(request.params.tag);
-    const after = resumeAfter(request.get("last-event-id"), request.query.lastEventId);
+    const lastEventId = resumeAfter(request.get("last-event-id"), request.query.lastEventId);
     await instances.get(workflow, tag);
     const channel = deps.store.instance(workflow, tag).channel;
+    let after = lastEventId;
+    let gap: StreamGap | undefined;
+    if (lastEventId !== undefined) {
+      // An id past the channel's last post is not one it sent (made up, or from a clock ahead): resuming after it
+      // would hold back every post until the ids reached it. The client resumes from the end and is told so.
+      const [last] = (await channel.last(1)).entries;
+      if (!last || compareEntryIds(lastEventId, last.id) > 0) {
+        after = last?.id ?? "0-0";
+        gap = {
+          code: "unknown_event_id",
+          message: `Last-Event-ID ${lastEventId} is past the last post of this channel (${last?.id ?? "it has none"}), so it is not an id this stream sent: resuming after ${after}`,
+          lastEventId,
+          resumesAfter: after,
+        };
+      }
+    }
     const sse = startSse(response, {
       heartbeatMs: deps.heartbeatMs,
       ...(after !== undefined ? { lastEventId: after } : {}),
     });
+    if (gap) sse.write({ bytes: gapFrame(gap) });
     streamChannel({
       feed: deps.feed,
       channel,
