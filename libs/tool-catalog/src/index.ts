@@ -20,7 +20,10 @@ export { type ExecLimits, type ExecLimitsInput, execLimits, execLimitsSchema } f
 export { type ResolvedPolicy, resolvePolicy, specsForPolicy } from "./policy/policy.js";
 export { ownerOf, processCallOwner, processIdOf } from "./process/process-id.js";
 export {
+  agentDeletedReason,
   contextName,
+  instanceStoppedReason,
+  ProcessAgentDeletedError,
   ProcessContextError,
   type ProcessInfo,
   ProcessLimitError,

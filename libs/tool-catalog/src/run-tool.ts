@@ -1,5 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { relative } from "node:path";
+import { mkdirSync, rmdirSync } from "node:fs";
+import { dirname, relative } from "node:path";
 import { WorkspaceError } from "@moniro/store";
 import { toolCatalog, toolNames } from "./catalog.js";
 import { NotRegularFileError, PathOutsideWorkspaceError, SchedulerUnavailableError } from "./errors.js";
@@ -64,9 +64,32 @@ export async function runTool(
     const context = seat.ctx;
     // Synchronous: one mkdir system call (the workspace usually exists), cheaper than a round trip
     // through libuv's thread pool on every call. Never cached: a deleted workspace is made again.
-    if (definition.usesWorkspace !== false) mkdirSync(context.workspace, { recursive: true });
+    if (definition.usesWorkspace !== false) {
+      const created = mkdirSync(context.workspace, { recursive: true });
+      // A shared directory this call had to make may be one its instance's stop removed after the seat
+      // was taken: read the instance again (only then, no call pays it otherwise) and leave nothing behind.
+      if (created !== undefined && context.seat !== undefined) {
+        const still = await takeSeat(ctx, definition.name);
+        if (!still.ok) {
+          removeMade(context.workspace, created);
+          return definition.explainRefusal?.(input, ctx, still.outcome) ?? still.outcome;
+        }
+      }
+    }
     return definition.run(input, context);
   });
+}
+
+/** Removes `dir` and its parents up to `top` (the first directory mkdir made), each only while empty. */
+function removeMade(dir: string, top: string): void {
+  for (let current = dir; ; current = dirname(current)) {
+    try {
+      rmdirSync(current);
+    } catch {
+      return;
+    }
+    if (current === top || dirname(current) === current) return;
+  }
 }
 
 /**

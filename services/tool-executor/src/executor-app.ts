@@ -130,8 +130,12 @@ export function startExecutorApp(options: ExecutorAppOptions): ExecutorApp {
   });
   // A deleted agent's processes go with it (docs/registry.md "Removal"): the watch every service keeps, no call pays.
   const unwatch = options.agentChanges?.((change) => {
-    if (change.record !== undefined) return;
-    void processes.stopAgent(change.name, `its agent ${change.name} was deleted`).then((stopped) => {
+    if (change.record !== undefined) {
+      processes.agentDefined(change.name);
+      return;
+    }
+    // Marked deleted too: a start that passed the agent's lookup just before spawns nothing after this.
+    void processes.agentDeleted(change.name).then((stopped) => {
       if (stopped.length > 0)
         logger.info({ agent: change.name, processes: stopped }, "deleted agent's background processes stopped");
     });

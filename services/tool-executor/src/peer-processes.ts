@@ -8,7 +8,7 @@ import {
   toolResultEnvelopeSchema,
   toolResultText,
 } from "@moniro/envelopes";
-import { createKeys, type RedisClient, splitContext } from "@moniro/store";
+import { createKeys, type RedisClient, runScript, splitContext } from "@moniro/store";
 import type { PeerProcessListing, ProcessPeers } from "@moniro/tool-catalog";
 
 /** The slice of the executor's shared dependencies this needs. */
@@ -45,10 +45,22 @@ export function processPeersFor(call: ToolCallEnvelope, deps: PeerProcessDeps): 
       const names = splitContext(call.context);
       await Promise.all([
         deps.redis.sadd(ownerIndexKey(deps.redisPrefix, call.agent), deps.executorId),
-        // In a workspace context: the instance's stop asks this executor to stop its processes there.
+        // In a workspace context: the instance's stop asks this executor to stop its processes there. Added
+        // only while the instance runs (one script, the same round trip): a start announcing itself after the
+        // stop read and deleted the set recreates nothing (its re-read after the spawn kills its process).
         ...(names === undefined
           ? []
-          : [deps.redis.sadd(instanceIndexKey(deps.redisPrefix, names.workflow, names.tag), deps.executorId)]),
+          : [
+              runScript(
+                deps.redis,
+                "announceProcess",
+                [
+                  createKeys(deps.redisPrefix).workspace(names.workflow, names.tag).state,
+                  instanceIndexKey(deps.redisPrefix, names.workflow, names.tag),
+                ],
+                [deps.executorId],
+              ),
+            ]),
       ]);
     },
     list: () => listPeerProcesses(call, deps),

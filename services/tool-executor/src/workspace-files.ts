@@ -16,6 +16,7 @@ import {
   type ExecLimits,
   type ExecSandbox,
   handToCommandUser,
+  instanceStoppedReason,
   type ProcessRegistry,
   removeTree,
   runCommand,
@@ -88,10 +89,6 @@ export interface InstanceProcessDeps {
   limits: ExecLimits;
   logger: LogSink;
 }
-
-/** What a process stopped with its instance records, and a later call about it is told. */
-export const instanceStoppedReason = (workflow: string, tag: string): string =>
-  `its workspace ${workflow}:${tag} stopped`;
 
 /**
  * Stops the background processes started in the instance's context, every member's, on every

@@ -38,6 +38,7 @@ export const SCRIPT_FILES = {
   writeDocument: "writeDocument-3.lua",
   createProposal: "createProposal-4.lua",
   voteProposal: "voteProposal-4.lua",
+  announceProcess: "announceProcess-2.lua",
   // The same with the global index set in the script: for a single Redis only (see CROSS_SLOT_SCRIPTS).
   appendInboxIndexed: "appendInboxIndexed-3.lua",
   appendInboxMember: "appendInboxMember-5.lua",

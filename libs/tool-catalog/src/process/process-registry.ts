@@ -57,6 +57,21 @@ export function contextName(context: string): string {
   return context === "personal" ? "your personal context" : `workspace ${context}`;
 }
 
+/** What a process stopped with its workspace instance records, and a later call about it is told. */
+export const instanceStoppedReason = (workflow: string, tag: string): string =>
+  `its workspace ${workflow}:${tag} stopped`;
+
+/** What a process stopped with its deleted agent records. */
+export const agentDeletedReason = (agent: string): string => `its agent ${agent} was deleted`;
+
+/** A start for an agent this executor heard deleted (and not defined again since): nothing is spawned. */
+export class ProcessAgentDeletedError extends Error {
+  override readonly name = "ProcessAgentDeletedError";
+  constructor(readonly agent: string) {
+    super(`agent '${agent}' was deleted while this call ran, so no background process was started for it`);
+  }
+}
+
 export class ProcessLimitError extends Error {
   override readonly name = "ProcessLimitError";
   constructor(
@@ -90,6 +105,8 @@ export class ProcessRegistry {
   private readonly limits: ExecLimits;
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
+  /** Agents heard deleted (agentDeleted) and not defined again since: a start for one spawns nothing. */
+  private readonly deletedAgents = new Set<string>();
   private sequence = 0;
   private reaper: NodeJS.Timeout | undefined;
 
@@ -100,6 +117,8 @@ export class ProcessRegistry {
   }
 
   start(agent: string, command: string, workspace: string, options: SpawnOptions, context = "personal"): ProcessInfo {
+    // A start that passed the agent's lookup before its deletion was heard, which found nothing to stop yet.
+    if (this.deletedAgents.has(agent)) throw new ProcessAgentDeletedError(agent);
     const running = [...this.entries.values()].filter((entry) => entry.info.status === "running");
     const mine = running.filter((entry) => entry.info.agent === agent).length;
     if (mine >= this.limits.maxBackgroundProcessesPerAgent) {
@@ -192,6 +211,14 @@ export class ProcessRegistry {
     return { ...entry.info };
   }
 
+  /** Stops one of the agent's processes as `kill` does, recording `reason` (as an instance's stop does). */
+  async stop(agent: string, processId: string, reason: string): Promise<ProcessInfo> {
+    const entry = this.touch(agent, processId);
+    if (entry.info.status === "running") entry.info.stoppedBecause = reason;
+    await this.terminate(entry);
+    return { ...entry.info };
+  }
+
   /** Removes a finished process from the registry. */
   forget(agent: string, processId: string): void {
     const entry = this.touch(agent, processId);
@@ -208,9 +235,18 @@ export class ProcessRegistry {
     return this.stopWhere((info) => info.context === context, reason);
   }
 
-  /** Stops every running process of `agent` (every context): the agent was deleted. Returns their ids. */
-  stopAgent(agent: string, reason: string): Promise<string[]> {
-    return this.stopWhere((info) => info.agent === agent, reason);
+  /**
+   * The agent was deleted: stops every running process of it (every context), and refuses every later
+   * start for it (a call that passed its lookup before the deletion) until `agentDefined`. Returns their ids.
+   */
+  agentDeleted(agent: string): Promise<string[]> {
+    this.deletedAgents.add(agent);
+    return this.stopWhere((info) => info.agent === agent, agentDeletedReason(agent));
+  }
+
+  /** The agent is defined (again): its starts spawn again. */
+  agentDefined(agent: string): void {
+    this.deletedAgents.delete(agent);
   }
 
   private async stopWhere(matches: (info: ProcessInfo) => boolean, reason: string): Promise<string[]> {

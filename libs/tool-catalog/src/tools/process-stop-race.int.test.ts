@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { refusalText, workflowNotRunning } from "@moniro/envelopes";
@@ -14,6 +14,8 @@ import type { ProcessPeers, TeamPort } from "../tool.js";
 
 const MEMBERS: NamedMember[] = [{ name: "ada", agent: "ada", kind: "ref" }];
 const REFUSAL = refusalText(workflowNotRunning("review", "main"));
+const STOPPED = "its workspace review:main stopped";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A registry that runs `afterSpawn` once a process is spawned and registered (start is synchronous). */
 class HookedRegistry extends ProcessRegistry {
@@ -63,7 +65,7 @@ describe("process start racing its instance's stop", () => {
     return runTool("process", { action: "start", command: `echo spawned > spawned.txt; exec sleep ${marker}` }, ctx);
   }
 
-  it("the instance stops and is discarded after the seat, before the start announces itself (the stop found no executor to ask): the process started is killed and the call says the instance is not running", async () => {
+  it("the instance stops and is discarded after the seat, before the start announces itself (the stop found no executor to ask): the process started is killed, listed with the instance's stop as its reason, and the call says the instance is not running", async () => {
     const marker = sleepMarker();
     let stoppedBeforeSpawn = false;
     const peers: ProcessPeers = {
@@ -91,11 +93,17 @@ describe("process start racing its instance's stop", () => {
     // Killed and waited for before the answer: nothing of it runs, and it holds no slot.
     expect(processesWith(marker)).toEqual([]);
     const [listed] = registry.list("ada");
-    expect(listed).toMatchObject({ processId: spawned?.processId, context: "review:main", status: "killed" });
+    // Listed as those its instance's stop ended are, with the reason a later call is told.
+    expect(listed).toMatchObject({
+      processId: spawned?.processId,
+      context: "review:main",
+      status: "killed",
+      stoppedBecause: STOPPED,
+    });
     expect(registry.list("ada").filter((info) => info.status === "running")).toEqual([]);
   });
 
-  it("the instance stops after the spawn, before the start reads it again: the process is killed and the call says the instance is not running", async () => {
+  it("the instance stops after the spawn, before the start reads it again: the process is killed, listed with the instance's stop as its reason, and the call says the instance is not running", async () => {
     const marker = sleepMarker();
     let stop: Promise<unknown> | undefined;
     registry.afterSpawn = () => {
@@ -123,14 +131,72 @@ describe("process start racing its instance's stop", () => {
     expect(stop).toBeDefined();
     expect(outcome).toMatchObject({ isError: true, errorCode: "workflow_not_running", content: REFUSAL });
     expect(processesWith(marker)).toEqual([]);
-    expect(registry.list("ada").map((info) => info.status)).toEqual(["killed"]);
+    expect(registry.list("ada").map(({ status, stoppedBecause }) => ({ status, stoppedBecause }))).toEqual([
+      { status: "killed", stoppedBecause: STOPPED },
+    ]);
   });
 
   it("without a stop the same start keeps its process running (the hooks alone change nothing)", async () => {
     const marker = sleepMarker();
     const outcome = await start(marker, { peers: { announce: async () => {}, list: async () => [] } });
     expect(outcome.isError).toBeUndefined();
+    // The sandbox's shell runs the command after its start gate: its line shows a moment after the answer.
+    for (let i = 0; i < 200 && processesWith(marker).length === 0; i++) await sleep(25);
     expect(processesWith(marker)).not.toEqual([]);
     expect(registry.list("ada").map((info) => info.status)).toEqual(["running"]);
+  });
+
+  it("the instance stops and its directory is removed after a call took its seat, before the call makes sure the directory exists: the call leaves no directory behind and says the instance is not running", async () => {
+    const shared = join(root, "review__main");
+    mkdirSync(shared);
+    let stopped = false;
+    // The gateway's ephemeral stop, complete, right after the seat read the instance running.
+    const hooked = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property !== "instance") return Reflect.get(target, property, receiver);
+        return (workflow: string, tag: string) =>
+          new Proxy(target.instance(workflow, tag), {
+            get(instance, name, self) {
+              if (name !== "state") return Reflect.get(instance, name, self);
+              return async () => {
+                const state = await instance.state();
+                if (!stopped && state?.status === "running") {
+                  stopped = true;
+                  await instance.stop();
+                  await instance.discard();
+                  rmSync(shared, { recursive: true, force: true });
+                }
+                return state;
+              };
+            },
+          });
+      },
+    });
+    const team: TeamPort = {
+      store: hooked,
+      publishInbound: async () => {},
+      agentState: async () => undefined,
+      directoryOf: (workflow, tag) => join(root, `${workflow}__${tag}`),
+    };
+    const ctx = testToolContext({ agent: "ada", context: "review:main", team, processes: registry });
+
+    const outcome = await runTool("ls", {}, ctx);
+
+    expect(stopped).toBe(true);
+    expect(existsSync(shared)).toBe(false);
+    expect(outcome).toMatchObject({ isError: true, errorCode: "workflow_not_running", content: REFUSAL });
+  });
+
+  it("a call whose instance's directory is missing while the instance runs makes it, as before", async () => {
+    const shared = join(root, "review__main");
+    const team: TeamPort = {
+      store,
+      publishInbound: async () => {},
+      agentState: async () => undefined,
+      directoryOf: (workflow, tag) => join(root, `${workflow}__${tag}`),
+    };
+    const outcome = await runTool("ls", {}, testToolContext({ agent: "ada", context: "review:main", team }));
+    expect(outcome.isError).toBeUndefined();
+    expect(existsSync(shared)).toBe(true);
   });
 });

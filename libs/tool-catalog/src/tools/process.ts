@@ -2,6 +2,8 @@ import { z } from "zod";
 import { sandboxReport, sandboxUnavailableText } from "../exec/sandbox.js";
 import { handToCommandUser } from "../exec/workspace-owner.js";
 import {
+  instanceStoppedReason,
+  ProcessAgentDeletedError,
   ProcessContextError,
   type ProcessInfo,
   ProcessLimitError,
@@ -91,9 +93,15 @@ export const processTool = defineTool({
           if (ctx.seat !== undefined) {
             // The instance may have stopped since the seat was taken: its stop read the executors to reach
             // before this one announced itself, or reached it before the spawn. Then the process goes now.
+            // Listed with the reason those the stop reached are, and a later call is told it.
             const still = await takeSeat(ctx, "process");
             if (!still.ok) {
-              await registry.kill(ctx.agent, info.processId, ctx.context);
+              const { workflow, tag } = ctx.seat;
+              const reason =
+                still.outcome.errorCode === "not_a_member"
+                  ? `${ctx.seat.member.agent} is no longer a member of workspace ${workflow}:${tag}`
+                  : instanceStoppedReason(workflow, tag);
+              await registry.stop(ctx.agent, info.processId, reason);
               return still.outcome;
             }
           }
@@ -151,6 +159,7 @@ export const processTool = defineTool({
         const stopped = info?.stoppedBecause === undefined ? "" : ` ${stoppedText(info)}`;
         return fail("process-other-context", `${error.message}.${stopped}`);
       }
+      if (error instanceof ProcessAgentDeletedError) return fail("unknown-agent", `${error.message}.`);
       if (error instanceof ProcessLimitError)
         return fail("too-many-processes", `${error.message}; kill one first.`, { retryable: true });
       throw error;
