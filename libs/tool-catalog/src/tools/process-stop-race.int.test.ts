@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { refusalText, workflowNotRunning } from "@moniro/envelopes";
@@ -41,6 +41,8 @@ describe("process start racing its instance's stop", () => {
     t = testRedis();
     store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
     root = mkdtempSync(join(tmpdir(), "moniro-race-"));
+    // The sandbox runs commands as nobody when the tests run as root: it must reach the workspace (mkdtemp is 0700).
+    chmodSync(root, 0o755);
     registry = new HookedRegistry({ executorId: "exec-test", limits: execLimits({ killGraceMs: 300 }) });
     await store.instance("review", "main").start(MEMBERS);
   });
