@@ -201,7 +201,7 @@ export const streamEventsRoute = defineRoute({
   responses: {
     200: {
       description:
-        "an SSE stream; resume after a drop with Last-Event-ID (header) or ?lastEventId=; an id it cannot resume after in full (messages removed by MONIRO_OUT's limits, or past the stream's end) gets a `gap` event first",
+        "an SSE stream; resume after a drop with Last-Event-ID (header) or ?lastEventId=; an id it cannot resume after in full (messages removed by MONIRO_OUT's limits, or past the stream's end) gets a `gap` event first; a message of the agent that cannot be forwarded is an `unreadable` event with its id",
       contentType: "text/event-stream",
     },
     400: error("Last-Event-ID is not an id this stream sent (invalid_query)"),

@@ -237,7 +237,7 @@ export const streamWorkflowChannel = defineRoute({
   responses: {
     200: {
       description:
-        "an SSE stream of `post` events (data: the post as JSON); without Last-Event-ID it starts at the channel's start; an id past its last post gets a `gap` event, then the stream goes on from its end",
+        "an SSE stream of `post` events (data: the post as JSON); without Last-Event-ID it starts at the channel's start; an id past its last post gets a `gap` event, then the stream goes on from its end; an entry that is not a post it can read is an `unreadable` event with its id, and the stream goes on",
       contentType: "text/event-stream",
     },
     400: error("a malformed Last-Event-ID (`invalid_query`), or a tag that is not one (`bad_tag`)"),

@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { openEventStream } from "@moniro/client";
 import { createKeys, RedisWorkspaceStore } from "@moniro/store";
 import { TEST_REDIS_URL } from "@moniro/store/test";
+import { createLogger, type Logger } from "@moniro/telemetry";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { AUTH, startTestGateway, type TestGateway } from "./test/gateway-fixture.js";
@@ -22,11 +24,11 @@ describe("the channel's SSE stream", () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  const gateway = async (env: Record<string, string> = {}) => {
+  const gateway = async (env: Record<string, string> = {}, logger?: Logger) => {
     const dir = mkdtempSync(join(tmpdir(), "moniro-channel-events-"));
     dirs.push(dir);
     writeFileSync(join(dir, "notes.yaml"), NOTES);
-    const g = await startTestGateway({ MONIRO_WORKFLOWS_DIR: dir, ...env });
+    const g = await startTestGateway({ MONIRO_WORKFLOWS_DIR: dir, ...env }, logger ? { logger } : {});
     made.push(g);
     await g.gateway.connected;
     for (const tag of ["main", "other"]) {
@@ -226,17 +228,78 @@ describe("the channel's SSE stream", () => {
     await fast.close();
   }, 60_000);
 
-  it("ends the stream with an error event when a post cannot be read", async () => {
-    const g = await gateway();
-    const client = await open(g, "main");
+  it("reports an entry that is not a post once (event: unreadable, its id as id:) and goes on: every post reaches a client, each once, in order, reconnecting with Last-Event-ID included, and the gateway logs it at warn", async () => {
+    const logs: Array<{ level: number; msg: string; entryId?: string; err?: string }> = [];
+    const logger = createLogger({
+      service: "gateway-test",
+      level: "warn",
+      destination: { write: (line: string) => logs.push(JSON.parse(line)) },
+    });
+    const g = await gateway({}, logger);
+    const live = await open(g, "main");
     await sleep(200);
-    await g.redis.redis.xadd(createKeys(g.redis.prefix).channel("notes", "main"), "*", "e", "not json");
-    const [error] = await client.waitFor((event) => event.event === "error");
-    expect(JSON.parse(error?.data ?? "{}").message).toMatch(
-      /^corrupt entry \d+-\d+ in .*channel: payload is not valid JSON/,
-    );
-    // The server ends the stream after it.
-    expect(await Promise.race([client.ended.then(() => "ended"), sleep(3_000).then(() => "still open")])).toBe("ended");
+    const one = await say(g, "main", "one");
+    // Written by something else (or an older version): its field does not parse as a post.
+    const bad = await g.redis.redis.xadd(createKeys(g.redis.prefix).channel("notes", "main"), "*", "e", "not json");
+    const two = await say(g, "main", "two");
+    const expected = [
+      { event: "post", id: one },
+      { event: "unreadable", id: bad },
+      { event: "post", id: two },
+    ];
+    const seen = (events: Array<{ event: string; id?: string | undefined }>) =>
+      events.filter((event) => event.event !== "heartbeat").map(({ event, id }) => ({ event, id }));
+
+    // Live: the client connected before all three.
+    await live.waitFor((event) => event.event === "post", 2);
+    expect(seen(live.events)).toEqual(expected);
+    const unreadable = live.events.find((event) => event.event === "unreadable");
+    expect(JSON.parse(unreadable?.data ?? "{}")).toEqual({
+      error: { code: "corrupt_entry", message: expect.stringMatching(new RegExp(`^entry ${bad} .*not valid JSON`)) },
+      id: bad,
+    });
+
+    // Catching up from the channel's start, and resuming after each id, as EventSource would.
+    const fromStart = await open(g, "main");
+    await fromStart.waitFor((event) => event.event === "post", 2);
+    expect(seen(fromStart.events)).toEqual(expected);
+    await fromStart.close();
+    for (const [index, lastEventId] of [one, bad].entries()) {
+      const resumed = await open(g, "main", { "last-event-id": lastEventId as string });
+      await resumed.waitFor((event) => event.event === "post");
+      await sleep(100);
+      expect(seen(resumed.events)).toEqual(expected.slice(index + 1));
+      await resumed.close();
+    }
+
+    // @moniro/client's events(), which reconnects with Last-Event-ID whenever its stream ends: each once, in order.
+    const stop = new AbortController();
+    const got: Array<{ event: string; id?: string | undefined }> = [];
+    const reading = (async () => {
+      const stream = openEventStream({
+        url: `${g.base}/v1/workflows/notes/instances/main/channel/events`,
+        headers: { authorization: "Bearer key-two" },
+        retryMs: 50,
+        signal: stop.signal,
+      });
+      for await (const event of stream) {
+        got.push({ event: event.event, id: event.id });
+        if (event.event === "post" && event.id === two) break;
+      }
+    })();
+    await Promise.race([reading, sleep(5_000)]);
+    stop.abort();
+    await reading.catch(() => undefined);
+    expect(got).toEqual(expected);
+
+    // Nothing stopped: the live client gets what follows, and the entry was logged once at warn.
+    const three = await say(g, "main", "three");
+    await live.waitFor((event) => event.event === "post", 3);
+    expect(seen(live.events)).toEqual([...expected, { event: "post", id: three }]);
+    expect(live.events.filter((event) => event.event === "error")).toEqual([]);
+    const warned = logs.filter((line) => line.entryId === bad);
+    expect(warned).toEqual([expect.objectContaining({ level: 40, err: expect.stringContaining("not valid JSON") })]);
+    await live.close();
   });
 
   it("ends only the stream of a channel whose key is broken, not those of the channels read with it", async () => {

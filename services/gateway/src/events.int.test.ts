@@ -64,6 +64,47 @@ describe("GET /v1/agents/:agent/events (SSE) over real NATS", () => {
     await again.close();
   });
 
+  it("reports an http outbound message of the agent that cannot be forwarded once (event: unreadable, its sequence as id:) and goes on: every message reaches the client, each once, in order, live and resumed with Last-Event-ID", async () => {
+    const live = await openEvents(`${t.base}/v1/agents/alice/events`, AUTH);
+    const one = await outbound("alice", "one");
+    // alice's, but not an outbound envelope (no 'to', text not a string): written by another publisher or version.
+    const bad = (await t.js.publish(t.subjects.out("http"), JSON.stringify({ ...stamp(), agent: "alice", text: 5 })))
+      .seq;
+    // Not even JSON: nobody's, so no client is told (logged only).
+    await t.js.publish(t.subjects.out("http"), "not json");
+    const two = await outbound("alice", "two");
+    const expected = [
+      { event: "message", id: String(one) },
+      { event: "unreadable", id: String(bad) },
+      { event: "message", id: String(two) },
+    ];
+    const seen = (events: ReceivedEvent[]) => events.map(({ event, id }) => ({ event, id }));
+
+    await live.waitFor(isMessage, 2);
+    expect(seen(live.events)).toEqual(expected);
+    const unreadable = live.events.find((item) => item.event === "unreadable");
+    expect(JSON.parse(unreadable?.data ?? "{}")).toEqual({
+      error: { code: "corrupt_entry", message: expect.stringMatching(new RegExp(`^message ${bad} .*to`)) },
+      id: String(bad),
+    });
+
+    for (const [index, lastEventId] of [one, bad].entries()) {
+      const resumed = await openEvents(`${t.base}/v1/agents/alice/events`, {
+        ...AUTH,
+        "last-event-id": String(lastEventId),
+      });
+      await resumed.waitFor(isMessage);
+      await sleep(100);
+      expect(seen(resumed.events)).toEqual(expected.slice(index + 1));
+      await resumed.close();
+    }
+
+    const three = await outbound("alice", "three");
+    await live.waitFor(isMessage, 3);
+    expect(seen(live.events)).toEqual([...expected, { event: "message", id: String(three) }]);
+    await live.close();
+  });
+
   it("resumes from the stream's end when Last-Event-ID is past it (a stream recreated since), saying so with a gap event, losing nothing after", async () => {
     const last = await outbound("alice", "before");
     const ahead = String(last + 1_000_000);

@@ -32,6 +32,7 @@ import { AgentStateCleanup } from "./workflows/agent-state-cleanup.js";
 import { ChannelFeed } from "./workflows/channel-feed.js";
 import { channelMetrics } from "./workflows/channel-metrics.js";
 import { InstanceLock } from "./workflows/instance-lock.js";
+import { unreadableEntryLog } from "./workflows/unreadable-entries.js";
 import { WorkflowInstances } from "./workflows/workflow-instances.js";
 import { WorkflowSource } from "./workflows/workflow-source.js";
 
@@ -76,10 +77,12 @@ export async function startGateway(options: {
   const workspaces = new RedisWorkspaceStore(redis, { prefix: config.MONIRO_REDIS_PREFIX });
   // Channel SSE clients: one blocking read of the watched channels on its own connection (docs/workflows.md).
   const channelsMeasured = channelMetrics(options.registry);
+  const unreadable = unreadableEntryLog(logger);
   const channelFeed = new ChannelFeed(redis, {
     prefix: config.MONIRO_REDIS_PREFIX,
     name: "gateway:channel-feed",
     metrics: channelsMeasured,
+    unreadable,
   });
   const instances = new WorkflowInstances({
     source: new WorkflowSource(config.MONIRO_WORKFLOWS_DIR, logger, config.MONIRO_PROJECT_DIR),
@@ -131,6 +134,7 @@ export async function startGateway(options: {
       feed: channelFeed,
       maxBufferedBytes: config.MONIRO_GATEWAY_SSE_BUFFER,
       metrics: channelsMeasured,
+      unreadable,
     },
     readiness: {
       nats: () => link.check(),

@@ -20,6 +20,7 @@ import { checkDocumentName, checkDocumentWrite } from "./workspace-documents.js"
 import { WORKSPACE_SCRIPT_CODES, WorkspaceError, type WorkspaceScriptContext } from "./workspace-error.js";
 import type {
   Channel,
+  ChannelItem,
   ChannelPage,
   Delivery,
   Document,
@@ -271,6 +272,14 @@ class InMemoryChannel implements Channel {
     const channel = this.context.data().channel;
     const entries = channel.filter((entry) => after === undefined || idAfter(entry.id, after)).slice(0, limit);
     return { entries: copy(entries), cursor: entries.at(-1)?.id ?? options.after };
+  }
+
+  async scan(options: { after?: string | undefined; limit?: number } = {}): Promise<{ entries: ChannelItem[] }> {
+    return { entries: (await this.read(options)).entries };
+  }
+
+  async lastId(): Promise<string | undefined> {
+    return this.context.data().channel.at(-1)?.id;
   }
 
   async last(count: number): Promise<ChannelPage> {

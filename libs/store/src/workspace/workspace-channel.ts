@@ -10,7 +10,7 @@ import { corruptEntry } from "../errors.js";
 import { ENTRY_FIELD } from "../keys.js";
 import { checkMember, posterKind, runWorkspaceScript, type WorkspaceContext } from "./workspace-context.js";
 import { WorkspaceError } from "./workspace-error.js";
-import type { Channel, ChannelPage, Delivery, PostInput, PostResult } from "./workspace-port.js";
+import type { Channel, ChannelItem, ChannelPage, Delivery, PostInput, PostResult } from "./workspace-port.js";
 
 export const DEFAULT_READ_LIMIT = 100;
 export const MAX_READ_LIMIT = 1000;
@@ -118,19 +118,32 @@ export class WorkspaceChannel implements Channel {
 
   /** Entries after `after` (all from the start without it), oldest first, at most `limit`. */
   async read(options: { after?: string | undefined; limit?: number } = {}): Promise<ChannelPage> {
+    const entries = (await this.range(options)).map((entry) => this.decodeEntry(entry));
+    return { entries, cursor: entries.at(-1)?.id ?? options.after };
+  }
+
+  /** As `read`; an entry that does not decode comes as `{ id, unreadable }` in its place. */
+  async scan(options: { after?: string | undefined; limit?: number } = {}): Promise<{ entries: ChannelItem[] }> {
+    return { entries: (await this.range(options)).map(decodeChannelItem) };
+  }
+
+  async lastId(): Promise<string | undefined> {
+    const [newest] = (await this.context.redis.xrevrange(
+      this.context.keys.channel,
+      "+",
+      "-",
+      "COUNT",
+      1,
+    )) as StreamEntries;
+    return newest?.[0];
+  }
+
+  private async range(options: { after?: string | undefined; limit?: number }): Promise<StreamEntries> {
     const limit = checkLimit(options.limit ?? DEFAULT_READ_LIMIT, "limit");
     // Nothing can follow the largest id (Redis refuses it as an exclusive start).
-    if (options.after === LAST_STREAM_ID) return { entries: [], cursor: options.after };
+    if (options.after === LAST_STREAM_ID) return [];
     const start = options.after === undefined ? "-" : `(${checkCursor(options.after)}`;
-    const raw = (await this.context.redis.xrange(
-      this.context.keys.channel,
-      start,
-      "+",
-      "COUNT",
-      limit,
-    )) as StreamEntries;
-    const entries = raw.map((entry) => this.decodeEntry(entry));
-    return { entries, cursor: entries.at(-1)?.id ?? options.after };
+    return (await this.context.redis.xrange(this.context.keys.channel, start, "+", "COUNT", limit)) as StreamEntries;
   }
 
   /** The newest `count` entries, oldest first. */
@@ -218,12 +231,17 @@ export class WorkspaceChannel implements Channel {
 }
 
 /** One stream entry of the channel `key` as a post; a corrupt one is a CorruptEntryError naming the key and id. */
-export function decodeChannelEntry(key: string, [id, fields]: [string, string[]]): ChannelEntry {
+export function decodeChannelEntry(key: string, entry: [string, string[]]): ChannelEntry {
+  const item = decodeChannelItem(entry);
+  if ("unreadable" in item) throw corruptEntry(key, item.id, item.unreadable);
+  return item;
+}
+
+/** One stream entry of a channel as a post, or, when it is not one, its id and why. */
+export function decodeChannelItem([id, fields]: [string, string[]]): ChannelItem {
   const index = fields.indexOf(ENTRY_FIELD);
   const json = index >= 0 ? fields[index + 1] : undefined;
   const decoded = json !== undefined ? decode(channelPostSchema, json, "channel post") : undefined;
-  if (!decoded?.ok) {
-    throw corruptEntry(key, id, decoded ? decoded.error.message : `no field '${ENTRY_FIELD}'`);
-  }
+  if (!decoded?.ok) return { id, unreadable: decoded ? decoded.error.message : `no field '${ENTRY_FIELD}'` };
   return { id, ...decoded.value };
 }

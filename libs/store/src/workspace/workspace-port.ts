@@ -91,6 +91,22 @@ export interface Delivery {
   notify: Array<{ member: string; agent: string }>;
 }
 
+/**
+ * A stream entry of a channel that is not a post it can decode (written by something else, or by an
+ * older version): its id and why it cannot be read. `Channel.scan` returns it in its place.
+ */
+export interface UnreadableChannelEntry {
+  id: string;
+  unreadable: string;
+}
+
+/** What `Channel.scan` returns for each entry: the post, or the entry that cannot be read. */
+export type ChannelItem = ChannelEntry | UnreadableChannelEntry;
+
+export function isUnreadable(item: ChannelItem): item is UnreadableChannelEntry {
+  return "unreadable" in item;
+}
+
 export interface ChannelPage {
   entries: ChannelEntry[];
   /** The id of the last entry returned (read after it for more), or the cursor given when nothing was new. */
@@ -106,7 +122,14 @@ export interface Channel {
    */
   deliver(input: PostInput): Promise<Delivery>;
   read(options?: { after?: string | undefined; limit?: number }): Promise<ChannelPage>;
+  /**
+   * As `read`, but an entry that does not decode is returned in its place as an
+   * UnreadableChannelEntry instead of failing the page (the SSE stream reports it and goes on).
+   */
+  scan(options?: { after?: string | undefined; limit?: number }): Promise<{ entries: ChannelItem[] }>;
   last(count: number): Promise<ChannelPage>;
+  /** The id of the channel's newest entry, decodable or not (undefined: none). */
+  lastId(): Promise<string | undefined>;
   length(): Promise<number>;
   seen(member: string): Promise<string | undefined>;
   unseen(member: string, limit?: number): Promise<ChannelPage>;

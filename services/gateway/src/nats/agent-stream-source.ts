@@ -16,6 +16,16 @@ import type { AgentStream, AgentStreamSource, GatewayLogger } from "../ports.js"
 import type { NatsLink } from "./nats-link.js";
 import { forwardableEvent, forwardableOutbound } from "./sse-payload.js";
 
+/** `event: unreadable` for MONIRO_OUT message `seq`, an agent's but not one to forward (docs/api.md). */
+function unreadableFrame(seq: number, reason: string): Buffer {
+  const message = `message ${seq} for this agent is not an outbound envelope that can be forwarded (${reason}): it is skipped, the stream goes on after it`;
+  return encodeSseFrame(
+    "unreadable",
+    Buffer.from(JSON.stringify({ error: { code: "corrupt_entry", message }, id: String(seq) })),
+    seq,
+  );
+}
+
 /**
  * How long the server keeps a consumer nobody pulls from: the fallback for a
  * gateway that dies without deleting its consumers. It outlasts one pull
@@ -100,25 +110,30 @@ export function natsAgentStreamSource(options: {
   }
 
   /**
-   * The outbound message's agent and payload, or undefined if it is not one to forward (logged) or,
+   * The outbound message's agent and SSE frame, or undefined if it is not one to forward (logged) or,
    * given `wanted`, its agent is not wanted (not validated: the live feed carries every agent's replies).
+   * One that is not valid but names an agent (a string) is that agent's `event: unreadable` frame, with
+   * its sequence as `id:`, so its clients are told it was skipped and a reconnect resumes after it.
+   * Encoded once per message, whatever the number of clients.
    */
   function checkedOutbound(
     msg: JsMsg,
     wanted?: (agent: string) => boolean,
-  ): { agent: string; bytes: Uint8Array } | undefined {
+  ): { agent: string; frame: SseFrame } | undefined {
     const checked = forwardableOutbound(msg.data, wanted);
     if (checked.ok === "unwanted") return undefined;
     if (!checked.ok) {
-      logger.warn({ subject: msg.subject, seq: msg.seq, err: checked.reason }, "skipping an invalid outbound envelope");
-      return undefined;
+      logger.warn(
+        { subject: msg.subject, seq: msg.seq, agent: checked.agent, err: checked.reason },
+        "skipping an invalid outbound envelope",
+      );
+      if (checked.agent === undefined) return undefined;
+      return { agent: checked.agent, frame: { seq: msg.seq, bytes: unreadableFrame(msg.seq, checked.reason) } };
     }
-    return { agent: checked.value.agent, bytes: checked.bytes };
-  }
-
-  /** The message's SSE frame: encoded only for an agent that has a client (the feed carries every agent's). */
-  function outboundFrame(msg: JsMsg, bytes: Uint8Array): SseFrame {
-    return { seq: msg.seq, bytes: encodeSseFrame("message", bytes, msg.seq) };
+    return {
+      agent: checked.value.agent,
+      frame: { seq: msg.seq, bytes: encodeSseFrame("message", checked.bytes, msg.seq) },
+    };
   }
 
   /** `onFailure`: the consumer stopped with an error (its clients are closed and reconnect). */
@@ -141,7 +156,7 @@ export function natsAgentStreamSource(options: {
         callback: (msg) => {
           state.delivered = msg.seq;
           const out = checkedOutbound(msg, hasClients);
-          if (out) fanout.publish(out.agent, outboundFrame(msg, out.bytes));
+          if (out) fanout.publish(out.agent, out.frame);
         },
       });
     } catch (error) {
@@ -270,7 +285,7 @@ export function natsAgentStreamSource(options: {
         if (msg.seq > upTo) break;
         const out = checkedOutbound(msg, wanted);
         if (out?.agent === client.agent) {
-          client.replay(outboundFrame(msg, out.bytes));
+          client.replay(out.frame);
           // The next once the client has taken most of what waits for it.
           if (sink.buffered > options.maxBufferedBytes / 2) {
             const buffered = () => sink.buffered;

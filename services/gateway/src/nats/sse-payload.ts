@@ -87,12 +87,13 @@ export function forwardableEvent(
 export function forwardableOutbound(
   payload: Uint8Array,
   wanted?: (agent: string) => boolean,
-): Forwardable<{ agent: string }> | { ok: "unwanted"; agent: string } {
+): (Forwardable<{ agent: string }> & { agent?: string }) | { ok: "unwanted"; agent: string } {
   const parsed = jsonObject(payload);
   if (!parsed.ok) return parsed;
   const agent = parsed.fields.agent;
   if (wanted && typeof agent === "string" && !wanted(agent)) return { ok: "unwanted", agent };
   const valid = validate(outboundEnvelopeSchema, parsed.fields, "outbound envelope");
-  if (!valid.ok) return { ok: false, reason: valid.error.message };
+  // An invalid one that names an agent (a string) says whose clients to tell it was skipped.
+  if (!valid.ok) return { ok: false, reason: valid.error.message, ...(typeof agent === "string" ? { agent } : {}) };
   return { ok: true, value: { agent: valid.value.agent }, bytes: parsed.bytes };
 }

@@ -10,6 +10,7 @@ import { startSse } from "../http/sse-writer.js";
 import type { ChannelWatch } from "../workflows/channel-feed.js";
 import type { ChannelSseMetrics } from "../workflows/channel-metrics.js";
 import { streamChannel } from "../workflows/channel-stream.js";
+import type { UnreadableEntryReporter } from "../workflows/unreadable-entries.js";
 import type { WorkflowInstances } from "../workflows/workflow-instances.js";
 
 const param = (value: unknown): string => (typeof value === "string" ? value : "");
@@ -42,6 +43,8 @@ export function workflowsRouter(deps: {
   /** Bytes that may wait for one slow channel SSE client before it is disconnected (MONIRO_GATEWAY_SSE_BUFFER). */
   maxBufferedBytes: number;
   metrics?: ChannelSseMetrics;
+  /** Told of each channel entry a stream's catch-up read finds that is not a post (logged at warn). */
+  unreadable?: UnreadableEntryReporter;
 }): Router {
   const router = Router();
   const { instances } = deps;
@@ -114,12 +117,13 @@ export function workflowsRouter(deps: {
     if (lastEventId !== undefined) {
       // An id past the channel's last post is not one it sent (made up, or from a clock ahead): resuming after it
       // would hold back every post until the ids reached it. The client resumes from the end and is told so.
-      const [last] = (await channel.last(1)).entries;
-      if (!last || compareEntryIds(lastEventId, last.id) > 0) {
-        after = last?.id ?? "0-0";
+      // (Its newest entry's id, a post or not: an unreadable entry is sent with its id too.)
+      const last = await channel.lastId();
+      if (last === undefined || compareEntryIds(lastEventId, last) > 0) {
+        after = last ?? "0-0";
         gap = {
           code: "unknown_event_id",
-          message: `Last-Event-ID ${lastEventId} is past the last post of this channel (${last?.id ?? "it has none"}), so it is not an id this stream sent: resuming after ${after}`,
+          message: `Last-Event-ID ${lastEventId} is past the last post of this channel (${last ?? "it has none"}), so it is not an id this stream sent: resuming after ${after}`,
           lastEventId,
           resumesAfter: after,
         };
@@ -140,6 +144,7 @@ export function workflowsRouter(deps: {
       request,
       maxBufferedBytes: deps.maxBufferedBytes,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(deps.unreadable ? { unreadable: deps.unreadable } : {}),
     });
   });
   router.all("/v1/workflows/:workflow/instances/:tag/channel/events", methodNotAllowed("GET"));

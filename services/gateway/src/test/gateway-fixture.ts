@@ -5,7 +5,7 @@ import { connectNats, deleteStreams, ensureStreams } from "@moniro/bus";
 import { createSubjects } from "@moniro/envelopes";
 import { deleteRegistryBuckets } from "@moniro/registry";
 import { randomToken, testRedis } from "@moniro/store/test";
-import { createLogger, createMetricsRegistry, startTelemetry } from "@moniro/telemetry";
+import { createLogger, createMetricsRegistry, type Logger, startTelemetry } from "@moniro/telemetry";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { afterEach, beforeEach } from "vitest";
 import { gatewayConfigSchema } from "../config.js";
@@ -24,7 +24,7 @@ export const AUTH = { authorization: `Bearer ${API_KEYS[1]}` };
  */
 export async function startTestGateway(
   env: Record<string, string> = {},
-  options: { agents?: Record<string, string>; secrets?: Record<string, string> } = {},
+  options: { agents?: Record<string, string>; secrets?: Record<string, string>; logger?: Logger } = {},
 ) {
   const subjects = createSubjects(randomToken("gw"));
   const redis = testRedis();
@@ -53,7 +53,7 @@ export async function startTestGateway(
   const telemetry = startTelemetry({ service: "gateway-test", env: {} });
   const gateway: RunningGateway = await startGateway({
     config,
-    logger: createLogger({ service: "gateway-test", level: "silent" }),
+    logger: options.logger ?? createLogger({ service: "gateway-test", level: "silent" }),
     registry: createMetricsRegistry("gateway-test"),
     telemetry,
     env: options.secrets ?? {},

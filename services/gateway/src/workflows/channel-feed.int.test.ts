@@ -172,7 +172,8 @@ async function refusedForAWhile(options: { unblockRetryMs: number; later?: boole
   const store = new RedisWorkspaceStore(t.redis, { prefix: t.prefix });
   const follow = (tag: string) =>
     feed.watch("notes", tag, {
-      posts: (entries) => seen.heard.push(...entries.map((entry) => `${tag}: ${entry.text}`)),
+      posts: (entries) =>
+        seen.heard.push(...entries.map((entry) => `${tag}: ${"text" in entry ? entry.text : entry.unreadable}`)),
       failed: (error) => seen.heard.push(`${tag} failed: ${error.message}`),
     });
   try {

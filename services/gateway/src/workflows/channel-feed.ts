@@ -1,13 +1,24 @@
-import type { ChannelEntry } from "@moniro/envelopes";
-import { compareEntryIds, createKeys, decodeChannelEntry, isCluster, type RedisClient } from "@moniro/store";
+import {
+  type ChannelItem,
+  compareEntryIds,
+  createKeys,
+  decodeChannelItem,
+  isCluster,
+  type RedisClient,
+} from "@moniro/store";
 import { BlockingStreamReader, type RawStreamEntries } from "./blocking-stream-reader.js";
 import { type ChannelFeedMetrics, noChannelMetrics } from "./channel-metrics.js";
+import type { UnreadableEntryReporter } from "./unreadable-entries.js";
 
 /** Hears the new posts of one channel. */
 export interface ChannelListener {
-  /** Posts written after the channel was first watched (or after the last batch), oldest first. */
-  posts(entries: readonly ChannelEntry[]): void;
-  /** The channel cannot be read (Redis failed, a corrupt entry): the listener is dropped after this. */
+  /**
+   * Posts written after the channel was first watched (or after the last batch), oldest first; an
+   * entry that is not a post it can decode comes in its place as `{ id, unreadable }` (the same object
+   * for every listener).
+   */
+  posts(entries: readonly ChannelItem[]): void;
+  /** The channel cannot be read (Redis failed): the listener is dropped after this. */
   failed(error: Error): void;
 }
 
@@ -22,6 +33,8 @@ export interface ChannelWatch {
 }
 
 interface Watched {
+  workflow: string;
+  tag: string;
   /** The id of the last entry handed out (set once the channel's tail is known). */
   cursor: string | undefined;
   listeners: Set<ChannelListener>;
@@ -61,6 +74,8 @@ export class ChannelFeed implements ChannelWatch {
       count?: number;
       name?: string;
       metrics?: ChannelFeedMetrics;
+      /** Told once of each new entry that is not a post it can decode (the gateway logs it at warn). */
+      unreadable?: UnreadableEntryReporter;
     },
   ) {
     this.keys = createKeys(options.prefix);
@@ -73,7 +88,7 @@ export class ChannelFeed implements ChannelWatch {
     const key = this.keys.channel(workflow, tag);
     let watched = this.channels.get(key);
     if (!watched) {
-      const created: Watched = { cursor: undefined, listeners: new Set(), ready: Promise.resolve() };
+      const created: Watched = { workflow, tag, cursor: undefined, listeners: new Set(), ready: Promise.resolve() };
       created.ready = this.tail(key, created);
       this.channels.set(key, created);
       watched = created;
@@ -153,12 +168,11 @@ export class ChannelFeed implements ChannelWatch {
     const last = fresh.at(-1);
     if (!watched || !last) return;
     watched.cursor = last[0];
-    let entries: ChannelEntry[];
-    try {
-      entries = fresh.map((entry) => decodeChannelEntry(key, entry));
-    } catch (error) {
-      this.fail(key, error as Error);
-      return;
+    // An entry that is not a post (written by something else, or an older version) does not stop the
+    // channel: its listeners report it and go on after it.
+    const entries = fresh.map(decodeChannelItem);
+    for (const entry of entries) {
+      if ("unreadable" in entry) this.options.unreadable?.(watched.workflow, watched.tag, entry.id, entry.unreadable);
     }
     this.metrics.delivered(entries.length);
     for (const listener of [...watched.listeners]) {

@@ -1,33 +1,46 @@
 import type { EventEmitter } from "node:events";
-import type { ChannelEntry } from "@moniro/envelopes";
-import { type Channel, compareEntryIds, DEFAULT_READ_LIMIT } from "@moniro/store";
+import { type Channel, type ChannelItem, compareEntryIds, DEFAULT_READ_LIMIT } from "@moniro/store";
 import { overflowFrame, type SseSink } from "../http/sse-fanout.js";
 import { sseFrame } from "../http/sse-writer.js";
 import { awaitTaken, CATCH_UP_STALL_MS } from "../http/stall-watch.js";
 import type { ChannelWatch } from "./channel-feed.js";
 import type { ChannelSseMetrics } from "./channel-metrics.js";
+import type { UnreadableEntryReporter } from "./unreadable-entries.js";
 
 const frame = (event: string, data: string, id?: string): Buffer =>
   Buffer.from(sseFrame({ event, data, ...(id !== undefined ? { id } : {}) }));
 
 /**
- * A post's SSE frame, encoded once however many clients follow its channel: the feed hands
- * every listener the same decoded entry object.
+ * An entry's SSE frame, encoded once however many clients follow its channel: the feed hands
+ * every listener the same decoded entry object. A post is `event: post`; an entry that is not a
+ * post it can decode is `event: unreadable` with its id as `id:`, so a client's reconnect resumes
+ * after it instead of meeting it again (docs/api.md).
  */
-const postFrames = new WeakMap<ChannelEntry, Buffer>();
-function postFrame(entry: ChannelEntry): Buffer {
+const postFrames = new WeakMap<ChannelItem, Buffer>();
+function postFrame(entry: ChannelItem): Buffer {
   let bytes = postFrames.get(entry);
   if (bytes === undefined) {
-    bytes = frame("post", JSON.stringify(entry), entry.id);
+    bytes =
+      "unreadable" in entry
+        ? unreadableFrame(entry.id, entry.unreadable)
+        : frame("post", JSON.stringify(entry), entry.id);
     postFrames.set(entry, bytes);
   }
   return bytes;
 }
 
+function unreadableFrame(id: string, reason: string): Buffer {
+  const message = `entry ${id} of this channel is not a post that can be read (${reason}): it is skipped, the stream goes on after it`;
+  return frame("unreadable", JSON.stringify({ error: { code: "corrupt_entry", message }, id }), id);
+}
+
 /**
  * One SSE client of a channel: every post after `after` (from the channel's
  * beginning without it), then each new post as the feed hears it, each sent
- * once, in order, with its id (the client's Last-Event-ID). The feed is
+ * once, in order, with its id (the client's Last-Event-ID); an entry that
+ * is not a post is sent as `event: unreadable` with its id, once, and the
+ * stream goes on (`unreadable` is told of those the catch-up read finds,
+ * the feed of the live ones). The feed is
  * joined before the posts so far are read, so none written meanwhile is
  * missed; what the feed hears during that read waits until it is done. A
  * failed read ends the stream with an `error` event; the client closing
@@ -57,6 +70,8 @@ export function streamChannel(options: {
   /** How long a client catching up may take nothing before it is disconnected (30 s). */
   stallMs?: number;
   metrics?: ChannelSseMetrics;
+  /** Told of each entry the catch-up read finds that is not a post it can decode (logged at warn). */
+  unreadable?: UnreadableEntryReporter;
 }): void {
   const { sse, maxBufferedBytes } = options;
   const stallMs = options.stallMs ?? CATCH_UP_STALL_MS;
@@ -65,10 +80,10 @@ export function streamChannel(options: {
   let closed = false;
   let unwatch: (() => void) | undefined;
   /** What the feed delivered while the posts so far were being read (undefined once live). */
-  let held: ChannelEntry[] | undefined = [];
+  let held: ChannelItem[] | undefined = [];
   let heldBytes = 0;
 
-  const send = (entries: readonly ChannelEntry[]) => {
+  const send = (entries: readonly ChannelItem[]) => {
     for (const entry of entries) {
       if (closed) return;
       if (sent !== undefined && compareEntryIds(entry.id, sent) <= 0) continue;
@@ -122,8 +137,10 @@ export function streamChannel(options: {
     }
     unwatch = stopWatching;
     for (;;) {
-      const page = await options.channel.read(sent !== undefined ? { after: sent } : {});
+      const page = await options.channel.scan(sent !== undefined ? { after: sent } : {});
       if (closed) return;
+      for (const entry of page.entries)
+        if ("unreadable" in entry) options.unreadable?.(options.workflow, options.tag, entry.id, entry.unreadable);
       send(page.entries);
       if (page.entries.length < DEFAULT_READ_LIMIT) break;
       // The next page once the client has taken most of this one (or the stream closed).
