@@ -248,6 +248,50 @@ describe("moniro CLI against a running stack", () => {
     gateway = stack.gatewayUrl;
   }, 90_000);
 
+  it("events prints a gap event as a line saying what was missed, why and where it resumes; -o json prints it as sent", async () => {
+    const outbound = async (text: string) => {
+      const envelope: OutboundEnvelopeInput = { ...stamp(), agent: "alice", to: "http:cli", text };
+      return (await jetstream(nc).publish(createSubjects(stack.namespace).out("http"), JSON.stringify(envelope))).seq;
+    };
+    const end = await outbound("stored before");
+    // Past the stream's end (kept from a stream recreated since): the gateway resumes from its end, with a gap event.
+    const ahead = String(end + 1_000);
+    const text = background(["events", "alice", "--last-event-id", ahead]);
+    const json = background(["events", "alice", "-o", "json", "--last-event-id", ahead]);
+    // Both connected (each prints only once it is; json's gap object is its first line).
+    await eventually(() => text.out.stdout.includes("gap") || text.out.stdout.includes("! event"), "the gap line");
+    await eventually(() => json.out.stdout.includes('"gap"'), "the gap object");
+    const after = await outbound("after the gap");
+    await eventually(() => text.out.stdout.includes("after the gap"), "the message after it");
+    await eventually(() => messagesIn(json.out.stdout).length === 1, "the message after it (json)");
+    for (const running of [text, json]) {
+      running.child.kill("SIGINT");
+      expect(await running.exited).toBe(0);
+    }
+
+    expect(text.out.stdout).toBe(
+      [
+        `  ! event ${ahead} is not one this stream sent (past its end: recreated since, or made up), so what it held before this connection is not shown; resuming after event ${end}`,
+        "✉ message from alice to http:cli:",
+        "after the gap",
+        "",
+      ].join("\n"),
+    );
+    const [gap, message] = json.out.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; id?: string; data: Record<string, unknown> });
+    expect(gap).toEqual({
+      event: "gap",
+      data: {
+        error: { code: "unknown_event_id", message: expect.stringContaining(`Last-Event-ID ${ahead} is past`) },
+        lastEventId: ahead,
+        resumesAfter: String(end),
+      },
+    });
+    expect(message).toMatchObject({ event: "message", id: String(after), data: { text: "after the gap" } });
+  }, 60_000);
+
   it("errors: one line naming the URL and what to do, a documented exit code, never a stack trace", async () => {
     const unknown = await moniro(["thread", "zed"]);
     expect(unknown.code).toBe(4);

@@ -71,4 +71,39 @@ describe("EventPrinter", () => {
     expect(text()).toContain('cycle-skipped: {"reason":"paused"}');
     expect(text()).toContain("odd: {}");
   });
+
+  it("says what a gap event missed, why, and where the stream resumes; an overflow and an unreadable entry in a line each", () => {
+    const { p, text } = printer();
+    const gap = (code: string, lastEventId: string, resumesAfter: string) => ({
+      event: "gap",
+      data: JSON.stringify({ error: { code, message: "(the server's words)" }, lastEventId, resumesAfter }),
+    });
+    p.print(gap("messages_removed", "12", "40"));
+    p.print(gap("unknown_event_id", "900", "41"));
+    p.print(gap("unknown_event_id", "99999999999999-0", "0-0"));
+    p.print(gap("something_new", "7", "8"));
+    p.print({
+      event: "overflow",
+      data: JSON.stringify({ error: { code: "client_too_slow", message: "…" }, lastEventId: "42" }),
+    });
+    p.print({
+      event: "unreadable",
+      id: "43",
+      data: JSON.stringify({
+        error: { code: "corrupt_entry", message: "message 43 for this agent is not …" },
+        id: "43",
+      }),
+    });
+    expect(text()).toBe(
+      [
+        "  ! missed the messages after event 12 up to 40: no longer stored (removed by the stream's limits); resuming after event 40",
+        "  ! event 900 is not one this stream sent (past its end: recreated since, or made up), so what it held before this connection is not shown; resuming after event 41",
+        "  ! event 99999999999999-0 is not one this stream sent (past its end: recreated since, or made up), so what it held before this connection is not shown; resuming from the start",
+        "  ! gap after event 7 (something_new: (the server's words)); resuming after event 8",
+        "  ! disconnected for reading too slowly (client_too_slow); reconnecting, resuming after event 42",
+        "  ! skipped event 43: message 43 for this agent is not …",
+        "",
+      ].join("\n"),
+    );
+  });
 });

@@ -26,6 +26,39 @@ function pick(fields: Fields, ...names: string[]): unknown {
   return undefined;
 }
 
+/** The `error` of a gateway event (`gap`, `overflow`, `unreadable`: docs/api.md). */
+function errorOf(body: Fields): { code: string; message: string } {
+  const error = typeof body.error === "object" && body.error !== null ? (body.error as Fields) : {};
+  return {
+    code: typeof error.code === "string" ? error.code : "unknown",
+    message: typeof error.message === "string" ? error.message : "",
+  };
+}
+
+/**
+ * A `gap` event (docs/api.md) in a line: what was missed, why, and where the stream resumes.
+ * `resumesAfter` "0" / "0-0" is the stream's start (nothing was stored).
+ */
+function gapLine(body: Fields): string {
+  const { code, message } = errorOf(body);
+  const last = typeof body.lastEventId === "string" ? body.lastEventId : "?";
+  const after = typeof body.resumesAfter === "string" ? body.resumesAfter : undefined;
+  const resumes =
+    after === undefined
+      ? ""
+      : after === "0" || after === "0-0"
+        ? "; resuming from the start"
+        : `; resuming after event ${after}`;
+  switch (code) {
+    case "messages_removed":
+      return `missed the messages after event ${last}${after !== undefined ? ` up to ${after}` : ""}: no longer stored (removed by the stream's limits)${resumes}`;
+    case "unknown_event_id":
+      return `event ${last} is not one this stream sent (past its end: recreated since, or made up), so what it held before this connection is not shown${resumes}`;
+    default:
+      return `gap after event ${last} (${code}${message ? `: ${shorten(message, 200)}` : ""})${resumes}`;
+  }
+}
+
 /** What an event was, for callers that wait for something: an answer, or the end of a cycle. */
 export type PrintedKind = "message" | "message-sent" | "cycle-started" | "cycle-ended" | "other";
 
@@ -114,6 +147,21 @@ export class EventPrinter {
         return "message";
       case "error":
         this.line(this.paint(`  ! error: ${shorten(pick(data, "message", "error") ?? data, 300)}`, RED));
+        return "other";
+      case "gap":
+        this.line(this.paint(`  ! ${gapLine(body)}`, YELLOW));
+        return "other";
+      case "overflow": {
+        const after = typeof body.lastEventId === "string" ? `, resuming after event ${body.lastEventId}` : "";
+        this.line(
+          this.paint(`  ! disconnected for reading too slowly (${errorOf(body).code}); reconnecting${after}`, YELLOW),
+        );
+        return "other";
+      }
+      case "unreadable":
+        this.line(
+          this.paint(`  ! skipped event ${event.id ?? body.id ?? "?"}: ${shorten(errorOf(body).message, 300)}`, YELLOW),
+        );
         return "other";
       case "state-changed":
         this.line(this.paint(`  state: ${shorten(pick(data, "state", "to") ?? data, 60)}`, DIM));
