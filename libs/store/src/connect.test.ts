@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
@@ -48,6 +48,7 @@ describe("connecting to Redis", () => {
       ),
     );
     expect(connect(dir)).toThrow(`MONIRO_REDIS_TLS_CA_FILE: cannot read '${dir}' (EISDIR)`);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("makes a Cluster client with MONIRO_REDIS_CLUSTER=true, a single-server client without", () => {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -54,8 +54,9 @@ describe("descriptors the executor holds without close-on-exec", () => {
   const received: string[] = [];
   const connections: Socket[] = [];
 
+  let dir: string;
   beforeAll(async () => {
-    const dir = tempDir("moniro-fd-stand-in-");
+    dir = tempDir("moniro-fd-stand-in-");
     standIn = join(dir, "stand-in.mjs");
     await build({
       stdin: { contents: STAND_IN, loader: "ts", resolveDir: dirname(fileURLToPath(import.meta.url)) },
@@ -77,6 +78,7 @@ describe("descriptors the executor holds without close-on-exec", () => {
     serverPort = typeof address === "object" && address !== null ? address.port : 0;
   });
   afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
     for (const socket of connections) socket.destroy();
     await new Promise((resolve) => server?.close(resolve));
   });

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { testToolContext } from "../test/test-context.js";
+import { execLimits } from "../limits.js";
 import { handToCommandUser } from "./workspace-owner.js";
 
 /**
@@ -49,7 +49,7 @@ vi.mock("node:fs", async (importOriginal) => {
 });
 
 const user = { uid: 65534, gid: 65534 };
-const limits = { ...testToolContext().limits, runAs: user };
+const limits = execLimits({ runAs: user });
 const made: string[] = [];
 afterEach(() => {
   race.swap = undefined;

@@ -41,12 +41,21 @@ export interface TestToolContextOptions {
 }
 
 /** A fresh directory under the OS temporary directory, deleted when the test that made it ends (made outside a test: kept). */
+/** Temp directories made outside a test, removed when the process exits. */
+const outsideTests = new Set<string>();
+
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   try {
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   } catch {
-    // not inside a test (a suite's setup): its caller owns the directory
+    // Not inside a test (a suite's setup, a module's top level): removed when the test process exits.
+    if (outsideTests.size === 0) {
+      process.once("exit", () => {
+        for (const left of outsideTests) rmSync(left, { recursive: true, force: true });
+      });
+    }
+    outsideTests.add(dir);
   }
   return dir;
 }
