@@ -22,7 +22,8 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
  * their descriptor; the target is `lchown`ed in its opened parent.
  *
  * Synchronous inside on purpose (like the policy lookup): it runs before
- * every exec, usually an open, fstat and close of the workspace, a few
+ * every exec, then one lstat of the workspace root (whose parent no agent
+ * can write, so nothing to race there), a few
  * microseconds on a local directory, while the promise form costs a round
  * trip through libuv's thread pool per call. The workspace is looked at every
  * time, never cached: whoever owns it now is what counts.
@@ -34,7 +35,18 @@ export async function handToCommandUser(limits: ExecLimits, root: string, target
   if (below === ".." || below.startsWith(`..${sep}`) || isAbsolute(below)) {
     throw new Error(`handToCommandUser: ${target} is not inside the workspace ${root}`);
   }
-  const names = below === "" ? [] : below.split(sep);
+  if (below === "") {
+    // The root alone (every exec): its parent is the executor's, so no agent can swap it; one lstat.
+    let info: Stats;
+    try {
+      info = lstatSync(root);
+    } catch {
+      return;
+    }
+    if (!info.isSymbolicLink()) handOver(info, user, () => lchownSync(root, user.uid, user.gid));
+    return;
+  }
+  const names = below.split(sep);
   let directory = openDirectory(root);
   if (directory === undefined) return;
   try {
