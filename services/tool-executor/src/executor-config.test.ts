@@ -17,6 +17,14 @@ describe("executor config", () => {
     expect(() => loadExecutorConfig({ MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT: "0" })).toThrow(
       /MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT/,
     );
+    for (const bad of ["0", "512M", "-1"]) {
+      expect(() => loadExecutorConfig({ MONIRO_EXEC_TMP_BYTES: bad }), bad).toThrow(/MONIRO_EXEC_TMP_BYTES/);
+    }
+  });
+
+  it("sizes the sandbox's tmpfs mounts from MONIRO_EXEC_TMP_BYTES (512 MiB by default)", () => {
+    expect(execLimitsOf(loadExecutorConfig({ MONIRO_EXEC_TMP_BYTES: "1048576" })).tmpBytes).toBe(1_048_576);
+    expect(execLimitsOf(loadExecutorConfig({})).tmpBytes).toBe(512 * 1024 ** 2);
   });
 
   it("caps one agent's background processes (8 by default, MONIRO_MAX_BACKGROUND_PROCESSES_PER_AGENT)", () => {

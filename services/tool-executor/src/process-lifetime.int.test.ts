@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type WorkspaceFilesReply, workspaceFilesReplySchema } from "@moniro/envelopes";
+import { processStopReplySchema, type WorkspaceFilesReply, workspaceFilesReplySchema } from "@moniro/envelopes";
 import { AgentRegistry, deleteRegistryBuckets } from "@moniro/registry";
 import { createKeys, RedisWorkspaceStore } from "@moniro/store";
 import { processesWith, sleepMarker } from "@moniro/tool-catalog/test";
@@ -74,6 +74,26 @@ describe("background processes: ownership and lifetime", () => {
     await instance.discard();
     return wsFiles("remove", workflow, tag);
   }
+
+  it("a malformed or forged stop request on <ns>.tool.procstop.<executorId> is refused, naming the fields, and stops nothing", async () => {
+    const marker = sleepMarker();
+    const { processId, executorId } = await start("ada", "review:main", `exec sleep ${marker}`);
+    await until(() => processesWith(marker).length > 0, "the process to run");
+    for (const body of [
+      '{"workflow":"review","tag":"*"}',
+      '{"workflow":"review","tag":"main","reason":"x","all":true}',
+      "not json",
+    ]) {
+      const reply = processStopReplySchema.parse(
+        (await world.nc.request(world.subjects.toolProcStop(executorId), body, { timeout: 5_000 })).json(),
+      );
+      expect(reply, body).toMatchObject({ ok: false });
+      if (body.startsWith("{")) expect((reply as { message: string }).message, body).toMatch(/tag|reason|all/);
+    }
+    expect(processesWith(marker)).not.toEqual([]);
+    const polled = await processCall("ada", "review:main", { action: "poll", processId });
+    expect(polled).toMatchObject({ isError: false, data: { status: "running" } });
+  });
 
   it("another agent cannot poll, log, write to or kill a process by its id, on its owner or forwarded by the other executor", async () => {
     const marker = sleepMarker();
